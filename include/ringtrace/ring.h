@@ -1,0 +1,270 @@
+/*
+ * ringtrace/ring.h - the lockless ring buffer.
+ *
+ * A ring buffer is a fixed pool of pages in shared memory. Each writing
+ * thread owns one page at a time and fills it with variable-length events;
+ * a full page is published to a FIFO from which readers consume it whole.
+ * See src/ring/ring.c for the algorithm and docs/format.md for the layout.
+ *
+ * Contracts (what a caller may rely on):
+ *
+ *  - Writers never block, never take a lock, never make a system call and
+ *    never wait for a reader. The common path of an event does no atomic
+ *    read-modify-write; one happens per page switch.
+ *  - ringtrace_rb_reserve()/ringtrace_rb_commit() and ringtrace_rb_write()
+ *    are async-signal-safe. An event written from a signal handler that
+ *    interrupted a write of the same thread to the same buffer is dropped
+ *    and counted as missed; it never corrupts either event.
+ *  - Memory ordering: everything a writer stored into an event before its
+ *    commit is visible to a reader that obtains the event through any read
+ *    interface of this header (page, iterator, snapshot). Readers need no
+ *    further fence.
+ *  - Read interfaces may be used from any one thread at a time per buffer
+ *    (one consumer). Stats and snapshots may be taken from any thread at
+ *    any time, concurrently with the consumer.
+ *  - Every event offered to the buffer is accounted exactly once:
+ *      hit + missed == written,
+ *      hit == read + overrun + entries (still in the buffer).
+ *  - Writer state is per (thread, buffer). A thread that exits publishes
+ *    its last page and frees its writer slot. After fork() the child starts
+ *    with no writer state: its first event claims a fresh slot and page.
+ *
+ * Return codes: 0 on success, a negative RINGTRACE_E* on error;
+ * ringtrace_last_error() gives a sentence naming what was wrong.
+ */
+#ifndef RINGTRACE_RING_H
+#define RINGTRACE_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtrace/format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes (negated in return values). */
+enum ringtrace_error {
+	RINGTRACE_OK = 0,
+	RINGTRACE_EINVAL = 1,  /* an argument or configuration value is invalid */
+	RINGTRACE_ENOMEM = 2,  /* memory or shared memory could not be set up */
+	RINGTRACE_E2BIG = 3,   /* an event does not fit in a page */
+	RINGTRACE_ENOSPC = 4,  /* no page or writer slot available: counted as missed */
+	RINGTRACE_EAGAIN = 5,  /* nothing to read now */
+	RINGTRACE_ECORRUPT = 6,/* data failed validation */
+	RINGTRACE_ESYS = 7,    /* a system call failed (errno is in the message) */
+	RINGTRACE_ENESTED = 8, /* nested write from a signal handler: counted as missed */
+};
+
+/* Human-readable name of an error code (positive or negative). */
+const char *ringtrace_strerror(int err);
+/* The detailed message of the last error in this thread ("" if none). */
+const char *ringtrace_last_error(void);
+
+enum ringtrace_rb_mode {
+	RINGTRACE_RB_DISCARD = 0,   /* full pool: new events are dropped (missed) */
+	RINGTRACE_RB_OVERWRITE = 1, /* full pool: the oldest page is recycled (overrun) */
+};
+
+#define RINGTRACE_RB_MIN_PAGE_SIZE 4096u
+#define RINGTRACE_RB_MAX_PAGE_SIZE (1u << 20)
+#define RINGTRACE_RB_DEFAULT_PAGE_SIZE (64u << 10)
+#define RINGTRACE_RB_DEFAULT_POOL_SIZE (16u << 20)
+#define RINGTRACE_RB_MIN_PAGES 2u
+#define RINGTRACE_RB_MAX_PAGES (1u << 20)
+#define RINGTRACE_RB_DEFAULT_MAX_WRITERS 128u
+#define RINGTRACE_RB_MAX_WRITERS 65535u
+#define RINGTRACE_RB_DEFAULT_FLUSH_MS 100u
+/* How many buffers one process may have open at once. */
+#define RINGTRACE_RB_MAX_OPEN 16u
+
+struct ringtrace_rb_config {
+	size_t page_size;        /* power of two, 4 KiB .. 1 MiB */
+	size_t pool_size;        /* bytes of pages; a multiple of page_size, 2 .. 2^20 pages */
+	uint32_t max_writers;    /* writer slots: threads writing at once, 1 .. 65535 */
+	enum ringtrace_rb_mode mode;
+	uint32_t flush_interval_ms; /* a page idle this long is flushed to readers, 1 .. 60000 */
+	const char *shm_name;    /* NULL: anonymous memfd; else a POSIX shm name ("/x") */
+};
+
+/* Fill a configuration with the defaults. */
+void ringtrace_rb_config_init(struct ringtrace_rb_config *cfg);
+
+typedef struct ringtrace_rb ringtrace_rb;
+
+/* Create a buffer: allocates the whole pool once. */
+int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **out);
+/*
+ * Map a buffer created by another process, to read it (by page, by event,
+ * snapshot, stats). fd: the creator's ringtrace_rb_fd() (passed over a unix
+ * socket, inherited, or opened as /proc/PID/fd/N). A reader attached this
+ * way must not write.
+ */
+int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out);
+int ringtrace_rb_attach_name(const char *shm_name, ringtrace_rb **out);
+/* Unmap (and, for the creator, free) the buffer. No thread may be writing. */
+void ringtrace_rb_destroy(ringtrace_rb *rb);
+/* The shared memory file descriptor. */
+int ringtrace_rb_fd(const ringtrace_rb *rb);
+size_t ringtrace_rb_page_size(const ringtrace_rb *rb);
+uint32_t ringtrace_rb_page_count(const ringtrace_rb *rb);
+enum ringtrace_rb_mode ringtrace_rb_mode(const ringtrace_rb *rb);
+
+/* ---- writing ------------------------------------------------------------ */
+
+/*
+ * Reserve space for an event of `len` payload bytes with event id `id`
+ * (0 .. RINGTRACE_EV_MAX_ID) and return a pointer to the payload, aligned
+ * to 8 bytes, or NULL if the event is dropped (counted as missed: no page,
+ * nested in a signal handler, or an invalid id/len - see
+ * ringtrace_last_error() is NOT set on this path, to keep it cheap).
+ * The timestamp is taken here. Exactly one ringtrace_rb_commit() must
+ * follow a non-NULL reserve, on the same thread, before the next reserve.
+ */
+void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len);
+void ringtrace_rb_commit(ringtrace_rb *rb);
+/* Reserve, copy `len` bytes, commit. 0 or a negative error (dropped). */
+int ringtrace_rb_write(ringtrace_rb *rb, uint32_t id, const void *data, size_t len);
+/* Largest payload this buffer accepts. */
+size_t ringtrace_rb_max_payload(const ringtrace_rb *rb);
+/*
+ * Publish this thread's page and release its writer slot now (done
+ * automatically when the thread exits).
+ */
+void ringtrace_rb_writer_release(ringtrace_rb *rb);
+
+/* ---- consuming by page -------------------------------------------------- */
+
+/*
+ * Take the oldest published page, or NULL if none. The page is the
+ * caller's (no copy, never recycled under it) until ringtrace_rb_put_page.
+ * Its header is final: content_size, events, timestamp_end are set.
+ * Calls ringtrace_rb_flush() by itself when no page is ready and a flush
+ * interval has passed.
+ */
+const struct ringtrace_page_header *ringtrace_rb_get_page(ringtrace_rb *rb);
+void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header *page);
+
+/*
+ * Make committed events in the partly filled pages of writers readable.
+ * A writer whose page began more than `min_age_ms` ago is flushed: if it is
+ * idle its page is taken from it (it gets a new one at its next event);
+ * if it is in the middle of an event, it is asked to publish at its next
+ * event. Writers are never stopped. Returns the number of pages made
+ * readable, or a negative error.
+ */
+int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms);
+
+/* ---- decoding events within a page --------------------------------------- */
+
+struct ringtrace_event {
+	uint64_t ts;          /* full timestamp, ticks (see ringtrace_rb_ticks_to_ns) */
+	uint32_t id;
+	uint32_t len;         /* payload bytes */
+	const void *data;     /* payload, 8-byte aligned */
+	uint64_t stream;      /* stream_instance_id of the writer */
+	uint32_t tid;
+	uint32_t offset;      /* byte offset of the event in its page */
+};
+
+struct ringtrace_page_cursor {
+	const struct ringtrace_page_header *page;
+	uint32_t off;      /* next event offset */
+	uint32_t end;      /* content end, bytes */
+	uint64_t last_ts;  /* timestamp of the previous event */
+	uint32_t index;    /* events decoded so far */
+};
+
+/*
+ * Check a page header (magic, sizes, counts) against a page size. 0, or
+ * -RINGTRACE_ECORRUPT with a message naming the field.
+ */
+int ringtrace_page_check(const struct ringtrace_page_header *page, size_t page_size);
+void ringtrace_page_cursor_init(struct ringtrace_page_cursor *c,
+				const struct ringtrace_page_header *page);
+/*
+ * Decode the next event: 1 and *ev filled, 0 at the end of the page, or
+ * -RINGTRACE_ECORRUPT (with a message naming the offset) if an event header
+ * does not fit in the content.
+ */
+int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event *ev);
+
+/* ---- consuming by event ------------------------------------------------- */
+
+typedef struct ringtrace_rb_reader ringtrace_rb_reader;
+
+/*
+ * An iterator that consumes the buffer event by event: it takes every page
+ * that is ready (up to a bound), merges their events by timestamp (ties in
+ * stream order) and gives the pages back once read. Within one writer the
+ * order is exact; across writers, events are in time order within each
+ * batch of pages taken together.
+ */
+int ringtrace_rb_reader_open(ringtrace_rb *rb, ringtrace_rb_reader **out);
+/* 1 and *ev filled; 0 if nothing is readable now; negative on error. */
+int ringtrace_rb_reader_next(ringtrace_rb_reader *r, struct ringtrace_event *ev);
+void ringtrace_rb_reader_close(ringtrace_rb_reader *r);
+
+/* ---- non-consuming snapshot ---------------------------------------------- */
+
+typedef struct ringtrace_snapshot ringtrace_snapshot;
+
+/*
+ * Copy everything currently in the buffer (published pages and the
+ * committed part of every writer's current page) without consuming it and
+ * without stopping writers. A page recycled by a writer while it was being
+ * copied is left out and counted in `pages_lost`.
+ */
+int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out);
+uint32_t ringtrace_snapshot_page_count(const ringtrace_snapshot *s);
+const struct ringtrace_page_header *ringtrace_snapshot_page(const ringtrace_snapshot *s, uint32_t i);
+uint32_t ringtrace_snapshot_pages_lost(const ringtrace_snapshot *s);
+/* Events of the snapshot merged by timestamp: 1, 0 at the end, negative on error. */
+int ringtrace_snapshot_next(ringtrace_snapshot *s, struct ringtrace_event *ev);
+void ringtrace_snapshot_free(ringtrace_snapshot *s);
+
+/* ---- accounting --------------------------------------------------------- */
+
+struct ringtrace_rb_stats {
+	uint64_t entries;  /* events still in the buffer (incl. writers' current pages) */
+	uint64_t hit;      /* events committed */
+	uint64_t missed;   /* events dropped: no page, no slot, nested, too big */
+	uint64_t overrun;  /* committed events lost to page recycling (overwrite) */
+	uint64_t read;     /* events consumed by readers (pages handed out) */
+	uint64_t pages_published;
+	uint64_t pages_flushed;   /* of which taken from idle writers */
+	uint32_t writers_active;
+	uint32_t pages_free;
+};
+
+struct ringtrace_rb_writer_stats {
+	uint32_t slot;
+	uint32_t tid;
+	uint64_t stream;   /* stream_instance_id */
+	uint64_t entries, hit, missed, overrun, read;
+	uint64_t pages;    /* pages published */
+};
+
+int ringtrace_rb_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st);
+/*
+ * Stats of the writers active now: fills up to `max` entries, returns how
+ * many writers are active (may be more than max).
+ */
+int ringtrace_rb_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
+			      uint32_t max);
+
+/* ---- time --------------------------------------------------------------- */
+
+/* Ticks now, in the buffer's clock (TSC, or CLOCK_MONOTONIC nanoseconds). */
+uint64_t ringtrace_rb_now(const ringtrace_rb *rb);
+/* Ticks to nanoseconds of CLOCK_MONOTONIC. */
+uint64_t ringtrace_rb_ticks_to_ns(const ringtrace_rb *rb, uint64_t ticks);
+/* Tick frequency in Hz, and whether the clock is the TSC. */
+uint64_t ringtrace_rb_clock_freq(const ringtrace_rb *rb);
+int ringtrace_rb_clock_is_tsc(const ringtrace_rb *rb);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RINGTRACE_RING_H */

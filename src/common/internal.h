@@ -1,0 +1,47 @@
+/* Internal helpers shared by the library's source files (not installed). */
+#ifndef RINGTRACE_COMMON_INTERNAL_H
+#define RINGTRACE_COMMON_INTERNAL_H
+
+#include <stdint.h>
+
+#include "ringtrace/ring.h"
+
+#define RT_HIDDEN __attribute__((visibility("hidden")))
+#define rt_likely(x) __builtin_expect(!!(x), 1)
+#define rt_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Record a message for ringtrace_last_error() and return -code. */
+RT_HIDDEN int rt_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+RT_HIDDEN void rt_error_clear(void);
+
+/* ---- clock (src/common/clock.c) ---- */
+struct rt_clock {
+	int is_tsc;           /* 1: ticks are TSC cycles; 0: CLOCK_MONOTONIC ns */
+	uint64_t freq;        /* ticks per second */
+	uint64_t base_ticks;  /* a calibration point: ticks ... */
+	uint64_t base_ns;     /* ... and CLOCK_MONOTONIC ns at the same instant */
+};
+
+/* Calibrate once per process (thread-safe); returns the process clock. */
+RT_HIDDEN const struct rt_clock *rt_clock_get(void);
+RT_HIDDEN uint64_t rt_mono_ns(void);
+RT_HIDDEN uint64_t rt_clock_to_ns(const struct rt_clock *c, uint64_t ticks);
+
+static inline uint64_t rt_ticks(int is_tsc)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (rt_likely(is_tsc))
+		return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	if (rt_likely(is_tsc)) {
+		uint64_t v;
+		__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+		return v;
+	}
+#else
+	(void)is_tsc;
+#endif
+	return rt_mono_ns();
+}
+
+#endif

@@ -1,0 +1,1195 @@
+/*
+ * ringtrace ring buffer: pages, writers, the page FIFO, flush, accounting.
+ *
+ * OVERVIEW
+ *
+ * A buffer is one shared-memory region (a memfd or a POSIX shm object),
+ * sized once at creation and never grown:
+ *
+ *   [ control block | writer slots | FIFO cells | free-list links |
+ *     page generations | pages ... ]
+ *
+ * Everything in it is addressed by index or offset, so another process (a
+ * recorder, or a recovery tool after a crash) can map it anywhere and read
+ * it. See docs/format.md for the byte layout of pages and events.
+ *
+ * PAGE OWNERSHIP
+ *
+ * Every page has exactly one owner at any instant, and ownership only
+ * moves by an atomic operation that one party wins:
+ *
+ *   FREE      on the free list (a tagged Treiber stack of page indices)
+ *   WRITING   the current page of one writer slot (slot->cur_page)
+ *   QUEUED    in the FIFO of published pages, oldest first
+ *   READING   handed to a reader by ringtrace_rb_get_page()
+ *
+ *      free-list pop            publish (FIFO push)         FIFO pop
+ *   FREE ---------> WRITING ------------------> QUEUED -----------> READING
+ *    ^                 ^                          |                  |
+ *    |                 +--------------------------+ FIFO pop by a     |
+ *    |                    overwrite-mode writer: recycle (overrun)    |
+ *    +----------------------------------------------------------------+
+ *                          ringtrace_rb_put_page()
+ *
+ * The FIFO is a bounded multi-producer multi-consumer queue (D. Vyukov's
+ * design: one sequence number per cell). Its pop is the single point where
+ * a QUEUED page changes hands, and the reader and an overwrite-mode writer
+ * looking for the oldest page to recycle both go through it. Whoever pops
+ * the page owns it exclusively. That is the whole answer to "a reader must
+ * never see its page recycled under it": a writer can only recycle a page
+ * that is still QUEUED, and a page the reader holds has left the queue.
+ * Nothing needs to be locked or re-checked, and the writer never waits:
+ * if the FIFO is empty (the reader holds every page) the writer's event
+ * is dropped and counted as missed.
+ *
+ * A snapshot reads pages it does not own (QUEUED pages and the committed
+ * part of WRITING pages). For that, each page has a generation counter,
+ * used as a sequence lock: a new owner that is about to rewrite the page
+ * header makes it odd, writes, and makes it even again; events are only
+ * ever appended beyond the page's commit offset. A snapshot reads an even
+ * generation, copies [0, commit), and keeps the copy only if the
+ * generation has not changed.
+ *
+ * THE WRITE PATH
+ *
+ * Each thread has, per buffer, a slot in shared memory (its counters and
+ * the flush handshake) and private thread-local state (page pointer, write
+ * offset, last timestamp). An event is:
+ *
+ *   slot->nest++                       (plain store; marks "inside a write")
+ *   if nest was non-zero or a flush is asked or the page is full or the
+ *      timestamp needs the extended header:  slow path
+ *   ts = rdtsc
+ *   store the 8-byte header, return the payload pointer; the caller fills it
+ *   commit: page->commit = new end  (store-release)
+ *           slot->hit++, slot->nest = 0 (store-release)
+ *
+ * No atomic read-modify-write, no fence, no system call and nothing shared
+ * with another writer on this path: a slot's first cache line and the page
+ * are written by their owner only. One atomic operation per page (the
+ * free-list pop and the FIFO push) is the price of a page switch.
+ *
+ * SIGNALS
+ *
+ * A signal handler that writes an event while its thread is between
+ * reserve and commit finds nest != 0. Its event is dropped and counted as
+ * missed (an atomic add, since the interrupted code may be counting a
+ * drop of its own), and nest is restored: neither event is corrupted.
+ * The reserve/commit pair is thus async-signal-safe.
+ *
+ * FLUSH: TAKING A PAGE FROM AN IDLE WRITER
+ *
+ * A writer that went quiet would keep its committed events in its page
+ * forever. ringtrace_rb_flush() moves such a page to the FIFO without
+ * stopping the writer and without adding anything to its fast path but
+ * the test of slot->steal, which shares a cache line with nest:
+ *
+ *   reader:  steal = ASKED;  membarrier();  wait until nest == 0;
+ *            p = cur_page;  CAS(steal, ASKED -> TAKEN)  ... p is the reader's
+ *   writer:  nest = 1;  if (steal) { CAS(steal, ASKED -> NONE) ? publish p
+ *                                     itself : forget p (TAKEN) }
+ *
+ * The writer's "store nest, then load steal" would need a full fence to
+ * be ordered against the reader's "store steal, then load nest" (the
+ * Dekker pattern). membarrier(2) puts that fence on the reader's side
+ * only: it makes every running thread of the traced process execute a
+ * full barrier before it returns. Afterwards either the writer's nest is
+ * visible to the reader (it is inside a write: the reader waits a bounded
+ * time and otherwise leaves the request, which the writer honours by
+ * publishing at its next event), or the writer's next write will see
+ * steal != NONE. The compare-and-swap on steal decides who publishes the
+ * page when both act at once. Where membarrier is not available, flush
+ * only asks, and idle writers keep their page until their next event.
+ *
+ * ACCOUNTING
+ *
+ * Per slot: hit and missed are written by the owner (missed with an
+ * atomic add, see SIGNALS); overrun and read are added by the thread that
+ * recycles or consumes one of the slot's pages. Those two carry a tag of
+ * the stream in their top 16 bits, and an add whose tag does not match
+ * goes to the buffer's "retired" totals instead, so a slot that is being
+ * reused by a new thread is never credited with its predecessor's
+ * losses. When a thread exits, its counters are folded into the retired
+ * totals. Per page: packet_seq_num, events_before (events the stream had
+ * committed before the page) and events_discarded (events the stream had
+ * dropped before the page): a reader computes exactly what it lost
+ * between two pages of a stream.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ring/ring_internal.h"
+
+/* ---- per-thread writer state ------------------------------------------- */
+
+struct rt_tls {
+	uint64_t epoch;        /* == rb->epoch when this thread writes to rb */
+	struct rt_slot *slot;
+	char *page;            /* current page, NULL if none */
+	uint32_t off;          /* committed end of the page */
+	uint32_t limit;        /* page size, 0 when there is no page */
+	uint32_t res_end;      /* end of the reserved event */
+	uint32_t nevents;      /* events committed in the page */
+	uint64_t last_ts;      /* timestamp of the previous event */
+	uint64_t seq;          /* packet_seq_num of the next page */
+	uint32_t noslot_skip;  /* events to drop before retrying a slot claim */
+	uint32_t attaching;
+};
+
+/* initial-exec: the fast path reaches it with one %fs-relative load. */
+static __thread struct rt_tls rt_tls[RINGTRACE_RB_MAX_OPEN]
+	__attribute__((tls_model("initial-exec")));
+
+/* The buffers open in this process, for thread-exit handling. */
+static struct {
+	struct ringtrace_rb *rb;
+	uint64_t epoch;
+} rt_open[RINGTRACE_RB_MAX_OPEN];
+static pthread_mutex_t rt_open_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t rt_epoch_next = 1;
+static pthread_key_t rt_exit_key;
+static pthread_once_t rt_global_once = PTHREAD_ONCE_INIT;
+
+static void rt_thread_exit(void *arg);
+static void rt_atfork_child(void);
+
+static void rt_global_init(void)
+{
+	pthread_key_create(&rt_exit_key, rt_thread_exit);
+	pthread_atfork(NULL, NULL, rt_atfork_child);
+}
+
+static inline void rt_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static int rt_membarrier(int cmd)
+{
+	return (int)syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* ---- free list: tagged Treiber stack of page indices -------------------- */
+
+static int rt_free_pop(struct ringtrace_rb *rb, uint32_t *out)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t head = RT_LOAD_ACQ(&shm->free_head);
+	for (;;) {
+		uint32_t top = (uint32_t)head; /* index + 1, 0 = empty */
+		if (top == 0)
+			return 0;
+		uint32_t next = RT_LOAD(&rb->free_next[top - 1]);
+		uint64_t nh = (((head >> 32) + 1) << 32) | next;
+		if (__atomic_compare_exchange_n(&shm->free_head, &head, nh, 1, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_fetch_sub(&shm->free_count, 1, __ATOMIC_RELAXED);
+			*out = top - 1;
+			return 1;
+		}
+	}
+}
+
+static void rt_free_push(struct ringtrace_rb *rb, uint32_t page)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t head = RT_LOAD(&shm->free_head);
+	uint64_t nh;
+	do {
+		RT_STORE(&rb->free_next[page], (uint32_t)head);
+		nh = (((head >> 32) + 1) << 32) | (uint64_t)(page + 1);
+	} while (!__atomic_compare_exchange_n(&shm->free_head, &head, nh, 1, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	__atomic_fetch_add(&shm->free_count, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- FIFO of published pages ------------------------------------------- */
+
+/*
+ * Push a page. The FIFO has at least 4x as many cells as there are pages,
+ * and a page is in it at most once, so a cell is only found busy if a
+ * popper was descheduled inside its few-instruction window while the
+ * whole pool was published three times over. A writer does not wait for
+ * that: after a short spin it returns 0 and the caller counts the page's
+ * events as overrun.
+ */
+static int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t mask = shm->qcap - 1;
+	uint64_t pos = RT_LOAD(&shm->enq_pos);
+	unsigned spins = 0;
+	for (;;) {
+		struct rt_qcell *c = &rb->qcells[pos & mask];
+		uint64_t seq = RT_LOAD_ACQ(&c->seq);
+		int64_t dif = (int64_t)(seq - pos);
+		if (dif == 0) {
+			if (__atomic_compare_exchange_n(&shm->enq_pos, &pos, pos + 1, 1,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+				RT_STORE(&c->page, page);
+				RT_STORE_REL(&c->seq, pos + 1);
+				return 1;
+			}
+		} else if (dif < 0) {
+			if (++spins > 1000)
+				return 0;
+			rt_cpu_relax();
+			pos = RT_LOAD(&shm->enq_pos);
+		} else {
+			pos = RT_LOAD(&shm->enq_pos);
+		}
+	}
+}
+
+int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t mask = shm->qcap - 1;
+	uint64_t pos = RT_LOAD(&shm->deq_pos);
+	for (;;) {
+		struct rt_qcell *c = &rb->qcells[pos & mask];
+		uint64_t seq = RT_LOAD_ACQ(&c->seq);
+		int64_t dif = (int64_t)(seq - (pos + 1));
+		if (dif == 0) {
+			if (__atomic_compare_exchange_n(&shm->deq_pos, &pos, pos + 1, 1,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+				*page = RT_LOAD(&c->page);
+				RT_STORE_REL(&c->seq, pos + mask + 1);
+				return 1;
+			}
+		} else if (dif < 0) {
+			return 0;
+		} else {
+			pos = RT_LOAD(&shm->deq_pos);
+		}
+	}
+}
+
+/* ---- accounting ---------------------------------------------------------- */
+
+/* Add n to a tagged per-slot counter, or to `retired` if the stream is gone. */
+static void rt_slot_add(struct ringtrace_rb *rb, uint32_t slot, uint64_t stream, int which,
+			uint64_t n)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t *retired = which ? &shm->retired_read : &shm->retired_overrun;
+	if (n == 0)
+		return;
+	if (slot >= shm->max_writers) {
+		__atomic_fetch_add(retired, n, __ATOMIC_RELAXED);
+		return;
+	}
+	struct rt_slot *s = &rb->slots[slot];
+	uint64_t *ctr = which ? &s->read : &s->overrun;
+	uint64_t tag = RT_TAG(stream);
+	uint64_t v = RT_LOAD(ctr);
+	for (;;) {
+		if ((v & ~RT_COUNT_MASK) != tag) {
+			__atomic_fetch_add(retired, n, __ATOMIC_RELAXED);
+			return;
+		}
+		if (__atomic_compare_exchange_n(ctr, &v, v + n, 1, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+/* A consumer took a page: its events are read. */
+RT_HIDDEN void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header *h);
+void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header *h)
+{
+	rt_slot_add(rb, h->writer, h->stream_instance_id, 1, h->events);
+}
+
+static void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h)
+{
+	rt_slot_add(rb, h->writer, h->stream_instance_id, 0, h->events);
+}
+
+/* ---- pages ---------------------------------------------------------------- */
+
+/*
+ * Fill in the fields of a page that are final once it is published, from
+ * its committed content (used by flush for a page taken from a writer).
+ */
+void rt_page_finalize(struct ringtrace_rb *rb, struct ringtrace_page_header *h, uint32_t commit,
+		      uint32_t flags)
+{
+	struct ringtrace_page_cursor c;
+	struct ringtrace_event ev;
+	uint32_t n = 0;
+	uint64_t last = h->timestamp_begin;
+	h->content_size = (uint64_t)commit * 8;
+	ringtrace_page_cursor_init(&c, h);
+	c.end = commit;
+	while (ringtrace_page_next(&c, &ev) == 1) {
+		n++;
+		last = ev.ts;
+	}
+	(void)rb;
+	h->events = n;
+	h->timestamp_end = last;
+	h->flags |= flags;
+}
+
+/* Begin rewriting a page's header: snapshots copying it will notice. */
+static inline void rt_gen_begin(struct ringtrace_rb *rb, uint32_t page)
+{
+	uint64_t g = RT_LOAD(&rb->gen[page]);
+	RT_STORE(&rb->gen[page], g | 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void rt_gen_end(struct ringtrace_rb *rb, uint32_t page)
+{
+	uint64_t g = RT_LOAD(&rb->gen[page]);
+	RT_STORE_REL(&rb->gen[page], g + 1);
+}
+
+static void rt_publish(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s,
+		       uint32_t flags)
+{
+	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
+	uint32_t idx = rt_page_index(rb, h);
+	h->timestamp_end = t->last_ts;
+	h->content_size = (uint64_t)t->off * 8;
+	h->events = t->nevents;
+	h->flags |= flags;
+	RT_STORE(&s->cur_page, RT_NO_PAGE);
+	t->page = NULL;
+	t->limit = 0;
+	if (rt_fifo_push(rb, idx)) {
+		__atomic_fetch_add(&rb->shm->pages_published, 1, __ATOMIC_RELAXED);
+	} else {
+		rt_account_overrun(rb, h);
+		rt_free_push(rb, idx);
+	}
+}
+
+static int rt_take_page(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s,
+			uint64_t ts)
+{
+	uint32_t idx;
+	if (!rt_free_pop(rb, &idx)) {
+		if (rb->shm->mode != RINGTRACE_RB_OVERWRITE || !rt_fifo_pop(rb, &idx))
+			return -1;
+		rt_account_overrun(rb, rt_page(rb, idx));
+	}
+	struct ringtrace_page_header *h = rt_page(rb, idx);
+	rt_gen_begin(rb, idx);
+	h->magic = RINGTRACE_PAGE_MAGIC;
+	h->stream_id = 0;
+	h->stream_instance_id = s->stream;
+	h->timestamp_begin = ts;
+	h->timestamp_end = ts;
+	h->content_size = (uint64_t)RINGTRACE_PAGE_HEADER_SIZE * 8;
+	h->packet_size = (uint64_t)rb->page_size * 8;
+	h->packet_seq_num = t->seq++;
+	h->events_discarded = RT_LOAD(&s->missed);
+	h->events_before = RT_LOAD(&s->hit);
+	h->events = 0;
+	h->tid = s->tid;
+	h->writer = (uint32_t)(s - rb->slots);
+	int cpu = sched_getcpu();
+	h->cpu = cpu < 0 ? 0xFFFFFFFFu : (uint32_t)cpu;
+	h->flags = 0;
+	RT_STORE_REL(&h->commit, RINGTRACE_PAGE_HEADER_SIZE);
+	rt_gen_end(rb, idx);
+	t->page = (char *)h;
+	t->off = RINGTRACE_PAGE_HEADER_SIZE;
+	t->limit = rb->page_size;
+	t->nevents = 0;
+	t->last_ts = ts;
+	RT_STORE(&s->pages, RT_LOAD(&s->pages) + 1);
+	RT_STORE(&s->page_ts, ts);
+	RT_STORE_REL(&s->cur_page, idx);
+	return 0;
+}
+
+/* Answer a flush request (called inside a write, nest != 0). */
+static void rt_answer_steal(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s,
+			    uint32_t st)
+{
+	if (st == RT_STEAL_ASKED) {
+		if (__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_NONE, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			if (t->page && t->nevents)
+				rt_publish(rb, t, s, RINGTRACE_PAGE_F_FLUSHED);
+			return;
+		}
+		/* st now holds the current value: the reader took the page. */
+	}
+	if (st == RT_STEAL_TAKEN) {
+		t->page = NULL;
+		t->limit = 0;
+		RT_STORE(&s->cur_page, RT_NO_PAGE);
+		RT_STORE_REL(&s->steal, RT_STEAL_NONE);
+	}
+}
+
+static inline void rt_count_missed(struct rt_slot *s)
+{
+	__atomic_fetch_add(&s->missed, 1, __ATOMIC_RELAXED);
+}
+
+/* Drop an event (counted) and leave the write. */
+static void *rt_drop(struct rt_slot *s, uint32_t nest)
+{
+	rt_count_missed(s);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	RT_STORE_REL(&s->nest, nest);
+	return NULL;
+}
+
+/* The slow path of reserve: entered with s->nest already raised. */
+static void *__attribute__((noinline, cold))
+rt_reserve_slow(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s, uint32_t nest,
+		uint32_t id, size_t len, uint64_t ts)
+{
+	if (nest != 0)
+		return rt_drop(s, nest); /* nested in a signal handler */
+	if (id > RINGTRACE_EV_MAX_ID || len > rb->max_payload)
+		return rt_drop(s, 0);
+	uint32_t st = RT_LOAD_ACQ(&s->steal);
+	if (st != RT_STEAL_NONE)
+		rt_answer_steal(rb, t, s, st);
+	if (ts < t->last_ts)
+		ts = t->last_ts; /* keep each stream monotonic */
+	uint32_t plen = ((uint32_t)len + 7u) & ~7u;
+	int ext = t->page && ts - t->last_ts > 0xFFFFFFFFull;
+	uint32_t need = (ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE) + plen;
+	if (!t->page || t->off + need > t->limit) {
+		if (t->page)
+			rt_publish(rb, t, s, 0);
+		if (rt_take_page(rb, t, s, ts) < 0)
+			return rt_drop(s, 0);
+		ext = 0;
+		need = RINGTRACE_EV_HEADER_SIZE + plen;
+	}
+	uint64_t *h = (uint64_t *)(t->page + t->off);
+	if (ext) {
+		h[0] = RINGTRACE_EV_WORD(ts, RINGTRACE_EV_EXTENDED, len);
+		h[1] = (uint64_t)id;
+		h[2] = ts;
+		h += 3;
+	} else {
+		h[0] = RINGTRACE_EV_WORD(ts, id, len);
+		h += 1;
+	}
+	t->res_end = t->off + need;
+	t->last_ts = ts;
+	return h;
+}
+
+static void *rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len);
+
+void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	struct rt_tls *t = &rt_tls[rb->idx];
+	if (rt_unlikely(t->epoch != rb->epoch))
+		return rt_reserve_attach(rb, id, len);
+	struct rt_slot *s = t->slot;
+	uint32_t nest = RT_LOAD(&s->nest);
+	RT_STORE(&s->nest, nest + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t ts = rt_ticks(rb->is_tsc);
+	uint32_t need = RINGTRACE_EV_HEADER_SIZE + (((uint32_t)len + 7u) & ~7u);
+	/* One unlikely branch covers every rare case; ts < last_ts wraps huge. */
+	if (rt_unlikely((nest | RT_LOAD(&s->steal)) != 0 || len > rb->max_payload ||
+			id > RINGTRACE_EV_MAX_ID || t->off + need > t->limit ||
+			ts - t->last_ts > 0xFFFFFFFFull))
+		return rt_reserve_slow(rb, t, s, nest, id, len, ts);
+	uint64_t *h = (uint64_t *)(t->page + t->off);
+	*h = RINGTRACE_EV_WORD(ts, id, len);
+	t->res_end = t->off + need;
+	t->last_ts = ts;
+	return h + 1;
+}
+
+void ringtrace_rb_commit(ringtrace_rb *rb)
+{
+	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_slot *s = t->slot;
+	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
+	t->off = t->res_end;
+	t->nevents++;
+	RT_STORE_REL(&h->commit, t->off);
+	RT_STORE(&s->hit, RT_LOAD(&s->hit) + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	RT_STORE_REL(&s->nest, 0);
+}
+
+int ringtrace_rb_write(ringtrace_rb *rb, uint32_t id, const void *data, size_t len)
+{
+	void *p = ringtrace_rb_reserve(rb, id, len);
+	if (rt_unlikely(!p))
+		return len > rb->max_payload ? -RINGTRACE_E2BIG : -RINGTRACE_ENOSPC;
+	memcpy(p, data, len);
+	ringtrace_rb_commit(rb);
+	return 0;
+}
+
+size_t ringtrace_rb_max_payload(const ringtrace_rb *rb)
+{
+	return rb->max_payload;
+}
+
+/* ---- writer slots: attach, release ------------------------------------- */
+
+static pid_t rt_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id,
+							      size_t len)
+{
+	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_shm *shm = rb->shm;
+	/*
+	 * No writer yet: a reader-only handle, a signal handler interrupting
+	 * this thread's own attach, or no free slot (retried every 1024 events
+	 * rather than scanning the slots on every dropped event).
+	 */
+	if (!rb->owner || t->attaching || (t->noslot_skip && t->noslot_skip-- > 0)) {
+		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	t->attaching = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	struct rt_slot *s = NULL;
+	uint32_t start = (uint32_t)rt_gettid() % shm->max_writers;
+	for (uint32_t k = 0; k < shm->max_writers; k++) {
+		struct rt_slot *c = &rb->slots[(start + k) % shm->max_writers];
+		uint32_t exp = RT_SLOT_FREE;
+		if (RT_LOAD(&c->state) == RT_SLOT_FREE &&
+		    __atomic_compare_exchange_n(&c->state, &exp, RT_SLOT_ACTIVE, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			s = c;
+			break;
+		}
+	}
+	if (!s) {
+		t->noslot_skip = 1024;
+		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return NULL;
+	}
+	uint64_t stream = __atomic_fetch_add(&shm->next_stream, 1, __ATOMIC_RELAXED);
+	RT_STORE(&s->nest, 0);
+	RT_STORE(&s->steal, RT_STEAL_NONE);
+	RT_STORE(&s->cur_page, RT_NO_PAGE);
+	RT_STORE(&s->hit, 0);
+	RT_STORE(&s->missed, 0);
+	RT_STORE(&s->pages, 0);
+	RT_STORE(&s->page_ts, 0);
+	RT_STORE(&s->stream, stream);
+	RT_STORE(&s->tid, (uint32_t)rt_gettid());
+	RT_STORE(&s->pid, (uint32_t)getpid());
+	RT_STORE(&s->overrun, RT_TAG(stream));
+	RT_STORE_REL(&s->read, RT_TAG(stream));
+	t->slot = s;
+	t->page = NULL;
+	t->off = 0;
+	t->limit = 0;
+	t->nevents = 0;
+	t->last_ts = 0;
+	t->seq = 0;
+	t->noslot_skip = 0;
+	pthread_setspecific(rt_exit_key, (void *)1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->epoch = rb->epoch;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->attaching = 0;
+	return ringtrace_rb_reserve(rb, id, len);
+}
+
+/* Publish the thread's page and give its slot back. */
+static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_tls *t)
+{
+	struct rt_slot *s = t->slot;
+	struct rt_shm *shm = rb->shm;
+	RT_STORE(&s->nest, 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Make sure a flush that already asked sees us inside a write. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint32_t st = RT_LOAD_ACQ(&s->steal);
+	if (st != RT_STEAL_NONE)
+		rt_answer_steal(rb, t, s, st);
+	if (t->page) {
+		if (t->nevents) {
+			rt_publish(rb, t, s, RINGTRACE_PAGE_F_LAST);
+		} else {
+			uint32_t idx = rt_page_index(rb, t->page);
+			RT_STORE(&s->cur_page, RT_NO_PAGE);
+			t->page = NULL;
+			rt_free_push(rb, idx);
+		}
+	}
+	__atomic_fetch_add(&shm->retired_hit, RT_LOAD(&s->hit), __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_missed, __atomic_exchange_n(&s->missed, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
+	RT_STORE(&s->hit, 0);
+	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
+	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
+	RT_STORE(&s->steal, RT_STEAL_NONE);
+	RT_STORE(&s->nest, 0);
+	RT_STORE_REL(&s->state, RT_SLOT_FREE);
+	t->epoch = 0;
+	t->slot = NULL;
+}
+
+void ringtrace_rb_writer_release(ringtrace_rb *rb)
+{
+	struct rt_tls *t = &rt_tls[rb->idx];
+	if (t->epoch == rb->epoch && rb->owner)
+		rt_writer_retire(rb, t);
+}
+
+static void rt_thread_exit(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&rt_open_lock);
+	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
+		struct rt_tls *t = &rt_tls[i];
+		if (rt_open[i].rb && t->epoch != 0 && t->epoch == rt_open[i].epoch)
+			rt_writer_retire(rt_open[i].rb, t);
+		t->epoch = 0;
+	}
+	pthread_mutex_unlock(&rt_open_lock);
+}
+
+/*
+ * fork(): the child's only thread starts with no writer. It shares the
+ * pool (MAP_SHARED) and will claim its own slot and page at its first
+ * event; the parent's slot stays the parent's.
+ */
+static void rt_atfork_child(void)
+{
+	memset(rt_tls, 0, sizeof(rt_tls));
+	pthread_mutex_init(&rt_open_lock, NULL);
+	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++)
+		if (rt_open[i].rb && rt_open[i].rb->mb_cmd == MEMBARRIER_CMD_GLOBAL_EXPEDITED)
+			rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
+}
+
+/* ---- flush ---------------------------------------------------------------- */
+
+int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t now = rt_ticks(rb->is_tsc);
+	uint64_t age = (uint64_t)min_age_ms * (rb->clock.freq / 1000);
+	uint32_t nasked = 0, nflushed = 0;
+	uint32_t *asked = malloc(sizeof(uint32_t) * shm->max_writers);
+	if (!asked)
+		return rt_error(RINGTRACE_ENOMEM, "flush: out of memory");
+	RT_STORE(&shm->last_flush_ticks, now);
+
+	for (uint32_t i = 0; i < shm->max_writers; i++) {
+		struct rt_slot *s = &rb->slots[i];
+		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
+			continue;
+		uint32_t st = RT_LOAD_ACQ(&s->steal);
+		uint32_t p = RT_LOAD_ACQ(&s->cur_page);
+		if (st == RT_STEAL_TAKEN || p == RT_NO_PAGE)
+			continue;
+		if (RT_LOAD_ACQ(&rt_page(rb, p)->commit) <= RINGTRACE_PAGE_HEADER_SIZE)
+			continue;
+		uint64_t pts = RT_LOAD(&s->page_ts);
+		if (now > pts && now - pts < age)
+			continue;
+		if (st == RT_STEAL_NONE &&
+		    !__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_ASKED, 0,
+						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			continue;
+		asked[nasked++] = i;
+	}
+	if (nasked == 0 || rb->mb_cmd == 0 || rt_membarrier(rb->mb_cmd) != 0) {
+		/* Without membarrier the writers answer at their next event. */
+		free(asked);
+		return 0;
+	}
+	for (uint32_t k = 0; k < nasked; k++) {
+		struct rt_slot *s = &rb->slots[asked[k]];
+		uint32_t spins = 0;
+		while (RT_LOAD_ACQ(&s->nest) != 0 && spins < 2000) {
+			if (++spins > 100)
+				sched_yield();
+			else
+				rt_cpu_relax();
+		}
+		if (RT_LOAD_ACQ(&s->nest) != 0)
+			continue; /* busy in a write: it will publish at its next event */
+		uint32_t p = RT_LOAD_ACQ(&s->cur_page);
+		uint32_t st = RT_STEAL_ASKED;
+		if (p == RT_NO_PAGE) {
+			__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_NONE, 0, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED);
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue; /* the writer published it itself */
+		struct ringtrace_page_header *h = rt_page(rb, p);
+		uint32_t commit = RT_LOAD_ACQ(&h->commit);
+		if (commit <= RINGTRACE_PAGE_HEADER_SIZE) {
+			rt_free_push(rb, p);
+			continue;
+		}
+		rt_page_finalize(rb, h, commit, RINGTRACE_PAGE_F_FLUSHED);
+		if (rt_fifo_push(rb, p)) {
+			__atomic_fetch_add(&shm->pages_published, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&shm->pages_flushed, 1, __ATOMIC_RELAXED);
+			nflushed++;
+		} else {
+			rt_account_overrun(rb, h);
+			rt_free_push(rb, p);
+		}
+	}
+	free(asked);
+	return (int)nflushed;
+}
+
+/* ---- consuming by page --------------------------------------------------- */
+
+const struct ringtrace_page_header *ringtrace_rb_get_page(ringtrace_rb *rb)
+{
+	uint32_t idx;
+	if (!rt_fifo_pop(rb, &idx)) {
+		uint64_t now = rt_ticks(rb->is_tsc);
+		uint64_t last = RT_LOAD(&rb->shm->last_flush_ticks);
+		uint64_t iv = (uint64_t)rb->shm->flush_ms * (rb->clock.freq / 1000);
+		if (now - last < iv)
+			return NULL;
+		if (ringtrace_rb_flush(rb, rb->shm->flush_ms) <= 0 || !rt_fifo_pop(rb, &idx))
+			return NULL;
+	}
+	struct ringtrace_page_header *h = rt_page(rb, idx);
+	rt_account_read(rb, h);
+	return h;
+}
+
+void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header *page)
+{
+	rt_free_push(rb, rt_page_index(rb, page));
+}
+
+/* ---- accounting queries --------------------------------------------------- */
+
+int ringtrace_rb_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st)
+{
+	if (!rb || !st)
+		return rt_error(RINGTRACE_EINVAL, "stats: NULL argument");
+	const struct rt_shm *shm = rb->shm;
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < shm->max_writers; i++) {
+		const struct rt_slot *s = &rb->slots[i];
+		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
+			continue;
+		st->writers_active++;
+		st->hit += RT_LOAD(&s->hit);
+		st->missed += RT_LOAD(&s->missed);
+		st->overrun += RT_LOAD(&s->overrun) & RT_COUNT_MASK;
+		st->read += RT_LOAD(&s->read) & RT_COUNT_MASK;
+	}
+	st->hit += RT_LOAD(&shm->retired_hit);
+	st->missed += RT_LOAD(&shm->retired_missed) + RT_LOAD(&shm->missed_noslot);
+	st->overrun += RT_LOAD(&shm->retired_overrun);
+	st->read += RT_LOAD(&shm->retired_read);
+	uint64_t gone = st->read + st->overrun;
+	st->entries = st->hit > gone ? st->hit - gone : 0;
+	st->pages_published = RT_LOAD(&shm->pages_published);
+	st->pages_flushed = RT_LOAD(&shm->pages_flushed);
+	st->pages_free = RT_LOAD(&shm->free_count);
+	return 0;
+}
+
+int ringtrace_rb_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
+			      uint32_t max)
+{
+	if (!rb || (!out && max))
+		return rt_error(RINGTRACE_EINVAL, "writer_stats: NULL argument");
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < rb->shm->max_writers; i++) {
+		const struct rt_slot *s = &rb->slots[i];
+		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
+			continue;
+		if (n < max) {
+			struct ringtrace_rb_writer_stats *w = &out[n];
+			w->slot = i;
+			w->tid = RT_LOAD(&s->tid);
+			w->stream = RT_LOAD(&s->stream);
+			w->hit = RT_LOAD(&s->hit);
+			w->missed = RT_LOAD(&s->missed);
+			w->overrun = RT_LOAD(&s->overrun) & RT_COUNT_MASK;
+			w->read = RT_LOAD(&s->read) & RT_COUNT_MASK;
+			w->pages = RT_LOAD(&s->pages);
+			uint64_t gone = w->read + w->overrun;
+			w->entries = w->hit > gone ? w->hit - gone : 0;
+		}
+		n++;
+	}
+	return (int)n;
+}
+
+/* ---- creation, attach, destroy ------------------------------------------ */
+
+void ringtrace_rb_config_init(struct ringtrace_rb_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->page_size = RINGTRACE_RB_DEFAULT_PAGE_SIZE;
+	cfg->pool_size = RINGTRACE_RB_DEFAULT_POOL_SIZE;
+	cfg->max_writers = RINGTRACE_RB_DEFAULT_MAX_WRITERS;
+	cfg->mode = RINGTRACE_RB_DISCARD;
+	cfg->flush_interval_ms = RINGTRACE_RB_DEFAULT_FLUSH_MS;
+	cfg->shm_name = NULL;
+}
+
+static int rt_check_config(const struct ringtrace_rb_config *c)
+{
+	size_t ps = c->page_size;
+	if (ps < RINGTRACE_RB_MIN_PAGE_SIZE || ps > RINGTRACE_RB_MAX_PAGE_SIZE || (ps & (ps - 1)))
+		return rt_error(RINGTRACE_EINVAL,
+				"page_size %zu is invalid: it must be a power of two from %u to %u",
+				ps, RINGTRACE_RB_MIN_PAGE_SIZE, RINGTRACE_RB_MAX_PAGE_SIZE);
+	if (c->pool_size % ps)
+		return rt_error(RINGTRACE_EINVAL,
+				"pool_size %zu is invalid: it must be a multiple of page_size %zu",
+				c->pool_size, ps);
+	size_t np = c->pool_size / ps;
+	if (np < RINGTRACE_RB_MIN_PAGES || np > RINGTRACE_RB_MAX_PAGES)
+		return rt_error(RINGTRACE_EINVAL,
+				"pool_size %zu is invalid: it holds %zu pages, allowed %u to %u", c->pool_size,
+				np, RINGTRACE_RB_MIN_PAGES, RINGTRACE_RB_MAX_PAGES);
+	if (c->max_writers < 1 || c->max_writers > RINGTRACE_RB_MAX_WRITERS)
+		return rt_error(RINGTRACE_EINVAL, "max_writers %u is invalid: allowed 1 to %u",
+				c->max_writers, RINGTRACE_RB_MAX_WRITERS);
+	if (c->mode != RINGTRACE_RB_DISCARD && c->mode != RINGTRACE_RB_OVERWRITE)
+		return rt_error(RINGTRACE_EINVAL, "mode %d is invalid: use discard (0) or overwrite (1)",
+				(int)c->mode);
+	if (c->flush_interval_ms < 1 || c->flush_interval_ms > 60000)
+		return rt_error(RINGTRACE_EINVAL, "flush_interval_ms %u is invalid: allowed 1 to 60000",
+				c->flush_interval_ms);
+	if (c->shm_name && (c->shm_name[0] != '/' || strlen(c->shm_name) < 2 ||
+			    strchr(c->shm_name + 1, '/') || strlen(c->shm_name) > 200))
+		return rt_error(RINGTRACE_EINVAL,
+				"shm_name \"%s\" is invalid: it must be \"/name\" with no other '/'",
+				c->shm_name);
+	return 0;
+}
+
+static size_t rt_align(size_t v, size_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Point the handle's fields at the parts of a mapped region. */
+static void rt_bind(struct ringtrace_rb *rb, char *base)
+{
+	struct rt_shm *shm = (struct rt_shm *)base;
+	rb->base = base;
+	rb->shm = shm;
+	rb->slots = (struct rt_slot *)(base + shm->off_slots);
+	rb->qcells = (struct rt_qcell *)(base + shm->off_qcells);
+	rb->free_next = (uint32_t *)(base + shm->off_free_next);
+	rb->gen = (uint64_t *)(base + shm->off_gen);
+	rb->pages = base + shm->off_pages;
+	rb->page_size = shm->page_size;
+	uint32_t room = shm->page_size - RINGTRACE_PAGE_HEADER_SIZE - RINGTRACE_EV_EXT_HEADER_SIZE;
+	rb->max_payload = room < RINGTRACE_EV_MAX_PAYLOAD ? room : RINGTRACE_EV_MAX_PAYLOAD;
+	rb->max_payload &= ~7u;
+	rb->is_tsc = shm->clock_is_tsc;
+	rb->clock.is_tsc = (int)shm->clock_is_tsc;
+	rb->clock.freq = shm->clock_freq;
+	rb->clock.base_ticks = shm->clock_base_ticks;
+	rb->clock.base_ns = shm->clock_base_ns;
+}
+
+static int rt_register_open(struct ringtrace_rb *rb)
+{
+	pthread_mutex_lock(&rt_open_lock);
+	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
+		if (!rt_open[i].rb) {
+			rb->idx = i;
+			rb->epoch = rt_epoch_next++;
+			rt_open[i].rb = rb;
+			rt_open[i].epoch = rb->epoch;
+			pthread_mutex_unlock(&rt_open_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&rt_open_lock);
+	return rt_error(RINGTRACE_ENOSPC, "too many ring buffers open in this process (at most %u)",
+			RINGTRACE_RB_MAX_OPEN);
+}
+
+int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **out)
+{
+	int err;
+	if (!cfg || !out)
+		return rt_error(RINGTRACE_EINVAL, "ringtrace_rb_create: cfg and out must not be NULL");
+	*out = NULL;
+	if ((err = rt_check_config(cfg)) < 0)
+		return err;
+	pthread_once(&rt_global_once, rt_global_init);
+
+	uint32_t npages = (uint32_t)(cfg->pool_size / cfg->page_size);
+	uint32_t qcap = 1;
+	while (qcap < 4 * npages)
+		qcap <<= 1;
+	size_t off = rt_align(sizeof(struct rt_shm), 4096);
+	size_t off_slots = off;
+	off = rt_align(off + (size_t)cfg->max_writers * sizeof(struct rt_slot), RT_CACHELINE);
+	size_t off_q = off;
+	off = rt_align(off + (size_t)qcap * sizeof(struct rt_qcell), RT_CACHELINE);
+	size_t off_fn = off;
+	off = rt_align(off + (size_t)npages * sizeof(uint32_t), RT_CACHELINE);
+	size_t off_gen = off;
+	off = rt_align(off + (size_t)npages * sizeof(uint64_t), 4096);
+	size_t off_pages = off;
+	size_t total = off_pages + (size_t)npages * cfg->page_size;
+
+	struct ringtrace_rb *rb = calloc(1, sizeof(*rb));
+	if (!rb)
+		return rt_error(RINGTRACE_ENOMEM, "ringtrace_rb_create: out of memory");
+	int fd;
+	if (cfg->shm_name) {
+		fd = shm_open(cfg->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			err = rt_error(RINGTRACE_ESYS, "shm_open(\"%s\"): %s", cfg->shm_name,
+				       strerror(errno));
+			free(rb);
+			return err;
+		}
+	} else {
+		fd = memfd_create("ringtrace", MFD_CLOEXEC);
+		if (fd < 0) {
+			err = rt_error(RINGTRACE_ESYS, "memfd_create: %s", strerror(errno));
+			free(rb);
+			return err;
+		}
+	}
+	if (ftruncate(fd, (off_t)total) < 0) {
+		err = rt_error(RINGTRACE_ENOMEM, "ftruncate of shared memory to %zu bytes: %s", total,
+			       strerror(errno));
+		goto fail_fd;
+	}
+	char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (base == MAP_FAILED) {
+		err = rt_error(RINGTRACE_ENOMEM, "mmap of %zu bytes of shared memory: %s", total,
+			       strerror(errno));
+		goto fail_fd;
+	}
+	const struct rt_clock *clk = rt_clock_get();
+	struct rt_shm *shm = (struct rt_shm *)base;
+	shm->version = RT_SHM_VERSION;
+	shm->page_size = (uint32_t)cfg->page_size;
+	shm->npages = npages;
+	shm->max_writers = cfg->max_writers;
+	shm->mode = (uint32_t)cfg->mode;
+	shm->flush_ms = cfg->flush_interval_ms;
+	shm->qcap = qcap;
+	shm->clock_is_tsc = (uint32_t)clk->is_tsc;
+	shm->clock_freq = clk->freq;
+	shm->clock_base_ticks = clk->base_ticks;
+	shm->clock_base_ns = clk->base_ns;
+	shm->total_size = total;
+	shm->off_slots = off_slots;
+	shm->off_qcells = off_q;
+	shm->off_free_next = off_fn;
+	shm->off_gen = off_gen;
+	shm->off_pages = off_pages;
+	shm->creator_pid = (uint32_t)getpid();
+	shm->next_stream = 1;
+	rt_bind(rb, base);
+	for (uint32_t i = 0; i < qcap; i++)
+		rb->qcells[i].seq = i;
+	/* Free list: page 0 on top. */
+	for (uint32_t i = 0; i < npages; i++) {
+		rb->free_next[i] = i + 1 < npages ? i + 2 : 0;
+	}
+	for (uint32_t i = 0; i < cfg->max_writers; i++)
+		rb->slots[i].cur_page = RT_NO_PAGE;
+	shm->free_head = 1;
+	shm->free_count = npages;
+	rb->fd = fd;
+	rb->owner = 1;
+	rb->map_size = total;
+	if (rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
+		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL_EXPEDITED;
+	else if (rt_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+		rb->mb_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+	else if (rt_membarrier(MEMBARRIER_CMD_QUERY) > 0 &&
+		 (rt_membarrier(MEMBARRIER_CMD_QUERY) & MEMBARRIER_CMD_GLOBAL))
+		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL;
+	if ((err = rt_register_open(rb)) < 0) {
+		munmap(base, total);
+		goto fail_fd;
+	}
+	/* Publish the magic last: an attacher that sees it sees a whole pool. */
+	RT_STORE_REL(&shm->magic, RT_SHM_MAGIC);
+	if (cfg->shm_name) {
+		rb->shm_name = strdup(cfg->shm_name);
+	}
+	rt_error_clear();
+	*out = rb;
+	return 0;
+fail_fd:
+	close(fd);
+	if (cfg->shm_name)
+		shm_unlink(cfg->shm_name);
+	free(rb);
+	return err;
+}
+
+int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out)
+{
+	int err;
+	if (!out || fd < 0)
+		return rt_error(RINGTRACE_EINVAL, "ringtrace_rb_attach_fd: invalid fd or NULL out");
+	*out = NULL;
+	struct stat stb;
+	if (fstat(fd, &stb) < 0)
+		return rt_error(RINGTRACE_ESYS, "attach: fstat(fd %d): %s", fd, strerror(errno));
+	if ((size_t)stb.st_size < sizeof(struct rt_shm))
+		return rt_error(RINGTRACE_ECORRUPT,
+				"attach: fd %d is %lld bytes, too small for a ringtrace buffer", fd,
+				(long long)stb.st_size);
+	size_t size = (size_t)stb.st_size;
+	char *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return rt_error(RINGTRACE_ESYS, "attach: mmap of %zu bytes: %s", size, strerror(errno));
+	struct rt_shm *shm = (struct rt_shm *)base;
+	const char *why = NULL;
+	if (RT_LOAD_ACQ(&shm->magic) != RT_SHM_MAGIC)
+		why = "bad magic at offset 0 (not a ringtrace buffer)";
+	else if (shm->version != RT_SHM_VERSION)
+		why = "unsupported version at offset 8";
+	else if (shm->total_size != size)
+		why = "total_size does not match the object's size";
+	else if (shm->page_size < RINGTRACE_RB_MIN_PAGE_SIZE ||
+		 shm->page_size > RINGTRACE_RB_MAX_PAGE_SIZE ||
+		 (shm->page_size & (shm->page_size - 1)) || shm->npages < RINGTRACE_RB_MIN_PAGES ||
+		 shm->max_writers < 1 || shm->qcap < shm->npages || (shm->qcap & (shm->qcap - 1)))
+		why = "invalid geometry in the control block";
+	else if (shm->off_pages + (uint64_t)shm->npages * shm->page_size > size ||
+		 shm->off_slots + (uint64_t)shm->max_writers * sizeof(struct rt_slot) > shm->off_pages ||
+		 shm->off_qcells + (uint64_t)shm->qcap * sizeof(struct rt_qcell) > shm->off_pages ||
+		 shm->off_gen + (uint64_t)shm->npages * 8 > shm->off_pages)
+		why = "region offsets out of bounds";
+	if (why) {
+		munmap(base, size);
+		return rt_error(RINGTRACE_ECORRUPT, "attach: fd %d: %s", fd, why);
+	}
+	struct ringtrace_rb *rb = calloc(1, sizeof(*rb));
+	if (!rb) {
+		munmap(base, size);
+		return rt_error(RINGTRACE_ENOMEM, "attach: out of memory");
+	}
+	rt_bind(rb, base);
+	rb->fd = dup(fd);
+	rb->owner = 0;
+	rb->map_size = size;
+	rb->idx = 0;
+	rb->epoch = UINT64_MAX; /* never matches a thread: a reader does not write */
+	int q = rt_membarrier(MEMBARRIER_CMD_QUERY);
+	if (q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED))
+		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL_EXPEDITED;
+	else if (q > 0 && (q & MEMBARRIER_CMD_GLOBAL))
+		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL;
+	(void)err;
+	rt_error_clear();
+	*out = rb;
+	return 0;
+}
+
+int ringtrace_rb_attach_name(const char *shm_name, ringtrace_rb **out)
+{
+	if (!shm_name || !out)
+		return rt_error(RINGTRACE_EINVAL, "ringtrace_rb_attach_name: NULL argument");
+	int fd = shm_open(shm_name, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		return rt_error(RINGTRACE_ESYS, "shm_open(\"%s\"): %s", shm_name, strerror(errno));
+	int err = ringtrace_rb_attach_fd(fd, out);
+	close(fd);
+	return err;
+}
+
+void ringtrace_rb_destroy(ringtrace_rb *rb)
+{
+	if (!rb)
+		return;
+	if (rb->owner) {
+		pthread_mutex_lock(&rt_open_lock);
+		if (rt_open[rb->idx].rb == rb)
+			rt_open[rb->idx].rb = NULL;
+		pthread_mutex_unlock(&rt_open_lock);
+		struct rt_tls *t = &rt_tls[rb->idx];
+		if (t->epoch == rb->epoch)
+			t->epoch = 0;
+		if (rb->shm_name)
+			shm_unlink(rb->shm_name);
+	}
+	munmap(rb->base, rb->map_size);
+	close(rb->fd);
+	free(rb->shm_name);
+	free(rb);
+}
+
+int ringtrace_rb_fd(const ringtrace_rb *rb)
+{
+	return rb->fd;
+}
+
+size_t ringtrace_rb_page_size(const ringtrace_rb *rb)
+{
+	return rb->page_size;
+}
+
+uint32_t ringtrace_rb_page_count(const ringtrace_rb *rb)
+{
+	return rb->shm->npages;
+}
+
+enum ringtrace_rb_mode ringtrace_rb_mode(const ringtrace_rb *rb)
+{
+	return (enum ringtrace_rb_mode)rb->shm->mode;
+}
+
+uint64_t ringtrace_rb_now(const ringtrace_rb *rb)
+{
+	return rt_ticks(rb->is_tsc);
+}
+
+uint64_t ringtrace_rb_ticks_to_ns(const ringtrace_rb *rb, uint64_t ticks)
+{
+	return rt_clock_to_ns(&rb->clock, ticks);
+}
+
+uint64_t ringtrace_rb_clock_freq(const ringtrace_rb *rb)
+{
+	return rb->clock.freq;
+}
+
+int ringtrace_rb_clock_is_tsc(const ringtrace_rb *rb)
+{
+	return rb->clock.is_tsc;
+}
