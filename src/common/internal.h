@@ -27,6 +27,20 @@ RT_HIDDEN const struct rt_clock *rt_clock_get(void);
 RT_HIDDEN uint64_t rt_mono_ns(void);
 RT_HIDDEN uint64_t rt_clock_to_ns(const struct rt_clock *c, uint64_t ticks);
 
+/* The hardware counter; only meaningful where rt_clock_get()->is_tsc. */
+static inline uint64_t rt_hw_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return 0;
+#endif
+}
+
 static inline uint64_t rt_ticks(int is_tsc)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -457,9 +457,10 @@ static void *rt_drop(struct rt_slot *s, uint32_t nest)
 
 /* The slow path of reserve: entered with s->nest already raised. */
 static void *__attribute__((noinline, cold))
-rt_reserve_slow(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s, uint32_t nest,
-		uint32_t id, size_t len, uint64_t ts)
+rt_reserve_slow(struct ringtrace_rb *rb, uint32_t nest, uint32_t id, size_t len, uint64_t ts)
 {
+	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_slot *s = t->slot;
 	if (nest != 0)
 		return rt_drop(s, nest); /* nested in a signal handler */
 	if (id > RINGTRACE_EV_MAX_ID || len > rb->max_payload)
@@ -497,22 +498,40 @@ rt_reserve_slow(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s, ui
 
 static void *rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len);
 
-void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
+/*
+ * Everything the fast path does not handle inline: a thread's first event
+ * (attach) and the CLOCK_MONOTONIC fallback clock. Kept out of line, and
+ * reached by tail calls only, so that the fast path saves no registers.
+ */
+static void *__attribute__((noinline, cold)) rt_reserve_generic(struct ringtrace_rb *rb, uint32_t id,
+							       size_t len)
 {
 	struct rt_tls *t = &rt_tls[rb->idx];
-	if (rt_unlikely(t->epoch != rb->epoch))
+	if (t->epoch != rb->epoch)
 		return rt_reserve_attach(rb, id, len);
 	struct rt_slot *s = t->slot;
 	uint32_t nest = RT_LOAD(&s->nest);
 	RT_STORE(&s->nest, nest + 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uint64_t ts = rt_ticks(rb->is_tsc);
+	return rt_reserve_slow(rb, nest, id, len, rt_ticks(rb->is_tsc));
+}
+
+void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	struct rt_tls *t = &rt_tls[rb->idx];
+	if (rt_unlikely(t->epoch != rb->epoch || !rb->is_tsc))
+		return rt_reserve_generic(rb, id, len);
+	struct rt_slot *s = t->slot;
+	uint32_t nest = RT_LOAD(&s->nest);
+	RT_STORE(&s->nest, nest + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t ts = rt_hw_ticks();
 	uint32_t need = RINGTRACE_EV_HEADER_SIZE + (((uint32_t)len + 7u) & ~7u);
 	/* One unlikely branch covers every rare case; ts < last_ts wraps huge. */
 	if (rt_unlikely((nest | RT_LOAD(&s->steal)) != 0 || len > rb->max_payload ||
 			id > RINGTRACE_EV_MAX_ID || t->off + need > t->limit ||
 			ts - t->last_ts > 0xFFFFFFFFull))
-		return rt_reserve_slow(rb, t, s, nest, id, len, ts);
+		return rt_reserve_slow(rb, nest, id, len, ts); /* a tail call */
 	uint64_t *h = (uint64_t *)(t->page + t->off);
 	*h = RINGTRACE_EV_WORD(ts, id, len);
 	t->res_end = t->off + need;
