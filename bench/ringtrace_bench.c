@@ -1,0 +1,65 @@
+/*
+ * ringtrace-bench: benchmarks of ringtrace, one subcommand each.
+ *
+ *   ringtrace-bench rb [options]   ring buffer hammer (kernel
+ *                                  ring_buffer_benchmark reproduction)
+ *   ringtrace-bench --help         this list
+ *   ringtrace-bench CMD --help     options of CMD
+ *
+ * To add a subcommand: write `int NAME_bench_main(int argc, char **argv)`
+ * (argv[0] is the subcommand name), declare it in bench.h, add it to
+ * `commands` below and its source file to bench/CMakeLists.txt.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+struct bench_command {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct bench_command commands[] = {
+	{ "rb", rb_bench_main,
+	  "hammer the ring buffer with 10-byte events (kernel ring_buffer_benchmark)" },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ringtrace-bench <command> [options]\n"
+		   "       ringtrace-bench <command> --help\n"
+		   "       ringtrace-bench --help\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nexit status: 0 ok, 1 measurement or check failed, 2 usage error\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "ringtrace-bench: missing command\n");
+		usage(stderr);
+		return BENCH_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return BENCH_EXIT_OK;
+	}
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].main(argc - 1, argv + 1);
+
+	if (cmd[0] == '-')
+		fprintf(stderr, "ringtrace-bench: unknown option '%s'\n", cmd);
+	else
+		fprintf(stderr, "ringtrace-bench: unknown command '%s'\n", cmd);
+	fprintf(stderr, "Try 'ringtrace-bench --help'.\n");
+	return BENCH_EXIT_USAGE;
+}
