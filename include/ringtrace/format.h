@@ -27,12 +27,12 @@ extern "C" {
 #define RINGTRACE_FORMAT_VERSION 1u
 
 /*
- * The page header: 96 bytes at the start of every page.
+ * The page header: 112 bytes at the start of every page.
  *
  * Fields marked (publish) are final once the page is published (handed to
  * readers); while a page is being written only magic, stream_id,
  * stream_instance_id, timestamp_begin, packet_size, packet_seq_num,
- * events_discarded, events_before, tid and writer are valid, and `commit`
+ * events_discarded, events_before, tid, writer, cpu and comm are valid, and `commit`
  * grows as events are committed.
  */
 struct ringtrace_page_header {
@@ -52,9 +52,10 @@ struct ringtrace_page_header {
 	uint32_t writer;             /* 84: writer slot index in the pool */
 	uint32_t cpu;                /* 88: cpu at page start (informational) */
 	uint32_t flags;              /* 92: RINGTRACE_PAGE_F_* */
+	char comm[16];               /* 96: thread name when the page began, NUL-padded */
 };
 
-#define RINGTRACE_PAGE_HEADER_SIZE 96u
+#define RINGTRACE_PAGE_HEADER_SIZE 112u
 
 /* The page was taken from an idle writer by a reader flush. */
 #define RINGTRACE_PAGE_F_FLUSHED 0x1u

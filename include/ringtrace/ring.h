@@ -156,6 +156,14 @@ void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header 
  */
 int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms);
 
+/*
+ * Re-read the names of this process's writer threads (for threads renamed
+ * after their first event); later pages carry the new name. Returns how
+ * many were read. Readers call it on their own schedule; writers never
+ * make this system call.
+ */
+int ringtrace_rb_refresh_comm(ringtrace_rb *rb);
+
 /* ---- decoding events within a page --------------------------------------- */
 
 struct ringtrace_event {

@@ -121,9 +121,11 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -407,6 +409,8 @@ static int rt_take_page(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slo
 	int cpu = sched_getcpu();
 	h->cpu = cpu < 0 ? 0xFFFFFFFFu : (uint32_t)cpu;
 	h->flags = 0;
+	uint64_t cm[2] = {RT_LOAD(&s->comm[0]), RT_LOAD(&s->comm[1])};
+	memcpy(h->comm, cm, sizeof(cm));
 	RT_STORE_REL(&h->commit, RINGTRACE_PAGE_HEADER_SIZE);
 	rt_gen_end(rb, idx);
 	t->page = (char *)h;
@@ -620,6 +624,11 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	RT_STORE(&s->stream, stream);
 	RT_STORE(&s->tid, (uint32_t)rt_gettid());
 	RT_STORE(&s->pid, (uint32_t)getpid());
+	uint64_t cm[2] = {0, 0};
+	prctl(PR_GET_NAME, (unsigned long)cm, 0, 0, 0);
+	((char *)cm)[15] = 0;
+	RT_STORE(&s->comm[0], cm[0]);
+	RT_STORE(&s->comm[1], cm[1]);
 	RT_STORE(&s->overrun, RT_TAG(stream));
 	RT_STORE_REL(&s->read, RT_TAG(stream));
 	t->slot = s;
@@ -707,6 +716,42 @@ static void rt_atfork_child(void)
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++)
 		if (rt_open[i].rb && rt_open[i].rb->mb_cmd == MEMBARRIER_CMD_GLOBAL_EXPEDITED)
 			rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
+}
+
+/* ---- thread names ---------------------------------------------------------- */
+
+/*
+ * A writer reads its thread's name once, when it attaches; every page
+ * header carries a copy. A thread renamed later (pthread_setname_np) is
+ * caught up by readers calling this, which reads /proc on their own time
+ * so the write path never makes the system call.
+ */
+int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
+{
+	int n = 0;
+	uint32_t self = (uint32_t)getpid();
+	for (uint32_t i = 0; i < rb->shm->max_writers; i++) {
+		struct rt_slot *s = &rb->slots[i];
+		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE || RT_LOAD(&s->pid) != self)
+			continue;
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", RT_LOAD(&s->tid));
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		uint64_t cm[2] = {0, 0};
+		ssize_t r = read(fd, cm, 15);
+		close(fd);
+		if (r <= 0)
+			continue;
+		char *c = (char *)cm;
+		if (c[r - 1] == '\n')
+			c[r - 1] = 0;
+		RT_STORE(&s->comm[0], cm[0]);
+		RT_STORE(&s->comm[1], cm[1]);
+		n++;
+	}
+	return n;
 }
 
 /* ---- flush ---------------------------------------------------------------- */

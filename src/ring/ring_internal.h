@@ -89,7 +89,8 @@ struct rt_slot {
 	uint64_t page_ts;     /* timestamp_begin of cur_page (for flush) */
 	uint64_t overrun __attribute__((aligned(RT_CACHELINE))); /* tagged */
 	uint64_t read;                                            /* tagged */
-	uint64_t pad2[6];
+	uint64_t comm[2];     /* thread name, refreshed by readers (ringtrace_rb_refresh_comm) */
+	uint64_t pad2[4];
 };
 
 _Static_assert(sizeof(struct rt_slot) == 128, "slot is two cache lines");
