@@ -635,7 +635,7 @@ static int run_once(const struct rb_opts *o, unsigned run_no, struct run_result 
 
 	struct ringtrace_rb_stats st;
 	memset(&st, 0, sizeof(st));
-	rc = ringtrace_rb_stats(run.rb, &st);
+	rc = ringtrace_rb_get_stats(run.rb, &st);
 	if (rc < 0) {
 		fprintf(stderr, "ringtrace-bench rb: ringtrace_rb_stats: %s: %s\n",
 			ringtrace_strerror(rc), ringtrace_last_error());

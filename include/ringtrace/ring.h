@@ -55,6 +55,7 @@ enum ringtrace_error {
 	RINGTRACE_ECORRUPT = 6,/* data failed validation */
 	RINGTRACE_ESYS = 7,    /* a system call failed (errno is in the message) */
 	RINGTRACE_ENESTED = 8, /* nested write from a signal handler: counted as missed */
+	RINGTRACE_ENOENT = 9,  /* no such event, probe or pattern match */
 };
 
 /* Human-readable name of an error code (positive or negative). */
@@ -124,7 +125,12 @@ enum ringtrace_rb_mode ringtrace_rb_mode(const ringtrace_rb *rb);
  */
 void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len);
 void ringtrace_rb_commit(ringtrace_rb *rb);
-/* Reserve, copy `len` bytes, commit. 0 or a negative error (dropped). */
+/*
+ * Reserve, copy `len` bytes, commit. 0, or the reason the event was dropped
+ * (and counted as missed): -RINGTRACE_ENESTED (inside a write of this
+ * thread, from a signal handler), -RINGTRACE_E2BIG, -RINGTRACE_EINVAL (id),
+ * -RINGTRACE_ENOSPC (no page or writer slot).
+ */
 int ringtrace_rb_write(ringtrace_rb *rb, uint32_t id, const void *data, size_t len);
 /* Largest payload this buffer accepts. */
 size_t ringtrace_rb_max_payload(const ringtrace_rb *rb);
@@ -254,12 +260,12 @@ struct ringtrace_rb_writer_stats {
 	uint64_t pages;    /* pages published */
 };
 
-int ringtrace_rb_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st);
+int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st);
 /*
  * Stats of the writers active now: fills up to `max` entries, returns how
  * many writers are active (may be more than max).
  */
-int ringtrace_rb_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
+int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
 			      uint32_t max);
 
 /* ---- time --------------------------------------------------------------- */

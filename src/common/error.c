@@ -27,6 +27,7 @@ const char *ringtrace_strerror(int err)
 	case RINGTRACE_ECORRUPT: return "corrupt data";
 	case RINGTRACE_ESYS: return "system call failed";
 	case RINGTRACE_ENESTED: return "nested write from a signal handler";
+	case RINGTRACE_ENOENT: return "no such event";
 	default: return "unknown error";
 	}
 }

@@ -9,6 +9,7 @@
 #define RT_HIDDEN __attribute__((visibility("hidden")))
 #define rt_likely(x) __builtin_expect(!!(x), 1)
 #define rt_unlikely(x) __builtin_expect(!!(x), 0)
+#define RT_ALIGN8(x) (((x) + 7) & ~(size_t)7)
 
 /* Record a message for ringtrace_last_error() and return -code. */
 RT_HIDDEN int rt_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

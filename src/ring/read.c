@@ -30,7 +30,8 @@ int ringtrace_page_check(const struct ringtrace_page_header *h, size_t page_size
 				"page header: packet_size %llu bits at offset 40, expected %llu",
 				(unsigned long long)h->packet_size,
 				(unsigned long long)page_size * 8);
-	if (h->packet_size % 64 || h->packet_size < RINGTRACE_PAGE_HEADER_SIZE * 8)
+	if (h->packet_size % 64 || h->packet_size < RINGTRACE_PAGE_HEADER_SIZE * 8 ||
+	    h->packet_size > (uint64_t)RINGTRACE_RB_MAX_PAGE_SIZE * 8)
 		return rt_error(RINGTRACE_ECORRUPT, "page header: packet_size %llu bits at offset 40 is invalid",
 				(unsigned long long)h->packet_size);
 	if (h->content_size % 64 || h->content_size < RINGTRACE_PAGE_HEADER_SIZE * 8 ||
@@ -187,7 +188,7 @@ static void rt_heap_up(struct rt_merge *m, uint32_t i)
 	}
 }
 
-/* Add a page (its content_size bounds the decoding). */
+/* Add a page (its content_size bounds the decoding; it was checked). */
 static void rt_merge_add(struct rt_merge *m, const struct ringtrace_page_header *page)
 {
 	struct rt_src *s = &m->src[m->n++];
@@ -269,6 +270,12 @@ int ringtrace_rb_reader_next(ringtrace_rb_reader *r, struct ringtrace_event *ev)
 		const struct ringtrace_page_header *p;
 		while (r->m.n < r->m.cap && (p = ringtrace_rb_get_page(r->rb)) != NULL) {
 			r->held[r->m.n] = p;
+			if (ringtrace_page_check(p, r->rb->page_size) < 0) {
+				/* Never decode a damaged header; the page is still given back. */
+				r->m.corrupt++;
+				r->m.src[r->m.n++].cur.page = p;
+				continue;
+			}
 			rt_merge_add(&r->m, p);
 		}
 		if (r->m.n == 0)
@@ -339,6 +346,7 @@ static int rt_snap_copy(struct ringtrace_rb *rb, struct ringtrace_snapshot *s, u
 	}
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)dst;
 	if (live) {
+		h->commit = commit; /* the live value may have moved on while we copied */
 		h->packet_size = (uint64_t)rb->page_size * 8;
 		h->timestamp_end = h->timestamp_begin;
 		rt_page_finalize(rb, h, commit, RINGTRACE_PAGE_F_SNAPSHOT);

@@ -121,6 +121,7 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,7 @@ struct rt_tls {
 	uint64_t seq;          /* packet_seq_num of the next page */
 	uint32_t noslot_skip;  /* events to drop before retrying a slot claim */
 	uint32_t attaching;
+	int drop_reason;       /* why the last reserve returned NULL (RINGTRACE_E*) */
 };
 
 /* initial-exec: the fast path reaches it with one %fs-relative load. */
@@ -160,15 +162,22 @@ static struct {
 static pthread_mutex_t rt_open_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t rt_epoch_next = 1;
 static pthread_key_t rt_exit_key;
-static pthread_once_t rt_global_once = PTHREAD_ONCE_INIT;
 
 static void rt_thread_exit(void *arg);
 static void rt_atfork_child(void);
 
-static void rt_global_init(void)
+static void rt_process_exit(void);
+
+/*
+ * A constructor, so the key gets a low index: pthread_setspecific() on a
+ * low key never allocates, which keeps a thread's first event
+ * async-signal-safe.
+ */
+__attribute__((constructor)) static void rt_global_init(void)
 {
 	pthread_key_create(&rt_exit_key, rt_thread_exit);
 	pthread_atfork(NULL, NULL, rt_atfork_child);
+	atexit(rt_process_exit);
 }
 
 static inline void rt_cpu_relax(void)
@@ -229,7 +238,11 @@ static void rt_free_push(struct ringtrace_rb *rb, uint32_t page)
  * that: after a short spin it returns 0 and the caller counts the page's
  * events as overrun.
  */
-static int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page)
+/*
+ * Claim the next FIFO position: the order of claims is the order readers
+ * see. 1 and *out set, or 0 if the cell stayed busy.
+ */
+static int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out)
 {
 	struct rt_shm *shm = rb->shm;
 	uint64_t mask = shm->qcap - 1;
@@ -242,8 +255,7 @@ static int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page)
 		if (dif == 0) {
 			if (__atomic_compare_exchange_n(&shm->enq_pos, &pos, pos + 1, 1,
 							__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-				RT_STORE(&c->page, page);
-				RT_STORE_REL(&c->seq, pos + 1);
+				*out = pos;
 				return 1;
 			}
 		} else if (dif < 0) {
@@ -255,6 +267,23 @@ static int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page)
 			pos = RT_LOAD(&shm->enq_pos);
 		}
 	}
+}
+
+/* Fill a claimed position; RT_NO_PAGE makes a tombstone that pops skip. */
+static void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page)
+{
+	struct rt_qcell *c = &rb->qcells[pos & (rb->shm->qcap - 1)];
+	RT_STORE(&c->page, page);
+	RT_STORE_REL(&c->seq, pos + 1);
+}
+
+static int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page)
+{
+	uint64_t pos;
+	if (!rt_fifo_claim(rb, &pos))
+		return 0;
+	rt_fifo_fill(rb, pos, page);
+	return 1;
 }
 
 int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page)
@@ -269,8 +298,13 @@ int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page)
 		if (dif == 0) {
 			if (__atomic_compare_exchange_n(&shm->deq_pos, &pos, pos + 1, 1,
 							__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-				*page = RT_LOAD(&c->page);
+				uint32_t p = RT_LOAD(&c->page);
 				RT_STORE_REL(&c->seq, pos + mask + 1);
+				if (p == RT_NO_PAGE) { /* a flush's tombstone */
+					pos = RT_LOAD(&shm->deq_pos);
+					continue;
+				}
+				*page = p;
 				return 1;
 			}
 		} else if (dif < 0) {
@@ -431,8 +465,10 @@ static void rt_answer_steal(struct ringtrace_rb *rb, struct rt_tls *t, struct rt
 	if (st == RT_STEAL_ASKED) {
 		if (__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_NONE, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			if (t->page && t->nevents)
+			if (t->page && t->nevents) {
 				rt_publish(rb, t, s, RINGTRACE_PAGE_F_FLUSHED);
+				__atomic_fetch_add(&rb->shm->pages_flushed, 1, __ATOMIC_RELAXED);
+			}
 			return;
 		}
 		/* st now holds the current value: the reader took the page. */
@@ -451,8 +487,9 @@ static inline void rt_count_missed(struct rt_slot *s)
 }
 
 /* Drop an event (counted) and leave the write. */
-static void *rt_drop(struct rt_slot *s, uint32_t nest)
+static void *rt_drop(struct rt_tls *t, struct rt_slot *s, uint32_t nest, int reason)
 {
+	t->drop_reason = reason;
 	rt_count_missed(s);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	RT_STORE_REL(&s->nest, nest);
@@ -466,9 +503,11 @@ rt_reserve_slow(struct ringtrace_rb *rb, uint32_t nest, uint32_t id, size_t len,
 	struct rt_tls *t = &rt_tls[rb->idx];
 	struct rt_slot *s = t->slot;
 	if (nest != 0)
-		return rt_drop(s, nest); /* nested in a signal handler */
-	if (id > RINGTRACE_EV_MAX_ID || len > rb->max_payload)
-		return rt_drop(s, 0);
+		return rt_drop(t, s, nest, RINGTRACE_ENESTED); /* nested in a signal handler */
+	if (id > RINGTRACE_EV_MAX_ID)
+		return rt_drop(t, s, 0, RINGTRACE_EINVAL);
+	if (len > rb->max_payload)
+		return rt_drop(t, s, 0, RINGTRACE_E2BIG);
 	uint32_t st = RT_LOAD_ACQ(&s->steal);
 	if (st != RT_STEAL_NONE)
 		rt_answer_steal(rb, t, s, st);
@@ -481,7 +520,7 @@ rt_reserve_slow(struct ringtrace_rb *rb, uint32_t nest, uint32_t id, size_t len,
 		if (t->page)
 			rt_publish(rb, t, s, 0);
 		if (rt_take_page(rb, t, s, ts) < 0)
-			return rt_drop(s, 0);
+			return rt_drop(t, s, 0, RINGTRACE_ENOSPC);
 		ext = 0;
 		need = RINGTRACE_EV_HEADER_SIZE + plen;
 	}
@@ -558,9 +597,19 @@ void ringtrace_rb_commit(ringtrace_rb *rb)
 
 int ringtrace_rb_write(ringtrace_rb *rb, uint32_t id, const void *data, size_t len)
 {
+	/*
+	 * A signal handler may write (and fail) between our reserve and our
+	 * reading of drop_reason: each call restores what it found, so the
+	 * handler leaves the interrupted call's reason intact.
+	 */
+	int *reason = &rt_tls[rb->idx].drop_reason;
+	int saved = *reason;
 	void *p = ringtrace_rb_reserve(rb, id, len);
-	if (rt_unlikely(!p))
-		return len > rb->max_payload ? -RINGTRACE_E2BIG : -RINGTRACE_ENOSPC;
+	if (rt_unlikely(!p)) {
+		int r = *reason;
+		*reason = saved;
+		return -r;
+	}
 	memcpy(p, data, len);
 	ringtrace_rb_commit(rb);
 	return 0;
@@ -590,6 +639,8 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	 */
 	if (!rb->owner || t->attaching || (t->noslot_skip && t->noslot_skip-- > 0)) {
 		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		t->drop_reason = !rb->owner ? RINGTRACE_EINVAL
+					    : t->attaching ? RINGTRACE_ENESTED : RINGTRACE_ENOSPC;
 		return NULL;
 	}
 	t->attaching = 1;
@@ -607,6 +658,7 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 		}
 	}
 	if (!s) {
+		t->drop_reason = RINGTRACE_ENOSPC;
 		t->noslot_skip = 1024;
 		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -652,6 +704,15 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_tls *t)
 {
 	struct rt_slot *s = t->slot;
 	struct rt_shm *shm = rb->shm;
+	/*
+	 * From here a signal handler's event on this thread goes to the attach
+	 * path, finds `attaching` and is counted in missed_noslot: it never
+	 * touches a slot that is being folded or that another thread may
+	 * already have claimed.
+	 */
+	t->attaching = 1;
+	t->epoch = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	RT_STORE(&s->nest, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Make sure a flush that already asked sees us inside a write. */
@@ -680,8 +741,9 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_tls *t)
 	RT_STORE(&s->steal, RT_STEAL_NONE);
 	RT_STORE(&s->nest, 0);
 	RT_STORE_REL(&s->state, RT_SLOT_FREE);
-	t->epoch = 0;
 	t->slot = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->attaching = 0;
 }
 
 void ringtrace_rb_writer_release(ringtrace_rb *rb)
@@ -705,6 +767,16 @@ static void rt_thread_exit(void *arg)
 }
 
 /*
+ * exit() does not run thread-key destructors: retire the exiting thread's
+ * writers so that its last pages are published and its slots freed (this
+ * matters for short-lived forked children writing into a shared pool).
+ */
+static void rt_process_exit(void)
+{
+	rt_thread_exit(NULL);
+}
+
+/*
  * fork(): the child's only thread starts with no writer. It shares the
  * pool (MAP_SHARED) and will claim its own slot and page at its first
  * event; the parent's slot stays the parent's.
@@ -713,9 +785,13 @@ static void rt_atfork_child(void)
 {
 	memset(rt_tls, 0, sizeof(rt_tls));
 	pthread_mutex_init(&rt_open_lock, NULL);
-	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++)
-		if (rt_open[i].rb && rt_open[i].rb->mb_cmd == MEMBARRIER_CMD_GLOBAL_EXPEDITED)
+	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
+		if (!rt_open[i].rb)
+			continue;
+		rt_open[i].rb->self_pid = (uint32_t)getpid();
+		if (rt_open[i].rb->mb_cmd == MEMBARRIER_CMD_GLOBAL_EXPEDITED)
 			rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
+	}
 }
 
 /* ---- thread names ---------------------------------------------------------- */
@@ -734,6 +810,7 @@ int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
 		struct rt_slot *s = &rb->slots[i];
 		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE || RT_LOAD(&s->pid) != self)
 			continue;
+		uint64_t stream = RT_LOAD_ACQ(&s->stream);
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", RT_LOAD(&s->tid));
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -747,6 +824,10 @@ int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
 		char *c = (char *)cm;
 		if (c[r - 1] == '\n')
 			c[r - 1] = 0;
+		/* The slot may have changed hands meanwhile (torn names are possible
+		 * but harmless: the next refresh repairs them). */
+		if (RT_LOAD_ACQ(&s->stream) != stream || RT_LOAD(&s->state) != RT_SLOT_ACTIVE)
+			continue;
 		RT_STORE(&s->comm[0], cm[0]);
 		RT_STORE(&s->comm[1], cm[1]);
 		n++;
@@ -755,6 +836,66 @@ int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
 }
 
 /* ---- flush ---------------------------------------------------------------- */
+
+/*
+ * Publish a page taken from a writer at FIFO position pos (claimed), or
+ * free it if it holds no event. The commit offset comes from shared
+ * memory: it is clamped, and the decoder checks every event under it.
+ */
+static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint32_t flags)
+{
+	struct ringtrace_page_header *h = rt_page(rb, p);
+	uint32_t commit = RT_LOAD_ACQ(&h->commit);
+	if (commit > rb->page_size)
+		commit = rb->page_size;
+	if (commit <= RINGTRACE_PAGE_HEADER_SIZE) {
+		rt_fifo_fill(rb, pos, RT_NO_PAGE);
+		rt_free_push(rb, p);
+		return 0;
+	}
+	rt_page_finalize(rb, h, commit, flags);
+	rt_fifo_fill(rb, pos, p);
+	__atomic_fetch_add(&rb->shm->pages_published, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&rb->shm->pages_flushed, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/*
+ * A slot whose process is gone (a crashed or exited child that could not
+ * retire): publish its committed events and free the slot. An event it
+ * was in the middle of is not committed and is not published.
+ */
+static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s)
+{
+	struct rt_shm *shm = rb->shm;
+	uint32_t exp = RT_SLOT_ACTIVE;
+	/* Take the slot away from other flushers first. */
+	if (!__atomic_compare_exchange_n(&s->state, &exp, RT_SLOT_FREE + 2, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return 0;
+	int n = 0;
+	uint32_t p = RT_LOAD_ACQ(&s->cur_page);
+	if (p < shm->npages && RT_LOAD(&s->steal) != RT_STEAL_TAKEN) {
+		uint64_t pos;
+		if (rt_fifo_claim(rb, &pos))
+			n = rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_LAST);
+		else
+			rt_free_push(rb, p);
+	}
+	__atomic_fetch_add(&shm->retired_hit, RT_LOAD(&s->hit), __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_missed, RT_LOAD(&s->missed), __ATOMIC_RELAXED);
+	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
+	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
+	RT_STORE(&s->hit, 0);
+	RT_STORE(&s->missed, 0);
+	RT_STORE(&s->cur_page, RT_NO_PAGE);
+	RT_STORE(&s->steal, RT_STEAL_NONE);
+	RT_STORE(&s->nest, 0);
+	RT_STORE_REL(&s->state, RT_SLOT_FREE);
+	return n;
+}
 
 int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 {
@@ -771,9 +912,14 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		struct rt_slot *s = &rb->slots[i];
 		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
 			continue;
+		uint32_t pid = RT_LOAD(&s->pid);
+		if (pid != rb->self_pid && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+			nflushed += rt_reclaim_dead(rb, s);
+			continue;
+		}
 		uint32_t st = RT_LOAD_ACQ(&s->steal);
 		uint32_t p = RT_LOAD_ACQ(&s->cur_page);
-		if (st == RT_STEAL_TAKEN || p == RT_NO_PAGE)
+		if (st == RT_STEAL_TAKEN || p >= shm->npages)
 			continue;
 		if (RT_LOAD_ACQ(&rt_page(rb, p)->commit) <= RINGTRACE_PAGE_HEADER_SIZE)
 			continue;
@@ -804,29 +950,30 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 			continue; /* busy in a write: it will publish at its next event */
 		uint32_t p = RT_LOAD_ACQ(&s->cur_page);
 		uint32_t st = RT_STEAL_ASKED;
-		if (p == RT_NO_PAGE) {
+		if (p >= shm->npages) {
 			__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_NONE, 0, __ATOMIC_ACQ_REL,
 						    __ATOMIC_RELAXED);
 			continue;
 		}
+		/*
+		 * Claim the FIFO position before taking the page: once the writer
+		 * sees TAKEN it may publish its next page, which must come after
+		 * this one.
+		 */
+		uint64_t pos;
+		if (!rt_fifo_claim(rb, &pos))
+			continue;
 		if (!__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
-			continue; /* the writer published it itself */
-		struct ringtrace_page_header *h = rt_page(rb, p);
-		uint32_t commit = RT_LOAD_ACQ(&h->commit);
-		if (commit <= RINGTRACE_PAGE_HEADER_SIZE) {
-			rt_free_push(rb, p);
+						 __ATOMIC_ACQUIRE)) {
+			rt_fifo_fill(rb, pos, RT_NO_PAGE); /* the writer published it itself */
 			continue;
 		}
-		rt_page_finalize(rb, h, commit, RINGTRACE_PAGE_F_FLUSHED);
-		if (rt_fifo_push(rb, p)) {
-			__atomic_fetch_add(&shm->pages_published, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&shm->pages_flushed, 1, __ATOMIC_RELAXED);
+		/* A snapshot must not read this page as the writer's any more. */
+		uint32_t exp = p;
+		__atomic_compare_exchange_n(&s->cur_page, &exp, RT_NO_PAGE, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+		if (rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_FLUSHED))
 			nflushed++;
-		} else {
-			rt_account_overrun(rb, h);
-			rt_free_push(rb, p);
-		}
 	}
 	free(asked);
 	return (int)nflushed;
@@ -858,7 +1005,7 @@ void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header 
 
 /* ---- accounting queries --------------------------------------------------- */
 
-int ringtrace_rb_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st)
+int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st)
 {
 	if (!rb || !st)
 		return rt_error(RINGTRACE_EINVAL, "stats: NULL argument");
@@ -886,7 +1033,7 @@ int ringtrace_rb_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st)
 	return 0;
 }
 
-int ringtrace_rb_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
+int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
 			      uint32_t max)
 {
 	if (!rb || (!out && max))
@@ -1013,7 +1160,6 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 	*out = NULL;
 	if ((err = rt_check_config(cfg)) < 0)
 		return err;
-	pthread_once(&rt_global_once, rt_global_init);
 
 	uint32_t npages = (uint32_t)(cfg->pool_size / cfg->page_size);
 	uint32_t qcap = 1;
@@ -1096,6 +1242,7 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 	shm->free_count = npages;
 	rb->fd = fd;
 	rb->owner = 1;
+	rb->self_pid = (uint32_t)getpid();
 	rb->map_size = total;
 	if (rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
 		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL_EXPEDITED;
@@ -1157,7 +1304,11 @@ int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out)
 	else if (shm->off_pages + (uint64_t)shm->npages * shm->page_size > size ||
 		 shm->off_slots + (uint64_t)shm->max_writers * sizeof(struct rt_slot) > shm->off_pages ||
 		 shm->off_qcells + (uint64_t)shm->qcap * sizeof(struct rt_qcell) > shm->off_pages ||
-		 shm->off_gen + (uint64_t)shm->npages * 8 > shm->off_pages)
+		 shm->off_gen + (uint64_t)shm->npages * 8 > shm->off_pages ||
+		 shm->off_free_next + (uint64_t)shm->npages * 4 > shm->off_pages ||
+		 shm->off_slots < sizeof(struct rt_shm) || shm->off_qcells < sizeof(struct rt_shm) ||
+		 shm->off_free_next < sizeof(struct rt_shm) || shm->off_gen < sizeof(struct rt_shm) ||
+		 shm->off_pages % 4096)
 		why = "region offsets out of bounds";
 	if (why) {
 		munmap(base, size);
@@ -1171,6 +1322,7 @@ int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out)
 	rt_bind(rb, base);
 	rb->fd = dup(fd);
 	rb->owner = 0;
+	rb->self_pid = (uint32_t)getpid();
 	rb->map_size = size;
 	rb->idx = 0;
 	rb->epoch = UINT64_MAX; /* never matches a thread: a reader does not write */

@@ -126,6 +126,7 @@ struct ringtrace_rb {
 	int mb_cmd;            /* membarrier command for flush, 0 if unavailable */
 	struct rt_clock clock;
 	char *shm_name;        /* creator of a named object: unlinked on destroy */
+	uint32_t self_pid;     /* getpid() when created/attached (fork updates it) */
 };
 
 static inline struct ringtrace_page_header *rt_page(const struct ringtrace_rb *rb, uint32_t i)

@@ -1,0 +1,286 @@
+/*
+ * ringtrace/event.h - the event registry, enabling, probes, binary printf
+ * and record decoding.
+ *
+ * Events are defined with the macros of ringtrace/tracepoint.h; this header
+ * is the run-time side. Contracts:
+ *
+ *  - Enabling and disabling (by exact name or glob), registering and
+ *    unregistering probes, and ringtrace_events_set_buffer() may be called
+ *    from any thread at any time, concurrently with threads calling the
+ *    tracepoints. They take a mutex and may sleep; never call them from a
+ *    signal handler or a probe.
+ *  - When ringtrace_probe_unregister() or ringtrace_events_set_buffer()
+ *    returns, no thread is still running the removed probe or writing into
+ *    the previous buffer (a grace period, see src/event/rcu.c), so the
+ *    caller may free the probe's data or destroy the buffer.
+ *  - Tracepoints are async-signal-safe.
+ *  - Event ids are assigned by the registry, never reused in a process;
+ *    an event of a library unloaded with dlclose() keeps its id and schema
+ *    (ringtrace_event_by_id() still finds it, for readers) but is no longer
+ *    listed or enabled.
+ *
+ * This header compiles as C and as C++.
+ */
+#ifndef RINGTRACE_EVENT_H
+#define RINGTRACE_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtrace/ring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Field types of the record schema. */
+enum ringtrace_ftype {
+	RINGTRACE_FT_INT = 1,     /* size 1/2/4/8, is_signed */
+	RINGTRACE_FT_FLOAT = 2,   /* size 4/8 */
+	RINGTRACE_FT_BOOL = 3,    /* 1 byte, 0 or 1 */
+	RINGTRACE_FT_ENUM = 4,    /* integer (size, is_signed) with named values */
+	RINGTRACE_FT_POINTER = 5, /* 8 bytes */
+	RINGTRACE_FT_ARRAY = 6,   /* `count` integers of `size` bytes */
+	RINGTRACE_FT_FLOAT_ARRAY = 7, /* `count` floats of `size` bytes */
+	RINGTRACE_FT_STRING = 8,  /* NUL-terminated, at most `count` bytes with the NUL */
+	RINGTRACE_FT_BYTES = 9,   /* u32 length (4-aligned) then bytes, at most `count` */
+};
+
+/* Variable-length limits (the NUL included for strings). */
+#define RINGTRACE_STRING_MAX 1024u
+#define RINGTRACE_BYTES_MAX 4096u
+
+/* Event kinds, for timeline exporters. */
+enum ringtrace_event_kind {
+	RINGTRACE_KIND_INSTANT = 0,
+	RINGTRACE_KIND_BEGIN = 1,
+	RINGTRACE_KIND_END = 2,
+	RINGTRACE_KIND_COUNTER = 3,
+};
+
+struct ringtrace_enum_value {
+	const char *name;
+	int64_t value;
+};
+
+struct ringtrace_enum_desc {
+	const char *name;
+	const struct ringtrace_enum_value *values;
+	uint32_t count;
+};
+
+/*
+ * One field of a record. Fields are laid out in order, each at an offset
+ * aligned to `align` (relative to the payload start, itself 8-aligned).
+ */
+struct ringtrace_field_desc {
+	const char *name;
+	uint8_t type;       /* enum ringtrace_ftype */
+	uint8_t size;       /* scalar or element size, bytes */
+	uint8_t is_signed;
+	uint8_t align;
+	uint32_t count;     /* array length; max length for strings and bytes */
+	const struct ringtrace_enum_desc *enm;
+};
+
+typedef void (*ringtrace_probe_fn)(void);
+
+struct ringtrace_probe {
+	ringtrace_probe_fn fn;
+	void *data;
+};
+
+struct ringtrace_probe_set {
+	uint32_t count;
+	uint32_t pad;
+	struct ringtrace_probe probe[1]; /* really [count] */
+};
+
+/* state bits */
+#define RINGTRACE_EV_RECORD 0x1u /* recorded into the events buffer */
+#define RINGTRACE_EV_PROBES 0x2u /* probes attached */
+
+/* One per event, defined by RINGTRACE_EVENT in the CREATE_EVENTS file. */
+struct ringtrace_event_desc {
+	uint32_t enabled;    /* state != 0: the one word a call site reads */
+	uint32_t state;      /* RINGTRACE_EV_* */
+	uint32_t id;         /* assigned at registration */
+	uint32_t flags;
+	const char *name;
+	const char *print_fmt;
+	const char *file;
+	const struct ringtrace_field_desc *fields;
+	uint32_t nfields;
+	uint32_t kind;       /* enum ringtrace_event_kind */
+	const struct ringtrace_probe_set *probes;
+	void *reg;           /* registry entry (internal) */
+};
+
+/* ---- registry ------------------------------------------------------------ */
+
+/* Called by the constructors/destructors the event macros generate. */
+void ringtrace_event_register(struct ringtrace_event_desc *ev);
+void ringtrace_event_unregister(struct ringtrace_event_desc *ev);
+
+/* Ids below this are reserved: 0 is ringtrace_printf, 1 for future use. */
+#define RINGTRACE_EVENT_ID_PRINTF 0u
+#define RINGTRACE_EVENT_ID_FIRST 2u
+
+struct ringtrace_event_info {
+	const char *name;
+	uint32_t id;
+	uint32_t kind;
+	const char *print_fmt;
+	const struct ringtrace_field_desc *fields; /* owned by the registry */
+	uint32_t nfields;
+	int loaded;          /* 0 after its library was unloaded */
+	int enabled;         /* recorded */
+	uint64_t probes;     /* probes attached */
+	const char *file;
+};
+
+/* Number of registry entries (loaded or not); entries are 0 .. n-1. */
+uint32_t ringtrace_event_count(void);
+int ringtrace_event_get(uint32_t index, struct ringtrace_event_info *out);
+/* A loaded event by exact name: 0, or -RINGTRACE_ENOENT naming it. */
+int ringtrace_event_lookup(const char *name, struct ringtrace_event_info *out);
+/* Any event (even unloaded) by id: 0 or -RINGTRACE_ENOENT. */
+int ringtrace_event_by_id(uint32_t id, struct ringtrace_event_info *out);
+
+/*
+ * Enable/disable recording of every loaded event whose name matches
+ * `pattern` (an exact name or a glob with * ? [...]), and of events loaded
+ * later that match it. Returns the number of loaded events matched (>= 1);
+ * -RINGTRACE_EINVAL for a malformed pattern, -RINGTRACE_ENOENT if nothing
+ * matches (the rule is still kept for libraries loaded later). The
+ * message (ringtrace_last_error) names the pattern.
+ */
+int ringtrace_event_enable(const char *pattern);
+int ringtrace_event_disable(const char *pattern);
+/*
+ * Apply a comma-separated list of patterns, "-" in front to disable:
+ * "sched_*,net_rx,-sched_stat_*". This is what the environment variable
+ * RINGTRACE_EVENTS holds at process start. Every pattern is checked
+ * before any is applied; returns 0 or the first error.
+ */
+int ringtrace_events_configure(const char *spec);
+
+/*
+ * Where enabled events are recorded. NULL detaches. Returns after every
+ * writer into the previous buffer has finished its event.
+ */
+int ringtrace_events_set_buffer(ringtrace_rb *rb);
+
+/* ---- probes ---------------------------------------------------------------- */
+
+/*
+ * Attach a callback to an event; it receives (data, the event's arguments).
+ * Use the typed wrappers ringtrace_probe_register_<event>(). A probe is
+ * identified by (fn, data). Returns 0, or -RINGTRACE_EINVAL (already
+ * attached, or NULL fn), -RINGTRACE_ENOENT (unregister: not attached).
+ */
+int ringtrace_probe_register(struct ringtrace_event_desc *ev, ringtrace_probe_fn fn, void *data);
+int ringtrace_probe_unregister(struct ringtrace_event_desc *ev, ringtrace_probe_fn fn, void *data);
+
+/* ---- read-side critical sections (a small RCU) ---------------------------- */
+
+struct ringtrace_reader_node {
+	uint64_t seq;    /* odd while inside a read-side section */
+	uint32_t nest;
+	uint32_t in_use;
+	struct ringtrace_reader_node *next;
+};
+
+extern __thread struct ringtrace_reader_node *ringtrace_rnode_
+	__attribute__((tls_model("initial-exec")));
+extern int ringtrace_rcu_fence_;
+extern ringtrace_rb *ringtrace_events_rb_;
+struct ringtrace_reader_node *ringtrace_read_register_(void);
+
+/*
+ * Enter/leave a read-side section: what tracepoints do around their
+ * probes and recording. Nests; async-signal-safe; two plain stores.
+ */
+static inline unsigned ringtrace_read_lock(void)
+{
+	struct ringtrace_reader_node *n = ringtrace_rnode_;
+	if (__builtin_expect(n == NULL, 0))
+		n = ringtrace_read_register_();
+	if (n->nest++ == 0) {
+		__atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (__builtin_expect(ringtrace_rcu_fence_, 0))
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	return 0;
+}
+
+static inline void ringtrace_read_unlock(unsigned unused)
+{
+	struct ringtrace_reader_node *n = ringtrace_rnode_;
+	(void)unused;
+	if (--n->nest == 0) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* Wait until every read-side section that began before the call has ended. */
+void ringtrace_synchronize(void);
+
+static inline ringtrace_rb *ringtrace_events_buffer_(void)
+{
+	return __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE);
+}
+
+static inline size_t ringtrace_strnlen_(const char *s, size_t max)
+{
+	size_t n = 0;
+	if (!s)
+		return 0;
+	while (n < max && s[n])
+		n++;
+	return n;
+}
+
+/* ---- decoding records ---------------------------------------------------- */
+
+struct ringtrace_value {
+	const struct ringtrace_field_desc *field;
+	union {
+		int64_t i;     /* INT (signed), ENUM (signed) */
+		uint64_t u;    /* INT (unsigned), ENUM, BOOL, POINTER */
+		double f;      /* FLOAT */
+	} v;
+	const void *ptr;   /* ARRAY, FLOAT_ARRAY: elements; STRING: chars; BYTES: bytes */
+	uint32_t len;      /* ARRAY: count; STRING: length without NUL; BYTES: length */
+	uint32_t offset;   /* offset of the field in the payload */
+};
+
+/*
+ * Decode a record's payload by its schema into values[0 .. nfields-1].
+ * Every offset and length is checked against `len`: returns the number of
+ * fields decoded, or -RINGTRACE_ECORRUPT with a message naming the field
+ * and offset where the record is damaged.
+ */
+int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t nfields,
+			    const void *payload, size_t len, struct ringtrace_value *values);
+
+/*
+ * Format a record with its print format (one conversion per field, in
+ * order; %s takes any field) into buf. Returns the length that would
+ * have been written (like snprintf), or a negative error.
+ */
+int ringtrace_record_format(const char *print_fmt, const struct ringtrace_field_desc *fields,
+			    uint32_t nfields, const void *payload, size_t len, char *buf,
+			    size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Binary printf (outside extern "C": its C++ side uses overloads). */
+#include "ringtrace/printf.h"
+
+#endif /* RINGTRACE_EVENT_H */

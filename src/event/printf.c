@@ -1,0 +1,295 @@
+/*
+ * Binary printf: recording (the format is never looked at) and formatting
+ * at read time (the format is parsed then, one conversion at a time).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/internal.h"
+#include "ringtrace/event.h"
+
+/* The pseudo-event that enables ringtrace_printf, with the fixed id 0. */
+static const struct ringtrace_field_desc rt_printf_fields[] = {
+	{"site", RINGTRACE_FT_INT, 4, 0, 4, 0, NULL},
+	{"nargs", RINGTRACE_FT_INT, 4, 0, 4, 0, NULL},
+};
+struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {
+	0, 0, 0, 0, "ringtrace_printf", "site=%u nargs=%u", __FILE__, rt_printf_fields, 2,
+	RINGTRACE_KIND_INSTANT, NULL, NULL};
+
+__attribute__((constructor)) static void rt_printf_init(void)
+{
+	ringtrace_event_register(&ringtrace_event_ringtrace_printf);
+}
+
+/*
+ * Call sites, registered lock-free on their first enabled call (which may
+ * be in a signal handler): a fetch-and-add gives an id, a compare-and-swap
+ * on the site's id field decides between two threads racing on the same
+ * site (the loser's slot keeps a harmless duplicate pointer).
+ */
+#define RT_MAX_SITES 16384u
+static struct ringtrace_printf_site *rt_sites[RT_MAX_SITES + 1];
+static uint32_t rt_nsites;
+
+static uint32_t rt_site_register(struct ringtrace_printf_site *site)
+{
+	uint32_t id = __atomic_add_fetch(&rt_nsites, 1, __ATOMIC_RELAXED);
+	if (id > RT_MAX_SITES)
+		return 0;
+	__atomic_store_n(&rt_sites[id], site, __ATOMIC_RELEASE);
+	uint32_t exp = 0;
+	if (!__atomic_compare_exchange_n(&site->id, &exp, id, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return exp;
+	return id;
+}
+
+const struct ringtrace_printf_site *ringtrace_printf_site_by_id(uint32_t id)
+{
+	if (id == 0 || id > RT_MAX_SITES)
+		return NULL;
+	return __atomic_load_n(&rt_sites[id], __ATOMIC_ACQUIRE);
+}
+
+uint32_t ringtrace_printf_site_count(void)
+{
+	uint32_t n = __atomic_load_n(&rt_nsites, __ATOMIC_RELAXED);
+	return n > RT_MAX_SITES ? RT_MAX_SITES : n;
+}
+
+void ringtrace_printf_record_(struct ringtrace_printf_site *site, const uint64_t *vals)
+{
+	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+	if (rt_unlikely(id == 0) && (id = rt_site_register(site)) == 0)
+		return;
+	unsigned rd = ringtrace_read_lock();
+	ringtrace_rb *rb = ringtrace_events_buffer_();
+	if (!rb || !(__atomic_load_n(&ringtrace_event_ringtrace_printf.state, __ATOMIC_RELAXED) &
+		     RINGTRACE_EV_RECORD)) {
+		ringtrace_read_unlock(rd);
+		return;
+	}
+	uint32_t n = site->nargs;
+	size_t slen[RINGTRACE_PRINTF_MAX_ARGS];
+	size_t sz = 8;
+	for (uint32_t i = 0; i < n; i++) {
+		if (site->types[i] == RINGTRACE_PF_STRING) {
+			const char *str = (const char *)(uintptr_t)vals[i];
+			slen[i] = str ? ringtrace_strnlen_(str, RINGTRACE_STRING_MAX - 1) : 6;
+			sz = RT_ALIGN8(sz + 4 + slen[i]);
+		} else {
+			sz = RT_ALIGN8(sz) + 8;
+		}
+	}
+	char *p = ringtrace_rb_reserve(rb, RINGTRACE_EVENT_ID_PRINTF, sz);
+	if (p) {
+		memcpy(p, &id, 4);
+		memcpy(p + 4, &n, 4);
+		size_t o = 8;
+		for (uint32_t i = 0; i < n; i++) {
+			if (site->types[i] == RINGTRACE_PF_STRING) {
+				const char *str = (const char *)(uintptr_t)vals[i];
+				uint32_t l = (uint32_t)slen[i];
+				memcpy(p + o, &l, 4);
+				memcpy(p + o + 4, str ? str : "(null)", l);
+				o = RT_ALIGN8(o + 4 + l);
+			} else {
+				o = RT_ALIGN8(o);
+				memcpy(p + o, &vals[i], 8);
+				o += 8;
+			}
+		}
+		ringtrace_rb_commit(rb);
+	}
+	ringtrace_read_unlock(rd);
+}
+
+/* ---- formatting at read time --------------------------------------------- */
+
+struct rt_out {
+	char *buf;
+	size_t size, len;
+};
+
+static void rt_out_add(struct rt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rt_out_add(struct rt_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	size_t room = o->len < o->size ? o->size - o->len : 0;
+	int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len += (size_t)n;
+}
+
+struct rt_arg {
+	uint8_t type;
+	uint64_t v;
+	const char *s;
+	uint32_t slen;
+};
+
+/*
+ * Format with a printf format and decoded arguments: each conversion is
+ * cut out of the format, its length modifier replaced by one that fits
+ * the recorded 64-bit value, and handed to snprintf alone.
+ */
+RT_HIDDEN int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, char *buf,
+			     size_t size);
+int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, char *buf,
+		   size_t size)
+{
+	struct rt_out o = {buf, size, 0};
+	uint32_t ai = 0;
+	if (size)
+		buf[0] = 0;
+	for (const char *f = fmt; *f;) {
+		if (*f != '%') {
+			const char *e = strchr(f, '%');
+			size_t l = e ? (size_t)(e - f) : strlen(f);
+			rt_out_add(&o, "%.*s", (int)l, f);
+			f += l;
+			continue;
+		}
+		if (f[1] == '%') {
+			rt_out_add(&o, "%%");
+			f += 2;
+			continue;
+		}
+		/* %[flags][width][.precision][length]conv */
+		char spec[48];
+		size_t k = 0;
+		const char *q = f + 1;
+		spec[k++] = '%';
+		int star_w = 0, star_p = 0;
+		while (*q && strchr("-+ #0'", *q) && k < 20)
+			spec[k++] = *q++;
+		if (*q == '*') {
+			star_w = 1;
+			spec[k++] = *q++;
+		}
+		while (*q >= '0' && *q <= '9' && k < 30)
+			spec[k++] = *q++;
+		if (*q == '.') {
+			spec[k++] = *q++;
+			if (*q == '*') {
+				star_p = 1;
+				spec[k++] = *q++;
+			}
+			while (*q >= '0' && *q <= '9' && k < 40)
+				spec[k++] = *q++;
+		}
+		while (*q && strchr("hlLqjzt", *q))
+			q++; /* replaced below */
+		char conv = *q;
+		if (!conv)
+			break;
+		q++;
+		int stars[2] = {0, 0};
+		int nstars = 0;
+		for (int s = 0; s < star_w + star_p; s++) {
+			stars[nstars++] = ai < nargs ? (int)(int64_t)args[ai].v : 0;
+			ai++;
+		}
+		if (ai >= nargs) {
+			rt_out_add(&o, "<missing>");
+			f = q;
+			continue;
+		}
+		const struct rt_arg *a = &args[ai++];
+		switch (conv) {
+		case 'd': case 'i':
+			spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = conv; spec[k] = 0;
+			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], (long long)a->v);
+			else if (nstars == 1) rt_out_add(&o, spec, stars[0], (long long)a->v);
+			else rt_out_add(&o, spec, (long long)a->v);
+			break;
+		case 'u': case 'x': case 'X': case 'o':
+			spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = conv; spec[k] = 0;
+			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], (unsigned long long)a->v);
+			else if (nstars == 1) rt_out_add(&o, spec, stars[0], (unsigned long long)a->v);
+			else rt_out_add(&o, spec, (unsigned long long)a->v);
+			break;
+		case 'c':
+			spec[k++] = 'c'; spec[k] = 0;
+			if (nstars == 1) rt_out_add(&o, spec, stars[0], (int)a->v);
+			else rt_out_add(&o, spec, (int)a->v);
+			break;
+		case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+			double d;
+			if (a->type == RINGTRACE_PF_DOUBLE)
+				memcpy(&d, &a->v, 8);
+			else
+				d = (double)(int64_t)a->v;
+			spec[k++] = conv; spec[k] = 0;
+			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], d);
+			else if (nstars == 1) rt_out_add(&o, spec, stars[0], d);
+			else rt_out_add(&o, spec, d);
+			break;
+		}
+		case 's':
+			if (a->type == RINGTRACE_PF_STRING) {
+				/* the recorded string is not NUL-terminated: bound it */
+				int prec = (int)a->slen;
+				rt_out_add(&o, "%.*s", prec, a->s);
+			} else {
+				rt_out_add(&o, "%llu", (unsigned long long)a->v);
+			}
+			break;
+		case 'p':
+			rt_out_add(&o, "0x%llx", (unsigned long long)a->v);
+			break;
+		default:
+			rt_out_add(&o, "<%%%c?>", conv);
+			break;
+		}
+		f = q;
+	}
+	return (int)o.len;
+}
+
+int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t nargs,
+			    const void *payload, size_t len, char *buf, size_t size)
+{
+	const char *p = payload;
+	struct rt_arg args[RINGTRACE_PRINTF_MAX_ARGS];
+	if (!fmt || len < 8)
+		return rt_error(RINGTRACE_ECORRUPT, "printf record: %zu bytes, shorter than its 8-byte header", len);
+	uint32_t n;
+	memcpy(&n, p + 4, 4);
+	if (n != nargs || n > RINGTRACE_PRINTF_MAX_ARGS)
+		return rt_error(RINGTRACE_ECORRUPT,
+				"printf record: %u arguments at offset 4, its call site has %u", n,
+				nargs);
+	size_t o = 8;
+	for (uint32_t i = 0; i < n; i++) {
+		args[i].type = types[i];
+		if (types[i] == RINGTRACE_PF_STRING) {
+			uint32_t l;
+			if (o > len || len - o < 4)
+				return rt_error(RINGTRACE_ECORRUPT,
+						"printf record: argument %u at offset %zu is truncated", i + 1, o);
+			memcpy(&l, p + o, 4);
+			if (l > len - o - 4)
+				return rt_error(RINGTRACE_ECORRUPT,
+						"printf record: string argument %u at offset %zu overruns the record",
+						i + 1, o);
+			args[i].s = p + o + 4;
+			args[i].slen = l;
+			args[i].v = 0;
+			o = RT_ALIGN8(o + 4 + l);
+		} else {
+			o = RT_ALIGN8(o);
+			if (o > len || len - o < 8)
+				return rt_error(RINGTRACE_ECORRUPT,
+						"printf record: argument %u at offset %zu is truncated", i + 1, o);
+			memcpy(&args[i].v, p + o, 8);
+			args[i].s = NULL;
+			args[i].slen = 0;
+			o += 8;
+		}
+	}
+	return rt_format_args(fmt, args, n, buf, size);
+}

@@ -1,0 +1,141 @@
+/*
+ * Read-side critical sections for tracepoints: a small RCU.
+ *
+ * Why: a tracepoint calls probes and writes into the events buffer while,
+ * on another thread, someone may unregister that probe (and free its
+ * data) or detach and destroy the buffer. The tracepoint must not pay for
+ * a lock or an atomic read-modify-write, so the updater does the waiting.
+ *
+ * Each thread owns a reader node. Entering a section makes the node's
+ * sequence odd, leaving makes it even again (two plain stores; nesting,
+ * e.g. a signal handler's tracepoint inside another, only counts). An
+ * updater publishes the new state (probe set, buffer pointer), then calls
+ * ringtrace_synchronize(), which
+ *
+ *   1. runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every running
+ *      thread executes a full barrier. Afterwards, a reader whose odd
+ *      sequence store is not visible to us cannot have loaded the old
+ *      state: its load comes after that barrier, which comes after our
+ *      publication. (Without membarrier, readers add a full fence
+ *      themselves: ringtrace_rcu_fence_.)
+ *   2. for every node whose sequence is odd, waits until it changes: that
+ *      reader has left the section that might have seen the old state.
+ *
+ * Nodes live in a list that only grows (in mmap'd chunks, so that a
+ * thread's first tracepoint may be in a signal handler); a thread that
+ * exits marks its node free for the next thread.
+ */
+#define _GNU_SOURCE
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "ringtrace/event.h"
+
+__thread struct ringtrace_reader_node *ringtrace_rnode_ __attribute__((tls_model("initial-exec")));
+int ringtrace_rcu_fence_;
+
+static struct ringtrace_reader_node *rt_nodes; /* push-only list */
+static pthread_mutex_t rt_sync_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t rt_node_key;
+static int rt_use_membarrier;
+
+#define RT_NODES_PER_CHUNK 64
+
+static void rt_node_release(void *arg)
+{
+	struct ringtrace_reader_node *n = arg;
+	ringtrace_rnode_ = NULL;
+	if (n)
+		__atomic_store_n(&n->in_use, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * In a forked child only the forking thread exists: the other threads'
+ * nodes must not make synchronize() wait for sections that will never end.
+ */
+static void rt_rcu_atfork_child(void)
+{
+	struct ringtrace_reader_node *self = ringtrace_rnode_;
+	pthread_mutex_init(&rt_sync_lock, NULL);
+	for (struct ringtrace_reader_node *n = rt_nodes; n; n = n->next) {
+		if (n == self)
+			continue;
+		n->nest = 0;
+		n->seq = 0;
+		n->in_use = 0;
+	}
+}
+
+__attribute__((constructor)) static void rt_rcu_init(void)
+{
+	pthread_key_create(&rt_node_key, rt_node_release);
+	pthread_atfork(NULL, NULL, rt_rcu_atfork_child);
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+		rt_use_membarrier = 1;
+	else
+		ringtrace_rcu_fence_ = 1;
+}
+
+struct ringtrace_reader_node *ringtrace_read_register_(void)
+{
+	struct ringtrace_reader_node *n;
+	for (;;) {
+		for (n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n; n = n->next) {
+			uint32_t z = 0;
+			if (__atomic_load_n(&n->in_use, __ATOMIC_RELAXED) == 0 &&
+			    __atomic_compare_exchange_n(&n->in_use, &z, 1, 0, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				goto got;
+		}
+		/* mmap is async-signal-safe, malloc is not. */
+		struct ringtrace_reader_node *c =
+			mmap(NULL, RT_NODES_PER_CHUNK * sizeof(*c), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED)
+			continue; /* retry: nothing else can be done for a reader */
+		for (int i = 0; i < RT_NODES_PER_CHUNK - 1; i++)
+			c[i].next = &c[i + 1];
+		c[0].in_use = 1;
+		struct ringtrace_reader_node *head = __atomic_load_n(&rt_nodes, __ATOMIC_RELAXED);
+		do {
+			c[RT_NODES_PER_CHUNK - 1].next = head;
+		} while (!__atomic_compare_exchange_n(&rt_nodes, &head, c, 1, __ATOMIC_RELEASE,
+						      __ATOMIC_RELAXED));
+		n = &c[0];
+		break;
+	}
+got:
+	n->nest = 0;
+	ringtrace_rnode_ = n;
+	pthread_setspecific(rt_node_key, n);
+	return n;
+}
+
+void ringtrace_synchronize(void)
+{
+	pthread_mutex_lock(&rt_sync_lock);
+	if (!rt_use_membarrier ||
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n;
+	     n = n->next) {
+		uint64_t s = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
+		if (!(s & 1))
+			continue;
+		for (unsigned spins = 0; __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s; spins++) {
+			if (spins < 100) {
+				sched_yield();
+			} else {
+				struct timespec d = {0, 50000};
+				nanosleep(&d, NULL);
+			}
+		}
+	}
+	pthread_mutex_unlock(&rt_sync_lock);
+}

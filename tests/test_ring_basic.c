@@ -1,0 +1,718 @@
+/*
+ * test_ring_basic: single-threaded write/read round trips.
+ *
+ *  - defaults, getters, max payload;
+ *  - events of lengths 0,1,7,8,100,max and ids 0,1,RINGTRACE_EV_MAX_ID,
+ *    through ringtrace_rb_write and ringtrace_rb_reserve/commit;
+ *  - refused events (too big, bad id) are counted as missed;
+ *  - reading back by page after ringtrace_rb_flush(rb, 0) and after
+ *    ringtrace_rb_writer_release: payloads, ids, timestamps, page headers
+ *    (magic, sizes, counts, per-stream sequence, events_before, flags);
+ *  - stats balance at each step; pool fully free after draining;
+ *  - reading by event (reader) and by snapshot of the same data;
+ *  - two buffers written by one thread keep separate writer state;
+ *  - the clock: monotonic and close to CLOCK_MONOTONIC;
+ *  - flush: a young page is left alone; a writer caught inside an event
+ *    publishes at its next event; pages may be put back in any order;
+ *  - ringtrace_page_check / ringtrace_page_next reject corrupt pages;
+ *  - page headers carry the writer's thread name (comm), refreshed on
+ *    ringtrace_rb_refresh_comm();
+ *  - a gap of 2^32 ticks or more between events (extended header) decodes
+ *    to the right timestamp.
+ */
+#include <stdatomic.h>
+
+#include "testutil.h"
+
+#define MAX_EXPECTED 20000
+#define MAX_STREAMS 16
+
+struct expected {
+	uint32_t id;
+	uint32_t len;
+	uint64_t key;
+};
+
+static struct expected exp_ev[MAX_EXPECTED];
+static uint32_t n_exp;      /* events expected in the buffer, in order */
+static uint32_t n_consumed; /* events matched so far */
+static uint64_t attempts, drops;
+static uint64_t next_key = 1;
+static uint64_t t_start_ns;
+static uint64_t g_clock_freq;
+static int g_clock_tsc;
+
+static int write_ev(ringtrace_rb *rb, uint32_t id, uint32_t len, int use_reserve)
+{
+	static uint8_t buf[RINGTRACE_EV_MAX_PAYLOAD + 16];
+	uint64_t key = next_key++;
+	attempts++;
+	if (use_reserve) {
+		void *p = ringtrace_rb_reserve(rb, id, len);
+		CHECKF(p != NULL, "reserve(id %u, len %u) returned NULL", id, len);
+		CHECKF(((uintptr_t)p & 7u) == 0, "reserve returned %p, not 8-aligned", p);
+		tu_fill(p, key, len);
+		ringtrace_rb_commit(rb);
+	} else {
+		tu_fill(buf, key, len);
+		int rc = ringtrace_rb_write(rb, id, buf, len);
+		CHECKF(rc == 0, "write(id %u, len %u) = %d (%s)", id, len, rc,
+		       ringtrace_strerror(rc));
+	}
+	CHECK(n_exp < MAX_EXPECTED);
+	exp_ev[n_exp].id = id;
+	exp_ev[n_exp].len = len;
+	exp_ev[n_exp].key = key;
+	n_exp++;
+	return 0;
+}
+
+struct stream_state {
+	uint64_t stream;
+	uint64_t next_seq;
+	uint64_t events_before;
+	uint64_t last_discarded;
+};
+
+static struct stream_state streams[MAX_STREAMS];
+static uint32_t n_streams;
+
+static struct stream_state *stream_get(uint64_t id)
+{
+	for (uint32_t i = 0; i < n_streams; i++)
+		if (streams[i].stream == id)
+			return &streams[i];
+	CHECK(n_streams < MAX_STREAMS);
+	struct stream_state *s = &streams[n_streams++];
+	memset(s, 0, sizeof(*s));
+	s->stream = id;
+	return s;
+}
+
+static uint64_t last_ts;
+
+/* Drain every readable page, checking everything against exp_ev. */
+static uint32_t drain_pages(ringtrace_rb *rb, uint32_t want_flags_last_page, uint32_t *flags_seen)
+{
+	size_t psz = ringtrace_rb_page_size(rb);
+	uint32_t pages = 0;
+	const struct ringtrace_page_header *p;
+	uint32_t last_flags = 0;
+	*flags_seen = 0;
+	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
+		pages++;
+		tu_check_page_header(p, psz);
+		CHECKF(p->tid == tu_gettid(), "page tid %u, writer is %u", p->tid, tu_gettid());
+		struct stream_state *s = stream_get(p->stream_instance_id);
+		CHECKF(p->packet_seq_num == s->next_seq,
+		       "stream %" PRIu64 ": packet_seq_num %" PRIu64 " expected %" PRIu64,
+		       s->stream, p->packet_seq_num, s->next_seq);
+		CHECKF(p->events_before == s->events_before,
+		       "stream %" PRIu64 " page %" PRIu64 ": events_before %" PRIu64
+		       " expected %" PRIu64,
+		       s->stream, p->packet_seq_num, p->events_before, s->events_before);
+		CHECKF(p->events_discarded >= s->last_discarded,
+		       "events_discarded went down: %" PRIu64 " < %" PRIu64, p->events_discarded,
+		       s->last_discarded);
+		CHECKF(p->events > 0, "published page %" PRIu64 " has no events", p->packet_seq_num);
+
+		struct ringtrace_page_cursor c;
+		struct ringtrace_event ev;
+		ringtrace_page_cursor_init(&c, p);
+		uint32_t n = 0;
+		int rc;
+		while ((rc = ringtrace_page_next(&c, &ev)) == 1) {
+			tu_check_event_in_page(p, &ev);
+			CHECKF(n_consumed < n_exp, "more events read than written (%u)", n_exp);
+			const struct expected *e = &exp_ev[n_consumed];
+			CHECKF(ev.id == e->id && ev.len == e->len,
+			       "event #%u: id %u len %u, expected id %u len %u", n_consumed, ev.id,
+			       ev.len, e->id, e->len);
+			long bad = tu_verify(ev.data, e->key, e->len);
+			CHECKF(bad < 0, "event #%u (len %u): payload byte %ld differs", n_consumed,
+			       e->len, bad);
+			if (n == 0)
+				CHECKF(ev.ts >= p->timestamp_begin &&
+					       ev.ts - p->timestamp_begin < (1ull << 32),
+				       "first event ts %" PRIu64 " vs timestamp_begin %" PRIu64, ev.ts,
+				       p->timestamp_begin);
+			CHECKF(ev.ts >= last_ts, "event #%u: ts %" PRIu64 " < previous %" PRIu64,
+			       n_consumed, ev.ts, last_ts);
+			last_ts = ev.ts;
+			uint64_t ns = ringtrace_rb_ticks_to_ns(rb, ev.ts);
+			uint64_t now = tu_mono_ns();
+			CHECKF(ns + 50000000ull >= t_start_ns && ns <= now + 50000000ull,
+			       "event ts %" PRIu64 " ns outside [start %" PRIu64 ", now %" PRIu64 "]",
+			       ns, t_start_ns, now);
+			n_consumed++;
+			n++;
+		}
+		CHECKF(rc == 0, "page_next: %d (%s): %s", rc, ringtrace_strerror(rc),
+		       ringtrace_last_error());
+		CHECKF(n == p->events, "decoded %u events, header says %u", n, p->events);
+		CHECKF(c.index == n, "cursor index %u, decoded %u", c.index, n);
+		s->next_seq++;
+		s->events_before += n;
+		s->last_discarded = p->events_discarded;
+		last_flags = p->flags;
+		*flags_seen |= p->flags;
+		ringtrace_rb_put_page(rb, p);
+	}
+	if (pages && want_flags_last_page)
+		CHECKF((last_flags & want_flags_last_page) == want_flags_last_page,
+		       "last page flags 0x%x, expected 0x%x set", last_flags,
+		       want_flags_last_page);
+	return pages;
+}
+
+static void check_stats(ringtrace_rb *rb, uint64_t expect_read_total)
+{
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_STATS_BALANCED(&st);
+	CHECK_EQ_U64(st.hit, n_exp);
+	CHECK_EQ_U64(st.missed, drops);
+	CHECK_EQ_U64(st.hit + st.missed, attempts);
+	CHECK_EQ_U64(st.overrun, 0);
+	CHECK_EQ_U64(st.read, expect_read_total);
+	CHECK_EQ_U64(st.entries, n_exp - expect_read_total);
+}
+
+static void test_defaults(void)
+{
+	struct ringtrace_rb_config cfg;
+	memset(&cfg, 0x5A, sizeof(cfg));
+	ringtrace_rb_config_init(&cfg);
+	CHECK_EQ_U64(cfg.page_size, RINGTRACE_RB_DEFAULT_PAGE_SIZE);
+	CHECK_EQ_U64(cfg.pool_size, RINGTRACE_RB_DEFAULT_POOL_SIZE);
+	CHECK_EQ_U64(cfg.max_writers, RINGTRACE_RB_DEFAULT_MAX_WRITERS);
+	CHECK(cfg.mode == RINGTRACE_RB_DISCARD);
+	CHECK_EQ_U64(cfg.flush_interval_ms, RINGTRACE_RB_DEFAULT_FLUSH_MS);
+	CHECK(cfg.shm_name == NULL);
+}
+
+static void test_clock(ringtrace_rb *rb)
+{
+	uint64_t freq = ringtrace_rb_clock_freq(rb);
+	g_clock_freq = freq;
+	g_clock_tsc = ringtrace_rb_clock_is_tsc(rb);
+	CHECKF(freq >= 1000000ull, "clock freq %" PRIu64 " Hz", freq);
+	if (!ringtrace_rb_clock_is_tsc(rb))
+		CHECKF(freq == 1000000000ull, "non-TSC clock freq %" PRIu64, freq);
+
+	/* Monotonic, in ticks and in ns. */
+	uint64_t prev_t = ringtrace_rb_now(rb), prev_ns = ringtrace_rb_ticks_to_ns(rb, prev_t);
+	for (int i = 0; i < CHECK_SCALE(200000, 20000); i++) {
+		uint64_t t = ringtrace_rb_now(rb);
+		uint64_t ns = ringtrace_rb_ticks_to_ns(rb, t);
+		CHECKF(t >= prev_t, "ticks went back: %" PRIu64 " < %" PRIu64, t, prev_t);
+		CHECKF(ns >= prev_ns, "ns went back: %" PRIu64 " < %" PRIu64, ns, prev_ns);
+		prev_t = t;
+		prev_ns = ns;
+	}
+	/* ticks_to_ns is monotonic in its argument. */
+	uint64_t base = ringtrace_rb_now(rb);
+	uint64_t p = ringtrace_rb_ticks_to_ns(rb, base);
+	for (uint64_t d = 1; d < (1ull << 40); d = d * 3 + 1) {
+		uint64_t ns = ringtrace_rb_ticks_to_ns(rb, base + d);
+		CHECKF(ns >= p, "ticks_to_ns not monotonic at +%" PRIu64, d);
+		p = ns;
+	}
+	/* Close to CLOCK_MONOTONIC, several times over ~20 ms. */
+	for (int i = 0; i < 5; i++) {
+		uint64_t a = tu_mono_ns();
+		uint64_t ns = ringtrace_rb_ticks_to_ns(rb, ringtrace_rb_now(rb));
+		uint64_t b = tu_mono_ns();
+		CHECKF(ns + 50000000ull >= a && ns <= b + 50000000ull,
+		       "ticks_to_ns(now) = %" PRIu64 ", CLOCK_MONOTONIC in [%" PRIu64 ", %" PRIu64
+		       "]: off by more than 50 ms",
+		       ns, a, b);
+		tu_sleep_us(4000);
+	}
+	/* A 1 s interval of ticks converts to about 1 s. */
+	uint64_t t0 = ringtrace_rb_now(rb);
+	uint64_t t1 = t0 + freq;
+	int64_t dn = (int64_t)(ringtrace_rb_ticks_to_ns(rb, t1) - ringtrace_rb_ticks_to_ns(rb, t0));
+	CHECKF(dn > 999000000ll && dn < 1001000000ll, "freq ticks -> %" PRId64 " ns", dn);
+}
+
+/* ---- flush of a writer caught inside an event ---- */
+
+static ringtrace_rb *fl_rb;
+static atomic_int fl_step;
+
+static void fl_wait(int v)
+{
+	while (atomic_load(&fl_step) < v)
+		tu_sleep_us(100);
+}
+
+static void *fl_writer(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; i < 10; i++)
+		CHECK_OK(ringtrace_rb_write(fl_rb, 1, &i, sizeof(i)));
+	uint64_t *p = (uint64_t *)ringtrace_rb_reserve(fl_rb, 1, sizeof(uint64_t));
+	CHECK(p != NULL);
+	atomic_store(&fl_step, 1); /* inside an event */
+	fl_wait(2);
+	*p = 10;
+	ringtrace_rb_commit(fl_rb);
+	uint64_t v = 11;
+	CHECK_OK(ringtrace_rb_write(fl_rb, 1, &v, sizeof(v))); /* the next event */
+	atomic_store(&fl_step, 3);
+	fl_wait(4);
+	return NULL; /* exit publishes the last page */
+}
+
+static void test_flush_busy(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 8, RINGTRACE_RB_DISCARD);
+	cfg.flush_interval_ms = 60000;
+	fl_rb = tu_create(&cfg);
+	atomic_store(&fl_step, 0);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, fl_writer, NULL) == 0);
+	fl_wait(1);
+	/* A page younger than min_age_ms is left alone. */
+	CHECK_EQ_U64(ringtrace_rb_flush(fl_rb, 50000), 0);
+	CHECK(ringtrace_rb_get_page(fl_rb) == NULL);
+	/* Inside an event: nothing can be taken now... */
+	int rc = ringtrace_rb_flush(fl_rb, 0);
+	CHECKF(rc == 0, "flush of a writer inside an event returned %d", rc);
+	CHECK(ringtrace_rb_get_page(fl_rb) == NULL);
+	struct ringtrace_rb_stats st = tu_stats(fl_rb);
+	CHECK_EQ_U64(st.hit, 10);
+	CHECK_EQ_U64(st.entries, 10);
+	/* ...but the writer publishes at its next event. */
+	atomic_store(&fl_step, 2);
+	fl_wait(3);
+	const struct ringtrace_page_header *p = ringtrace_rb_get_page(fl_rb);
+	CHECKF(p != NULL, "the writer did not publish its page at its next event after a flush "
+			  "request");
+	tu_check_page_header(p, 4096);
+	CHECKF(p->events == 11, "flushed page has %u events, expected 11 (0..10)", p->events);
+	struct ringtrace_page_cursor c;
+	struct ringtrace_event ev;
+	ringtrace_page_cursor_init(&c, p);
+	for (uint64_t i = 0; i < 11; i++) {
+		uint64_t v;
+		CHECK(ringtrace_page_next(&c, &ev) == 1);
+		memcpy(&v, ev.data, 8);
+		CHECK_EQ_U64(v, i);
+	}
+	CHECK(ringtrace_page_next(&c, &ev) == 0);
+	CHECK(ringtrace_rb_get_page(fl_rb) == NULL); /* event 11 is in the writer's new page */
+	atomic_store(&fl_step, 4);
+	CHECK(pthread_join(t, NULL) == 0);
+	const struct ringtrace_page_header *q = ringtrace_rb_get_page(fl_rb);
+	CHECKF(q != NULL && q->events == 1 && (q->flags & RINGTRACE_PAGE_F_LAST),
+	       "last page after thread exit: %s", q ? "wrong" : "missing");
+	CHECK_EQ_U64(q->packet_seq_num, p->packet_seq_num + 1);
+	/* Pages may be put back in any order. */
+	ringtrace_rb_put_page(fl_rb, q);
+	ringtrace_rb_put_page(fl_rb, p);
+	st = tu_stats(fl_rb);
+	CHECK_EQ_U64(st.entries, 0);
+	CHECK_EQ_U64(st.read, 12);
+	CHECK_EQ_U64(st.pages_free, 8);
+	ringtrace_rb_destroy(fl_rb);
+}
+
+/* ---- corrupt pages are rejected ---- */
+
+static void test_corrupt(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 4, RINGTRACE_RB_DISCARD);
+	ringtrace_rb *rb = tu_create(&cfg);
+	for (uint32_t i = 0; i < 20; i++)
+		CHECK_OK(ringtrace_rb_write(rb, 3, &i, sizeof(i)));
+	ringtrace_rb_writer_release(rb);
+	const struct ringtrace_page_header *p = ringtrace_rb_get_page(rb);
+	CHECK(p != NULL);
+	static uint64_t good[4096 / 8], bad[4096 / 8];
+	memcpy(good, p, 4096);
+	ringtrace_rb_put_page(rb, p);
+	ringtrace_rb_destroy(rb);
+	const struct ringtrace_page_header *g = (const struct ringtrace_page_header *)good;
+	struct ringtrace_page_header *b = (struct ringtrace_page_header *)bad;
+	CHECK_OK(ringtrace_page_check(g, 4096));
+
+#define CORRUPT(field_name, mutate)                                            \
+	do {                                                                   \
+		memcpy(bad, good, 4096);                                       \
+		mutate;                                                        \
+		int rc_ = ringtrace_page_check(b, 4096);                       \
+		CHECKF(rc_ == -RINGTRACE_ECORRUPT,                             \
+		       "page_check accepted a page with %s (rc %d)", #mutate, rc_); \
+		CHECKF(strstr(ringtrace_last_error(), field_name) != NULL,     \
+		       "page_check message \"%s\" does not name %s",           \
+		       ringtrace_last_error(), field_name);                    \
+	} while (0)
+	CORRUPT("magic", b->magic ^= 1);
+	CORRUPT("packet_size", b->packet_size = 8192 * 8);
+	CORRUPT("content_size", b->content_size = 4097 * 8);
+	CORRUPT("content_size", b->content_size = 8 * 8);
+	CORRUPT("content_size", b->content_size += 4);
+	CORRUPT("timestamp_end", b->timestamp_end = b->timestamp_begin - 1);
+	CORRUPT("events", b->events = 4000);
+#undef CORRUPT
+
+	/* An event whose payload runs past the content end. */
+	memcpy(bad, good, 4096);
+	b->content_size = (RINGTRACE_PAGE_HEADER_SIZE + 16 + 8) * 8; /* 1.5 events */
+	b->events = 1;
+	struct ringtrace_page_cursor c;
+	struct ringtrace_event ev;
+	ringtrace_page_cursor_init(&c, b);
+	CHECK(ringtrace_page_next(&c, &ev) == 1);
+	int rc = ringtrace_page_next(&c, &ev);
+	CHECKF(rc == -RINGTRACE_ECORRUPT, "truncated event: page_next = %d", rc);
+	CHECK(ringtrace_last_error()[0] != '\0');
+	/* An event header claiming a huge payload. */
+	memcpy(bad, good, 4096);
+	uint64_t *w = (uint64_t *)((char *)bad + RINGTRACE_PAGE_HEADER_SIZE);
+	*w = RINGTRACE_EV_WORD(*w, 3, 0xFFF0);
+	ringtrace_page_cursor_init(&c, b);
+	rc = ringtrace_page_next(&c, &ev);
+	CHECKF(rc == -RINGTRACE_ECORRUPT, "oversized event: page_next = %d", rc);
+}
+
+/* ---- a gap of 2^32 ticks or more: extended event header ---- */
+
+static int test_extended_ts(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 4, RINGTRACE_RB_DISCARD);
+	ringtrace_rb *rb = tu_create(&cfg);
+	uint64_t freq = ringtrace_rb_clock_freq(rb);
+	uint64_t gap_ns = (uint64_t)((double)(1ull << 32) / (double)freq * 1e9) + 100000000ull;
+	if (gap_ns > 5000000000ull) {
+		printf("  (extended timestamps not tested: 2^32 ticks = %.1f s)\n", gap_ns / 1e9);
+		ringtrace_rb_destroy(rb);
+		return 0;
+	}
+	uint64_t v = 1;
+	CHECK_OK(ringtrace_rb_write(rb, 7, &v, sizeof(v)));
+	uint64_t t0 = tu_mono_ns();
+	tu_sleep_us((unsigned)(gap_ns / 1000));
+	v = 2;
+	CHECK_OK(ringtrace_rb_write(rb, 7, &v, sizeof(v)));
+	uint64_t t1 = tu_mono_ns();
+	v = 3;
+	CHECK_OK(ringtrace_rb_write(rb, 7, &v, sizeof(v)));
+	ringtrace_rb_writer_release(rb);
+	const struct ringtrace_page_header *p = ringtrace_rb_get_page(rb);
+	CHECK(p != NULL);
+	tu_check_page_header(p, 4096);
+	CHECK_EQ_U64(p->events, 3);
+	struct ringtrace_page_cursor c;
+	struct ringtrace_event ev[3];
+	ringtrace_page_cursor_init(&c, p);
+	for (int i = 0; i < 3; i++) {
+		CHECK(ringtrace_page_next(&c, &ev[i]) == 1);
+		uint64_t x;
+		memcpy(&x, ev[i].data, 8);
+		CHECK_EQ_U64(x, (uint64_t)i + 1);
+		CHECK_EQ_U64(ev[i].id, 7);
+		CHECK_EQ_U64(ev[i].len, 8);
+	}
+	uint64_t w1;
+	memcpy(&w1, (const char *)p + ev[1].offset, 8);
+	CHECKF(RINGTRACE_EV_WORD_ID(w1) == RINGTRACE_EV_EXTENDED,
+	       "event after a %.2f s gap (> 2^32 ticks) has a compact header", gap_ns / 1e9);
+	CHECKF(ev[1].ts - ev[0].ts >= (1ull << 32), "decoded gap %" PRIu64 " ticks",
+	       ev[1].ts - ev[0].ts);
+	uint64_t dn = ringtrace_rb_ticks_to_ns(rb, ev[1].ts) - ringtrace_rb_ticks_to_ns(rb, ev[0].ts);
+	CHECKF(dn + 20000000ull >= gap_ns && dn <= t1 - t0 + 50000000ull,
+	       "decoded gap %" PRIu64 " ns, slept %" PRIu64 " ns", dn, gap_ns);
+	CHECK(ev[2].ts >= ev[1].ts && ev[2].ts - ev[1].ts < (1ull << 32));
+	ringtrace_rb_put_page(rb, p);
+	ringtrace_rb_destroy(rb);
+	return 1;
+}
+
+/* ---- the thread name in page headers ---- */
+
+static void expect_comm(const struct ringtrace_page_header *p, const char *name, const char *when)
+{
+	char want[16];
+	memset(want, 0, sizeof(want));
+	strncpy(want, name, sizeof(want) - 1);
+	char got[17];
+	memcpy(got, p->comm, 16);
+	got[16] = 0;
+	CHECKF(memcmp(p->comm, want, 16) == 0,
+	       "%s: page comm \"%s\", expected \"%s\" (NUL-padded to 16 bytes)", when, got, name);
+}
+
+static const struct ringtrace_page_header *one_page(ringtrace_rb *rb, uint64_t v)
+{
+	CHECK_OK(ringtrace_rb_write(rb, 1, &v, sizeof(v)));
+	CHECK(ringtrace_rb_flush(rb, 0) == 1);
+	const struct ringtrace_page_header *p = ringtrace_rb_get_page(rb);
+	CHECK(p != NULL);
+	tu_check_page_header(p, ringtrace_rb_page_size(rb));
+	return p;
+}
+
+static void test_comm(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 4, RINGTRACE_RB_DISCARD);
+	ringtrace_rb *rb = tu_create(&cfg);
+	char orig[16] = "";
+	CHECK(pthread_getname_np(pthread_self(), orig, sizeof(orig)) == 0);
+	CHECK(pthread_setname_np(pthread_self(), "rt-first-name") == 0);
+	const struct ringtrace_page_header *p = one_page(rb, 1);
+	expect_comm(p, "rt-first-name", "first page");
+	ringtrace_rb_put_page(rb, p);
+	/* Renamed after the first event: the name is cached... */
+	CHECK(pthread_setname_np(pthread_self(), "rt-second") == 0);
+	p = one_page(rb, 2);
+	expect_comm(p, "rt-first-name", "new page after a rename, before refresh_comm");
+	ringtrace_rb_put_page(rb, p);
+	/* ...until a reader refreshes it. */
+	int n = ringtrace_rb_refresh_comm(rb);
+	CHECKF(n >= 1, "refresh_comm returned %d (%s)", n, ringtrace_last_error());
+	p = one_page(rb, 3);
+	expect_comm(p, "rt-second", "new page after refresh_comm");
+	ringtrace_rb_put_page(rb, p);
+	ringtrace_rb_writer_release(rb);
+	CHECK(pthread_setname_np(pthread_self(), orig) == 0);
+	ringtrace_rb_destroy(rb);
+}
+
+int main(void)
+{
+	t_start_ns = tu_mono_ns();
+	test_defaults();
+
+	struct ringtrace_rb_config cfg;
+	ringtrace_rb_config_init(&cfg);
+	ringtrace_rb *rb = tu_create(&cfg);
+	CHECK_EQ_U64(ringtrace_rb_page_size(rb), RINGTRACE_RB_DEFAULT_PAGE_SIZE);
+	CHECK_EQ_U64(ringtrace_rb_page_count(rb),
+		     RINGTRACE_RB_DEFAULT_POOL_SIZE / RINGTRACE_RB_DEFAULT_PAGE_SIZE);
+	CHECK(ringtrace_rb_mode(rb) == RINGTRACE_RB_DISCARD);
+	CHECK(ringtrace_rb_fd(rb) >= 0);
+	test_clock(rb);
+
+	size_t psz = ringtrace_rb_page_size(rb);
+	size_t maxp = ringtrace_rb_max_payload(rb);
+	CHECKF(maxp >= 1024 && maxp <= RINGTRACE_EV_MAX_PAYLOAD, "max payload %zu", maxp);
+	/* An event of max payload must fit a fresh page even in extended form. */
+	CHECKF(maxp + RINGTRACE_PAGE_HEADER_SIZE + RINGTRACE_EV_EXT_HEADER_SIZE <= psz,
+	       "max payload %zu does not fit a %zu-byte page with an extended header", maxp, psz);
+
+	{
+		struct ringtrace_rb_stats st = tu_stats(rb);
+		CHECK_EQ_U64(st.hit, 0);
+		CHECK_EQ_U64(st.entries, 0);
+		CHECK_EQ_U64(st.writers_active, 0);
+		CHECK_EQ_U64(st.pages_free, ringtrace_rb_page_count(rb));
+	}
+
+	/* ---- phase 1: every (id, len) combination, both write APIs ---- */
+	const uint32_t lens[] = { 0, 1, 7, 8, 100, (uint32_t)maxp };
+	const uint32_t ids[] = { 0, 1, RINGTRACE_EV_MAX_ID };
+	for (int api = 0; api < 2; api++)
+		for (unsigned i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+			for (unsigned j = 0; j < sizeof(lens) / sizeof(lens[0]); j++)
+				write_ev(rb, ids[i], lens[j], api);
+
+	/* Refused events: counted as missed, nothing written. */
+	static uint8_t big[RINGTRACE_EV_MAX_PAYLOAD + 2];
+	CHECK(ringtrace_rb_reserve(rb, 5, maxp + 1) == NULL);
+	attempts++, drops++;
+	int rc = ringtrace_rb_write(rb, 5, big, maxp + 1);
+	CHECKF(rc == -RINGTRACE_E2BIG, "write(len max+1) = %d (%s)", rc, ringtrace_strerror(rc));
+	attempts++, drops++;
+	rc = ringtrace_rb_write(rb, 5, big, (size_t)RINGTRACE_EV_MAX_PAYLOAD + 1);
+	CHECKF(rc == -RINGTRACE_E2BIG, "write(len 65536) = %d (%s)", rc, ringtrace_strerror(rc));
+	attempts++, drops++;
+	CHECK(ringtrace_rb_reserve(rb, 5, (size_t)1 << 32) == NULL);
+	attempts++, drops++;
+	CHECK(ringtrace_rb_reserve(rb, RINGTRACE_EV_MAX_ID + 1, 8) == NULL);
+	attempts++, drops++;
+	rc = ringtrace_rb_write(rb, RINGTRACE_EV_MAX_ID + 1, big, 8);
+	CHECKF(rc < 0, "write(id 0xFFFF) = %d", rc);
+	attempts++, drops++;
+	rc = ringtrace_rb_write(rb, 0x10000u, big, 8);
+	CHECKF(rc < 0, "write(id 0x10000) = %d", rc);
+	attempts++, drops++;
+	rc = ringtrace_rb_write(rb, 0xFFFFFFFFu, big, 8);
+	CHECKF(rc < 0, "write(id 0xFFFFFFFF) = %d", rc);
+	attempts++, drops++;
+	/* The writer still works after refusals. */
+	write_ev(rb, 42, 16, 0);
+
+	/* Enough small events to span several pages. */
+	for (int i = 0; i < 2000; i++)
+		write_ev(rb, (uint32_t)(i % 7), (uint32_t)(i % 129), i & 1);
+	check_stats(rb, 0);
+
+	/* The writer is visible in writer stats. */
+	{
+		struct ringtrace_rb_writer_stats ws[4];
+		memset(ws, 0, sizeof(ws));
+		int n = ringtrace_rb_get_writer_stats(rb, ws, 4);
+		CHECKF(n == 1, "writer_stats: %d writers active, expected 1", n);
+		CHECKF(ws[0].tid == tu_gettid(), "writer tid %u, expected %u", ws[0].tid,
+		       tu_gettid());
+		CHECK_EQ_U64(ws[0].hit, n_exp);
+		CHECK_EQ_U64(ws[0].hit, ws[0].read + ws[0].overrun + ws[0].entries);
+		struct ringtrace_rb_stats st = tu_stats(rb);
+		CHECK_EQ_U64(st.writers_active, 1);
+	}
+
+	/* Non-consuming snapshot sees everything, including the live page. */
+	{
+		ringtrace_snapshot *snap = NULL;
+		CHECK_OK(ringtrace_rb_snapshot(rb, &snap));
+		CHECK(snap != NULL);
+		CHECK_EQ_U64(ringtrace_snapshot_pages_lost(snap), 0);
+		uint32_t np = ringtrace_snapshot_page_count(snap);
+		CHECK(np >= 2);
+		for (uint32_t i = 0; i < np; i++) {
+			const struct ringtrace_page_header *p = ringtrace_snapshot_page(snap, i);
+			CHECK(p != NULL);
+			tu_check_page_header(p, psz);
+		}
+		struct ringtrace_event ev;
+		uint32_t k = 0;
+		while ((rc = ringtrace_snapshot_next(snap, &ev)) == 1) {
+			CHECKF(k < n_exp, "snapshot has more than %u events", n_exp);
+			CHECKF(ev.id == exp_ev[k].id && ev.len == exp_ev[k].len,
+			       "snapshot event #%u: id %u len %u, expected %u %u", k, ev.id, ev.len,
+			       exp_ev[k].id, exp_ev[k].len);
+			CHECKF(tu_verify(ev.data, exp_ev[k].key, ev.len) < 0,
+			       "snapshot event #%u payload", k);
+			k++;
+		}
+		CHECKF(rc == 0, "snapshot_next: %d", rc);
+		CHECKF(k == n_exp, "snapshot has %u events, %u written", k, n_exp);
+		ringtrace_snapshot_free(snap);
+		check_stats(rb, 0);
+	}
+
+	/* ---- read back by page after flush(rb, 0) ---- */
+	rc = ringtrace_rb_flush(rb, 0);
+	CHECKF(rc >= 1, "flush(rb, 0) = %d, expected >= 1 page (idle writer)", rc);
+	uint32_t flags = 0;
+	uint32_t np1 = drain_pages(rb, RINGTRACE_PAGE_F_FLUSHED, &flags);
+	CHECKF(np1 >= 3, "only %u pages read", np1);
+	CHECKF(n_consumed == n_exp, "read %u events of %u", n_consumed, n_exp);
+	check_stats(rb, n_exp);
+	{
+		struct ringtrace_rb_stats st = tu_stats(rb);
+		CHECKF(st.pages_flushed >= 1, "pages_flushed %" PRIu64, st.pages_flushed);
+		CHECKF(st.pages_published >= np1, "pages_published %" PRIu64 " < %u read",
+		       st.pages_published, np1);
+	}
+	CHECK(ringtrace_rb_get_page(rb) == NULL);
+	CHECK_EQ_U64(ringtrace_rb_flush(rb, 0), 0);
+
+	/* ---- phase 2: the writer continues in a new page; release ---- */
+	for (int i = 0; i < 300; i++)
+		write_ev(rb, ids[i % 3], lens[i % 6], i & 1);
+	check_stats(rb, n_consumed);
+	ringtrace_rb_writer_release(rb);
+	{
+		struct ringtrace_rb_stats st = tu_stats(rb);
+		CHECK_EQ_U64(st.writers_active, 0);
+	}
+	uint32_t np2 = drain_pages(rb, RINGTRACE_PAGE_F_LAST, &flags);
+	CHECKF(np2 >= 2, "only %u pages in phase 2", np2);
+	CHECKF(n_consumed == n_exp, "read %u events of %u", n_consumed, n_exp);
+	check_stats(rb, n_exp);
+	{
+		struct ringtrace_rb_stats st = tu_stats(rb);
+		CHECK_EQ_U64(st.entries, 0);
+		CHECK_EQ_U64(st.pages_free, ringtrace_rb_page_count(rb));
+	}
+
+	/* ---- phase 3: write again after release, read by event ---- */
+	uint32_t first3 = n_exp;
+	for (int i = 0; i < 1000; i++)
+		write_ev(rb, (uint32_t)i & 0xFF, (uint32_t)(i * 13) % 300, 0);
+	ringtrace_rb_writer_release(rb);
+	{
+		ringtrace_rb_reader *r = NULL;
+		CHECK_OK(ringtrace_rb_reader_open(rb, &r));
+		struct ringtrace_event ev;
+		uint64_t prev = 0;
+		while ((rc = ringtrace_rb_reader_next(r, &ev)) == 1) {
+			CHECKF(n_consumed < n_exp, "reader: more events than written");
+			const struct expected *e = &exp_ev[n_consumed];
+			CHECKF(ev.id == e->id && ev.len == e->len,
+			       "reader event #%u: id %u len %u, expected %u %u", n_consumed, ev.id,
+			       ev.len, e->id, e->len);
+			CHECKF(tu_verify(ev.data, e->key, e->len) < 0, "reader event #%u payload",
+			       n_consumed);
+			CHECKF(((uintptr_t)ev.data & 7u) == 0, "reader payload not aligned");
+			CHECKF(ev.tid == tu_gettid(), "reader event tid %u", ev.tid);
+			CHECKF(ev.ts >= prev, "reader ts went back");
+			prev = ev.ts;
+			n_consumed++;
+		}
+		CHECKF(rc == 0, "reader_next: %d (%s)", rc, ringtrace_strerror(rc));
+		ringtrace_rb_reader_close(r);
+	}
+	CHECKF(n_consumed == n_exp, "reader read %u of %u phase-3 events", n_consumed - first3,
+	       n_exp - first3);
+	check_stats(rb, n_exp);
+	CHECK_EQ_U64(tu_stats(rb).pages_free, ringtrace_rb_page_count(rb));
+
+	/* ---- two buffers, one thread: separate writer state ---- */
+	{
+		struct ringtrace_rb_config c2;
+		tu_config(&c2, 4096, 8, RINGTRACE_RB_DISCARD);
+		ringtrace_rb *a = tu_create(&c2);
+		ringtrace_rb *b = tu_create(&c2);
+		for (uint32_t i = 0; i < 200; i++) {
+			uint64_t va = 1000000 + i, vb = 2000000 + i;
+			CHECK_OK(ringtrace_rb_write(a, 1, &va, sizeof(va)));
+			CHECK_OK(ringtrace_rb_write(b, 2, &vb, sizeof(vb)));
+		}
+		ringtrace_rb_writer_release(a);
+		ringtrace_rb_writer_release(b);
+		ringtrace_rb *bufs[2] = { a, b };
+		for (int k = 0; k < 2; k++) {
+			const struct ringtrace_page_header *p;
+			uint32_t i = 0;
+			while ((p = ringtrace_rb_get_page(bufs[k])) != NULL) {
+				tu_check_page_header(p, 4096);
+				struct ringtrace_page_cursor c;
+				struct ringtrace_event ev;
+				ringtrace_page_cursor_init(&c, p);
+				while ((rc = ringtrace_page_next(&c, &ev)) == 1) {
+					uint64_t v;
+					CHECK(ev.len == 8 && ev.id == (uint32_t)k + 1);
+					memcpy(&v, ev.data, 8);
+					CHECKF(v == (uint64_t)(k + 1) * 1000000 + i,
+					       "buffer %d event %u: value %" PRIu64, k, i, v);
+					i++;
+				}
+				CHECK(rc == 0);
+				ringtrace_rb_put_page(bufs[k], p);
+			}
+			CHECKF(i == 200, "buffer %d: %u events read of 200", k, i);
+		}
+		ringtrace_rb_destroy(a);
+		ringtrace_rb_destroy(b);
+	}
+
+	ringtrace_rb_destroy(rb);
+	test_flush_busy();
+	test_corrupt();
+	test_comm();
+	int ext = test_extended_ts();
+	printf("test_ring_basic: OK: %u events (lens 0..%zu, ids 0..0x%x, write+reserve), "
+	       "%" PRIu64 " refused counted as missed, %u+%u pages checked, reader, snapshot, "
+	       "2 buffers, clock (%s, %" PRIu64 " Hz), busy-writer flush, corrupt pages, comm%s\n",
+	       n_exp, maxp, RINGTRACE_EV_MAX_ID, drops, np1, np2, g_clock_tsc ? "TSC" : "CLOCK_MONOTONIC",
+	       g_clock_freq, ext ? ", extended timestamps" : "");
+	return 0;
+}
