@@ -1,5 +1,6 @@
 # Quick start:
-#   make demo    build, then run the demo (the ring-buffer benchmark for now)
+#   make demo    build, then run the demo (an instrumented program recorded and
+#                read back) and the ring-buffer benchmark
 #   make check   every test: normal build (gcc), ASan+UBSan (gcc), TSan (clang)
 #
 # Everything is driven through CMake; build folders: build/, build-asan/,
@@ -17,6 +18,8 @@ build:
 	cmake --build build -j$(JOBS)
 
 demo: build
+	@echo "== ringtrace-demo: 4 instrumented worker threads recorded for 1 s, read back and checked"
+	./build/bin/ringtrace-demo --seconds 1 --threads 4 --lines 20
 	@echo "== ring buffer benchmark: no reader, reader by pages, reader by events, overwrite mode"
 	./build/bin/ringtrace-bench rb --seconds 1 --reader none
 	./build/bin/ringtrace-bench rb --seconds 1 --reader page

@@ -276,7 +276,7 @@
 	{                                                                                  \
 		ringtrace_event_unregister(&ringtrace_event_##name);                       \
 	}                                                                                  \
-	RT_DEFINE_C __attribute__((noinline, cold)) void ringtrace_run_##name proto         \
+	RT_DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto         \
 	{                                                                                  \
 		struct ringtrace_event_desc *rt_ev = &ringtrace_event_##name;              \
 		unsigned rt_rd = ringtrace_read_lock();                                    \
