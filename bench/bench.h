@@ -13,5 +13,7 @@
 #define BENCH_EXIT_USAGE 2
 
 int rb_bench_main(int argc, char **argv);
+int tp_bench_main(int argc, char **argv);
+int event_bench_main(int argc, char **argv);
 
 #endif /* RINGTRACE_BENCH_H */

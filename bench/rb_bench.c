@@ -86,6 +86,7 @@
 #include "ringtrace/ring.h"
 
 #include "bench.h"
+#include "bench_common.h"
 
 #define RB_WRITE_ITERATION 50   /* writes between clock reads (kernel: write_iteration) */
 #define RB_EVENT_ID 1u
@@ -94,11 +95,6 @@
 #define RB_MAX_PRODUCERS 4096u
 #define RB_MAX_RUNS 1000u
 #define RB_MAX_SECONDS 86400.0
-
-/* cheapest event: 64 KiB buffer, 16-byte records */
-#define CHEAP_BUF_SIZE (64u << 10)
-#define CHEAP_ITERS 2000000ull  /* per sample */
-#define CHEAP_SAMPLES 5         /* per measurement: median of these */
 
 enum reader_kind { READER_NONE, READER_PAGE, READER_EVENT };
 
@@ -162,118 +158,9 @@ struct run_result {
 
 /* ---- small helpers --------------------------------------------------------- */
 
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 static uint32_t my_tid(void)
 {
 	return (uint32_t)syscall(SYS_gettid);
-}
-
-static int pin_self(int cpu)
-{
-	if (cpu < 0)
-		return 0;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median of n values (sorts them); NAN values are ignored. */
-static double median(double *v, size_t n)
-{
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isnan(v[i]))
-			v[m++] = v[i];
-	if (m == 0)
-		return NAN;
-	qsort(v, m, sizeof(*v), cmp_double);
-	return (m & 1) ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2.0;
-}
-
-/* ---- cheapest event ------------------------------------------------------ */
-
-static uint64_t cheap_buf[CHEAP_BUF_SIZE / sizeof(uint64_t)] __attribute__((aligned(64)));
-static uint64_t cheap_commit __attribute__((aligned(64)));
-
-static inline uint64_t cheap_timestamp(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
-	return now_ns();
-#endif
-}
-
-/* ns per iteration of: timestamp + 16-byte store + release store of the position. */
-static __attribute__((noinline)) double cheapest_sample(uint64_t iters)
-{
-	uint64_t pos = __atomic_load_n(&cheap_commit, __ATOMIC_RELAXED);
-	uint64_t t0 = now_ns();
-	for (uint64_t i = 0; i < iters; i++) {
-		uint64_t ts = cheap_timestamp();
-		uint64_t *slot = &cheap_buf[pos / sizeof(uint64_t)];
-		slot[0] = ts;
-		slot[1] = i;
-		pos = (pos + 16) & (CHEAP_BUF_SIZE - 1);
-		__atomic_store_n(&cheap_commit, pos, __ATOMIC_RELEASE);
-	}
-	uint64_t t1 = now_ns();
-	__asm__ __volatile__("" ::"r"(cheap_buf) : "memory");
-	return (double)(t1 - t0) / (double)iters;
-}
-
-struct cheap_arg {
-	int cpu;
-	double ns;
-};
-
-static void *cheapest_thread(void *p)
-{
-	struct cheap_arg *a = p;
-	double s[CHEAP_SAMPLES];
-	pin_self(a->cpu);
-	cheapest_sample(CHEAP_ITERS / 4); /* warm up: fault in the buffer, wake the core */
-	for (int i = 0; i < CHEAP_SAMPLES; i++)
-		s[i] = cheapest_sample(CHEAP_ITERS);
-	a->ns = median(s, CHEAP_SAMPLES);
-	return NULL;
-}
-
-/* Median of CHEAP_SAMPLES samples, measured on `cpu` (-1: anywhere). */
-static double measure_cheapest(int cpu)
-{
-	struct cheap_arg a = { .cpu = cpu, .ns = NAN };
-	pthread_t t;
-	if (pthread_create(&t, NULL, cheapest_thread, &a) != 0) {
-		cheapest_thread(&a);
-		return a.ns;
-	}
-	pthread_join(t, NULL);
-	return a.ns;
 }
 
 /* ---- producer ------------------------------------------------------------ */
@@ -286,11 +173,11 @@ static void *producer_main(void *arg)
 	const int value = (int)p->index;
 	uint64_t hit = 0, missed = 0, loops = 0;
 
-	p->pin_err = pin_self(p->cpu);
+	p->pin_err = bench_pin_self(p->cpu);
 	p->tid = my_tid();
 	pthread_barrier_wait(&run->start);
 
-	const uint64_t start = now_ns();
+	const uint64_t start = bench_now_ns();
 	const uint64_t deadline = start + run->duration_ns;
 	uint64_t end;
 	do {
@@ -305,7 +192,7 @@ static void *producer_main(void *arg)
 			}
 		}
 		loops++;
-		end = now_ns();
+		end = bench_now_ns();
 	} while (end < deadline);
 
 	p->attempts = loops * RB_WRITE_ITERATION;
@@ -446,7 +333,7 @@ static void *reader_main(void *arg)
 	struct rb_run *run = r->run;
 	ringtrace_rb *rb = run->rb;
 
-	r->pin_err = pin_self(r->cpu);
+	r->pin_err = bench_pin_self(r->cpu);
 	r->last_idx = -1;
 	pthread_barrier_wait(&run->start);
 
@@ -457,7 +344,7 @@ static void *reader_main(void *arg)
 			if (pg)
 				read_one_page(r, pg);
 			else
-				cpu_relax();
+				bench_cpu_relax();
 		}
 	} else {
 		struct ringtrace_event ev;
@@ -466,7 +353,7 @@ static void *reader_main(void *arg)
 			if (rc > 0) {
 				read_one_event(r, &ev);
 			} else if (rc == 0) {
-				cpu_relax();
+				bench_cpu_relax();
 			} else {
 				reader_set_err(r, rc, "ringtrace_rb_reader_next");
 				break;
@@ -600,7 +487,7 @@ static int run_once(const struct rb_opts *o, unsigned run_no, struct run_result 
 	}
 
 	/* The floor, before the hammer, on the (first) producer's CPU. */
-	double cheap_before = measure_cheapest(pl.prod_cpu[0]);
+	double cheap_before = bench_measure_cheapest(pl.prod_cpu[0]);
 
 	pthread_barrier_init(&run.start, NULL, nthreads);
 	unsigned started = 0;
@@ -630,7 +517,7 @@ static int run_once(const struct rb_opts *o, unsigned run_no, struct run_result 
 		pthread_join(r->thread, NULL);
 	pthread_barrier_destroy(&run.start);
 
-	double cheap_after = measure_cheapest(pl.prod_cpu[0]);
+	double cheap_after = bench_measure_cheapest(pl.prod_cpu[0]);
 	double cheapest = fmin(cheap_before, cheap_after);
 
 	struct ringtrace_rb_stats st;
@@ -784,47 +671,6 @@ static int usage_error(const char *fmt, const char *arg)
 	return BENCH_EXIT_USAGE;
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	errno = 0;
-	if (*s == '-' || *s == '\0')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -1;
-	unsigned shift = 0;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' && shift) /* KiB, MiB */
-		end++;
-	if ((*end == 'b' || *end == 'B'))
-		end++;
-	if (*end != '\0' || v == 0)
-		return -1;
-	if (shift && v > (SIZE_MAX >> shift))
-		return -1;
-	*out = (size_t)(v << shift);
-	return 0;
-}
-
-static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
-{
-	char *end;
-	errno = 0;
-	if (*s == '-' || *s == '\0')
-		return -1;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
 enum { OPT_SECONDS = 256, OPT_READER, OPT_MODE, OPT_PRODUCERS, OPT_PAGE_SIZE, OPT_POOL_SIZE,
        OPT_RUNS };
 
@@ -890,19 +736,19 @@ int rb_bench_main(int argc, char **argv)
 				return usage_error("--mode: '%s' is not one of discard, overwrite", arg);
 			break;
 		case OPT_PRODUCERS:
-			if (parse_uint(arg, 1, RB_MAX_PRODUCERS, &o.producers))
+			if (bench_parse_uint(arg, 1, RB_MAX_PRODUCERS, &o.producers))
 				return usage_error("--producers: '%s' is not a count from 1 to 4096", arg);
 			break;
 		case OPT_PAGE_SIZE:
-			if (parse_size(arg, &o.page_size))
+			if (bench_parse_size(arg, &o.page_size))
 				return usage_error("--page-size: '%s' is not a size in bytes", arg);
 			break;
 		case OPT_POOL_SIZE:
-			if (parse_size(arg, &o.pool_size))
+			if (bench_parse_size(arg, &o.pool_size))
 				return usage_error("--pool-size: '%s' is not a size in bytes", arg);
 			break;
 		case OPT_RUNS:
-			if (parse_uint(arg, 1, RB_MAX_RUNS, &o.runs))
+			if (bench_parse_uint(arg, 1, RB_MAX_RUNS, &o.runs))
 				return usage_error("--runs: '%s' is not a count from 1 to 1000", arg);
 			break;
 		case ':':
@@ -950,8 +796,8 @@ int rb_bench_main(int argc, char **argv)
 		}
 	}
 	if (status == BENCH_EXIT_OK && o.runs > 1) {
-		printf("\nmedian ns per entry: %.2f\n", median(ns, o.runs));
-		printf("median ratio to cheapest: %.2f\n", median(ratio, o.runs));
+		printf("\nmedian ns per entry: %.2f\n", bench_median(ns, o.runs));
+		printf("median ratio to cheapest: %.2f\n", bench_median(ratio, o.runs));
 	}
 	free(ns);
 	free(ratio);

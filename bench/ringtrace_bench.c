@@ -3,6 +3,10 @@
  *
  *   ringtrace-bench rb [options]   ring buffer hammer (kernel
  *                                  ring_buffer_benchmark reproduction)
+ *   ringtrace-bench tp [options]   tracepoint microbenchmark (Linux Kernel
+ *                                  Markers, seed 002)
+ *   ringtrace-bench event [options] trace event benchmark (kernel
+ *                                  trace_benchmark.c, seed 003)
  *   ringtrace-bench --help         this list
  *   ringtrace-bench CMD --help     options of CMD
  *
@@ -25,6 +29,10 @@ struct bench_command {
 static const struct bench_command commands[] = {
 	{ "rb", rb_bench_main,
 	  "hammer the ring buffer with 10-byte events (kernel ring_buffer_benchmark)" },
+	{ "tp", tp_bench_main,
+	  "cost of a disabled, probed, recorded tracepoint and of binary printf (markers)" },
+	{ "event", event_bench_main,
+	  "time each trace event and record the statistics in the next (trace_benchmark)" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

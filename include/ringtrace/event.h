@@ -186,8 +186,8 @@ int ringtrace_probe_unregister(struct ringtrace_event_desc *ev, ringtrace_probe_
 /* ---- read-side critical sections (a small RCU) ---------------------------- */
 
 struct ringtrace_reader_node {
-	uint64_t seq;    /* odd while inside a read-side section */
-	uint32_t nest;
+	uint64_t seq;    /* odd (the grace-period counter | 1) inside a section, else 0 */
+	uint32_t nest;   /* sections nested inside the outermost (signal handlers) */
 	uint32_t in_use;
 	struct ringtrace_reader_node *next;
 };
@@ -195,36 +195,49 @@ struct ringtrace_reader_node {
 extern __thread struct ringtrace_reader_node *ringtrace_rnode_
 	__attribute__((tls_model("initial-exec")));
 extern int ringtrace_rcu_fence_;
+extern uint64_t ringtrace_rcu_gp_;
 extern ringtrace_rb *ringtrace_events_rb_;
 struct ringtrace_reader_node *ringtrace_read_register_(void);
 
 /*
  * Enter/leave a read-side section: what tracepoints do around their
- * probes and recording. Nests; async-signal-safe; two plain stores.
+ * probes and recording. Nests (the token says whether this one is nested);
+ * async-signal-safe. The outermost entry stores the current grace-period
+ * counter (made odd) into the thread's node and the exit stores 0: no
+ * value depends on the thread's previous store, so back-to-back sections
+ * do not wait on store forwarding.
  */
 static inline unsigned ringtrace_read_lock(void)
 {
 	struct ringtrace_reader_node *n = ringtrace_rnode_;
 	if (__builtin_expect(n == NULL, 0))
 		n = ringtrace_read_register_();
-	if (n->nest++ == 0) {
-		__atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (__builtin_expect(ringtrace_rcu_fence_, 0))
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(&n->seq, __ATOMIC_RELAXED) & 1, 0)) {
+		n->nest++;
+		return 1;
 	}
+	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1,
+			 __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(ringtrace_rcu_fence_, 0))
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
 
-static inline void ringtrace_read_unlock(unsigned unused)
+static inline void ringtrace_read_unlock(unsigned nested)
 {
 	struct ringtrace_reader_node *n = ringtrace_rnode_;
-	(void)unused;
-	if (--n->nest == 0) {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		__atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELEASE);
+	if (__builtin_expect(nested, 0)) {
+		n->nest--;
+		return;
 	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&n->seq, 0, __ATOMIC_RELEASE);
 }
+
+/* Recording for events without variable-length fields (see tracepoint.h). */
+void ringtrace_record_fixed_(uint32_t id, const void *data, size_t len);
+#define RINGTRACE_FIXED_MAX 256u
 
 /* Wait until every read-side section that began before the call has ended. */
 void ringtrace_synchronize(void);

@@ -276,11 +276,11 @@
 	{                                                                                  \
 		ringtrace_event_unregister(&ringtrace_event_##name);                       \
 	}                                                                                  \
-	RT_DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto         \
+	static __attribute__((noinline)) void ringtrace_slow_##name RT_PREPEND(                 \
+		uint32_t rt_state, RT_UNPAREN proto)                                       \
 	{                                                                                  \
 		struct ringtrace_event_desc *rt_ev = &ringtrace_event_##name;              \
 		unsigned rt_rd = ringtrace_read_lock();                                    \
-		uint32_t rt_state = __atomic_load_n(&rt_ev->state, __ATOMIC_RELAXED);       \
 		if (rt_state & RINGTRACE_EV_RECORD) {                                      \
 			ringtrace_rb *rt_rb = ringtrace_events_buffer_();                  \
 			if (rt_rb) {                                                       \
@@ -309,6 +309,34 @@
 					RT_PREPEND(rt_ps->probe[rt_i].data, RT_UNPAREN args); \
 		}                                                                          \
 		ringtrace_read_unlock(rt_rd);                                              \
+	}                                                                                  \
+	RT_DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto         \
+	{                                                                                  \
+		struct ringtrace_event_desc *rt_ev = &ringtrace_event_##name;              \
+		uint32_t rt_state = __atomic_load_n(&rt_ev->state, __ATOMIC_RELAXED);       \
+		/* Fixed-size records (the test folds to a constant): built on the      \
+		 * stack and handed to one library call. */                             \
+		if ((rt_state & RINGTRACE_EV_RECORD) && !(0 RT_SEQ(VARLEN, fields))) {    \
+			size_t rt_sz = 0;                                                  \
+			uint8_t rt_trunc = 0;                                              \
+			unsigned rt_vi = 0;                                                \
+			RT_SEQ(SIZE, fields)                                               \
+			(void)rt_vi;                                                       \
+			(void)rt_trunc;                                                    \
+			if (rt_sz <= RINGTRACE_FIXED_MAX) {                                \
+				uint64_t rt_buf[RINGTRACE_FIXED_MAX / 8];                  \
+				char *rt_p = (char *)rt_buf;                               \
+				size_t rt_o = 0;                                           \
+				for (size_t rt_w = 0; rt_w < (rt_sz + 7) / 8; rt_w++)      \
+					rt_buf[rt_w] = 0;                                  \
+				RT_SEQ(WRITE, fields)                                      \
+				(void)rt_o;                                                \
+				ringtrace_record_fixed_(rt_ev->id, rt_buf, rt_sz);         \
+				rt_state &= ~RINGTRACE_EV_RECORD;                          \
+			}                                                                  \
+		}                                                                          \
+		if (rt_state)                                                              \
+			ringtrace_slow_##name RT_PREPEND(rt_state, RT_UNPAREN args);        \
 	}
 
 #endif /* RINGTRACE_TRACEPOINT_H */

@@ -6,20 +6,26 @@
  * data) or detach and destroy the buffer. The tracepoint must not pay for
  * a lock or an atomic read-modify-write, so the updater does the waiting.
  *
- * Each thread owns a reader node. Entering a section makes the node's
- * sequence odd, leaving makes it even again (two plain stores; nesting,
- * e.g. a signal handler's tracepoint inside another, only counts). An
- * updater publishes the new state (probe set, buffer pointer), then calls
- * ringtrace_synchronize(), which
+ * Each thread owns a reader node. Entering a section stores the global
+ * grace-period counter, made odd, into the node; leaving stores 0 (one
+ * plain store each; nesting, e.g. a signal handler's tracepoint inside
+ * another, only counts). An updater publishes the new state (probe set,
+ * buffer pointer), then calls ringtrace_synchronize(), which
  *
- *   1. runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every running
- *      thread executes a full barrier. Afterwards, a reader whose odd
- *      sequence store is not visible to us cannot have loaded the old
- *      state: its load comes after that barrier, which comes after our
- *      publication. (Without membarrier, readers add a full fence
- *      themselves: ringtrace_rcu_fence_.)
- *   2. for every node whose sequence is odd, waits until it changes: that
- *      reader has left the section that might have seen the old state.
+ *   1. advances the grace-period counter by 2. A reader that loads the new
+ *      value loads the new state after it (acquire): it need not be waited
+ *      for.
+ *   2. runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every running
+ *      thread executes a full barrier. Afterwards, a reader whose entry
+ *      store is not visible to us cannot have loaded the old state: its
+ *      load comes after that barrier, which comes after our publication.
+ *      (Without membarrier, readers add a full fence themselves:
+ *      ringtrace_rcu_fence_.)
+ *   3. for every node holding an odd value other than the new counter|1,
+ *      waits until the value changes: that reader has left the section
+ *      that might have seen the old state. New sections carry the new
+ *      counter, so a thread that keeps entering sections cannot hold the
+ *      updater up.
  *
  * Nodes live in a list that only grows (in mmap'd chunks, so that a
  * thread's first tracepoint may be in a signal handler); a thread that
@@ -39,6 +45,7 @@
 
 __thread struct ringtrace_reader_node *ringtrace_rnode_ __attribute__((tls_model("initial-exec")));
 int ringtrace_rcu_fence_;
+uint64_t ringtrace_rcu_gp_ = 2;
 
 static struct ringtrace_reader_node *rt_nodes; /* push-only list */
 static pthread_mutex_t rt_sync_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -120,13 +127,16 @@ got:
 void ringtrace_synchronize(void)
 {
 	pthread_mutex_lock(&rt_sync_lock);
+	uint64_t gp = __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_RELAXED) + 2;
+	__atomic_store_n(&ringtrace_rcu_gp_, gp, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!rt_use_membarrier ||
 	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n;
 	     n = n->next) {
 		uint64_t s = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
-		if (!(s & 1))
+		if (!(s & 1) || s == (gp | 1))
 			continue;
 		for (unsigned spins = 0; __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s; spins++) {
 			if (spins < 100) {

@@ -132,6 +132,7 @@
 #include <unistd.h>
 
 #include "ring/ring_internal.h"
+#include "ringtrace/event.h"
 
 /* ---- per-thread writer state ------------------------------------------- */
 
@@ -559,7 +560,8 @@ static void *__attribute__((noinline, cold)) rt_reserve_generic(struct ringtrace
 	return rt_reserve_slow(rb, nest, id, len, rt_ticks(rb->is_tsc));
 }
 
-void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
+static inline __attribute__((always_inline)) void *rt_reserve_inline(ringtrace_rb *rb, uint32_t id,
+								      size_t len)
 {
 	struct rt_tls *t = &rt_tls[rb->idx];
 	if (rt_unlikely(t->epoch != rb->epoch || !rb->is_tsc))
@@ -574,7 +576,7 @@ void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
 	if (rt_unlikely((nest | RT_LOAD(&s->steal)) != 0 || len > rb->max_payload ||
 			id > RINGTRACE_EV_MAX_ID || t->off + need > t->limit ||
 			ts - t->last_ts > 0xFFFFFFFFull))
-		return rt_reserve_slow(rb, nest, id, len, ts); /* a tail call */
+		return rt_reserve_slow(rb, nest, id, len, ts);
 	uint64_t *h = (uint64_t *)(t->page + t->off);
 	*h = RINGTRACE_EV_WORD(ts, id, len);
 	t->res_end = t->off + need;
@@ -582,7 +584,7 @@ void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
 	return h + 1;
 }
 
-void ringtrace_rb_commit(ringtrace_rb *rb)
+static inline __attribute__((always_inline)) void rt_commit_inline(ringtrace_rb *rb)
 {
 	struct rt_tls *t = &rt_tls[rb->idx];
 	struct rt_slot *s = t->slot;
@@ -593,6 +595,108 @@ void ringtrace_rb_commit(ringtrace_rb *rb)
 	RT_STORE(&s->hit, RT_LOAD(&s->hit) + 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	RT_STORE_REL(&s->nest, 0);
+}
+
+void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	return rt_reserve_inline(rb, id, len); /* the slow paths are tail calls */
+}
+
+void ringtrace_rb_commit(ringtrace_rb *rb)
+{
+	rt_commit_inline(rb);
+}
+
+/*
+ * Record a ready, fixed-size payload into the events buffer: what the
+ * recording code generated for events without variable-length fields
+ * calls. `data` must be readable up to `len` rounded up to 8 bytes.
+ *
+ * This is the hottest function of the library, so it is written out:
+ * read-side section, reserve, copy, commit, with every rare case (first
+ * event of a thread, nesting, page switch, no membarrier, ...) handed to
+ * rt_record_fixed_slow() by a tail call, which lets the compiler keep the
+ * common path free of register saves.
+ */
+static void __attribute__((noinline, cold)) rt_record_fixed_slow(uint32_t id, const void *data,
+								size_t len)
+{
+	unsigned rd = ringtrace_read_lock();
+	ringtrace_rb *rb = ringtrace_events_buffer_();
+	if (rb) {
+		uint64_t *p = rt_reserve_inline(rb, id, len);
+		if (p) {
+			const uint64_t *src = data;
+			for (size_t i = 0; i < (len + 7) / 8; i++)
+				p[i] = src[i];
+			rt_commit_inline(rb);
+		}
+	}
+	ringtrace_read_unlock(rd);
+}
+
+/* The same, entered with the read-side section already open. */
+static void __attribute__((noinline, cold)) rt_record_fixed_in_section(ringtrace_rb *rb, uint32_t id,
+								      const void *data, size_t len)
+{
+	uint64_t *p = rt_reserve_inline(rb, id, len);
+	if (p) {
+		const uint64_t *src = data;
+		for (size_t i = 0; i < (len + 7) / 8; i++)
+			p[i] = src[i];
+		rt_commit_inline(rb);
+	}
+	ringtrace_read_unlock(0);
+}
+
+void ringtrace_record_fixed_(uint32_t id, const void *data, size_t len)
+{
+	struct ringtrace_reader_node *n = ringtrace_rnode_;
+	if (rt_unlikely(!n || (RT_LOAD(&n->seq) & 1) || ringtrace_rcu_fence_))
+		return rt_record_fixed_slow(id, data, len);
+	RT_STORE(&n->seq, RT_LOAD_ACQ(&ringtrace_rcu_gp_) | 1); /* ringtrace_read_lock() */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ringtrace_rb *rb = ringtrace_events_buffer_();
+	if (rt_unlikely(!rb)) {
+		ringtrace_read_unlock(0);
+		return;
+	}
+	/* rt_reserve_inline(), with the rare cases sent to the slow function. */
+	struct rt_tls *t = &rt_tls[rb->idx];
+	if (rt_unlikely(t->epoch != rb->epoch || !rb->is_tsc))
+		return rt_record_fixed_in_section(rb, id, data, len);
+	struct rt_slot *s = t->slot;
+	uint32_t nest = RT_LOAD(&s->nest);
+	uint32_t need = RINGTRACE_EV_HEADER_SIZE + (((uint32_t)len + 7u) & ~7u);
+	if (rt_unlikely((nest | RT_LOAD(&s->steal)) != 0 || len > rb->max_payload ||
+			id > RINGTRACE_EV_MAX_ID || t->off + need > t->limit))
+		return rt_record_fixed_in_section(rb, id, data, len);
+	RT_STORE(&s->nest, 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t ts = rt_hw_ticks();
+	if (rt_unlikely(ts - t->last_ts > 0xFFFFFFFFull)) {
+		RT_STORE(&s->nest, 0);
+		return rt_record_fixed_in_section(rb, id, data, len);
+	}
+	/*
+	 * The checks above ran before nest was raised: a signal handler that
+	 * wrote in between may have moved t->off or switched pages, so they
+	 * are redone against the values now that no handler can write.
+	 */
+	uint32_t off = t->off;
+	if (rt_unlikely(off + need > t->limit || RT_LOAD(&s->steal) != 0)) {
+		RT_STORE(&s->nest, 0);
+		return rt_record_fixed_in_section(rb, id, data, len);
+	}
+	uint64_t *h = (uint64_t *)(t->page + off);
+	*h = RINGTRACE_EV_WORD(ts, id, len);
+	const uint64_t *src = data;
+	for (size_t i = 0; i < (len + 7) / 8; i++)
+		h[1 + i] = src[i];
+	t->last_ts = ts;
+	t->res_end = off + need;
+	rt_commit_inline(rb);
+	ringtrace_read_unlock(0);
 }
 
 int ringtrace_rb_write(ringtrace_rb *rb, uint32_t id, const void *data, size_t len)

@@ -1,0 +1,32 @@
+/*
+ * bench/bench_events.h - the trace events of ringtrace-bench.
+ *
+ * Defined (RINGTRACE_CREATE_EVENTS) in bench/bench_events.c only, which
+ * includes nothing else; every other file that includes this header gets
+ * the inline call sites trace_<name>() and ringtrace_probe_register_<name>().
+ */
+#ifndef RINGTRACE_BENCH_EVENTS_H
+#define RINGTRACE_BENCH_EVENTS_H
+
+#include <stdint.h>
+
+#include "ringtrace/tracepoint.h"
+
+/* `tp`: the markers microbenchmark (seed 002): one int, the cheapest event. */
+RINGTRACE_EVENT(bench_int,
+	RINGTRACE_PROTO(int v),
+	RINGTRACE_ARGS(v),
+	RINGTRACE_FIELDS(ringtrace_integer(int32_t, v, v)),
+	RINGTRACE_PRINT("v=%d"))
+
+/*
+ * `event`: the kernel's trace_benchmark (seed 003): the string carries the
+ * timing statistics of the previous calls.
+ */
+RINGTRACE_EVENT(benchmark_event,
+	RINGTRACE_PROTO(const char *str),
+	RINGTRACE_ARGS(str),
+	RINGTRACE_FIELDS(ringtrace_string(str, str)),
+	RINGTRACE_PRINT("%s"))
+
+#endif /* RINGTRACE_BENCH_EVENTS_H */
