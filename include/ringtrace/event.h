@@ -235,10 +235,6 @@ static inline void ringtrace_read_unlock(unsigned nested)
 	__atomic_store_n(&n->seq, 0, __ATOMIC_RELEASE);
 }
 
-/* Recording for events without variable-length fields (see tracepoint.h). */
-void ringtrace_record_fixed_(uint32_t id, const void *data, size_t len);
-#define RINGTRACE_FIXED_MAX 256u
-
 /* Wait until every read-side section that began before the call has ended. */
 void ringtrace_synchronize(void);
 

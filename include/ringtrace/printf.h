@@ -110,6 +110,7 @@ constexpr uint8_t type(unsigned long long) { return RINGTRACE_PF_U64; }
 constexpr uint8_t type(float) { return RINGTRACE_PF_DOUBLE; }
 constexpr uint8_t type(double) { return RINGTRACE_PF_DOUBLE; }
 constexpr uint8_t type(const char *) { return RINGTRACE_PF_STRING; }
+constexpr uint8_t type(char *) { return RINGTRACE_PF_STRING; }
 template <class T> constexpr uint8_t type(T *) { return RINGTRACE_PF_POINTER; }
 inline uint64_t val(bool v) { return v; }
 inline uint64_t val(char v) { return (uint64_t)(int64_t)v; }
@@ -126,6 +127,7 @@ inline uint64_t val(unsigned long long v) { return v; }
 inline uint64_t val(float v) { return ringtrace_pf_dbl_(v); }
 inline uint64_t val(double v) { return ringtrace_pf_dbl_(v); }
 inline uint64_t val(const char *v) { return ringtrace_pf_str_(v); }
+inline uint64_t val(char *v) { return ringtrace_pf_str_(v); }
 template <class T> inline uint64_t val(T *v) { return ringtrace_pf_ptr_((const void *)v); }
 } // namespace ringtrace_pf
 #define RT_PF_TYPE(x) ::ringtrace_pf::type(x)

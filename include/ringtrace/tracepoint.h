@@ -44,7 +44,9 @@
  * event's hidden first field `_truncated` has bit i set for its i-th
  * variable-length field (bit 7 for the 8th and later).
  *
- * Events need at least one argument. RINGTRACE_EVENT_KIND() is the same
+ * Field expressions may be evaluated more than once (a record that the
+ * inline fast path cannot take is redone by the general path): they must
+ * not have side effects. Events need at least one argument. RINGTRACE_EVENT_KIND() is the same
  * with a kind first (RINGTRACE_KIND_INSTANT, _BEGIN, _END, _COUNTER),
  * which timeline exporters use.
  *
@@ -58,6 +60,7 @@
 #include <string.h>
 
 #include "ringtrace/event.h"
+#include "ringtrace/ring_inline.h"
 
 #ifdef __cplusplus
 #define RT_EXTERN_C extern "C"
@@ -276,6 +279,7 @@
 	{                                                                                  \
 		ringtrace_event_unregister(&ringtrace_event_##name);                       \
 	}                                                                                  \
+	/* Everything but the common case: probes, first events, drops... */       \
 	static __attribute__((noinline)) void ringtrace_slow_##name RT_PREPEND(                 \
 		uint32_t rt_state, RT_UNPAREN proto)                                       \
 	{                                                                                  \
@@ -284,21 +288,8 @@
 		if (rt_state & RINGTRACE_EV_RECORD) {                                      \
 			ringtrace_rb *rt_rb = ringtrace_events_buffer_();                  \
 			if (rt_rb) {                                                       \
-				size_t rt_sz = (0 RT_SEQ(VARLEN, fields)) ? 1 : 0;         \
-				uint8_t rt_trunc = 0;                                      \
-				unsigned rt_vi = 0;                                        \
-				RT_SEQ(SIZE, fields)                                       \
-				(void)rt_vi;                                               \
-				char *rt_p = (char *)ringtrace_rb_reserve(rt_rb, rt_ev->id, \
-									   rt_sz);          \
-				if (rt_p) {                                                \
-					size_t rt_o = 0;                                   \
-					if (0 RT_SEQ(VARLEN, fields))                      \
-						rt_p[rt_o++] = (char)rt_trunc;             \
-					RT_SEQ(WRITE, fields)                              \
-					(void)rt_o;                                        \
-					ringtrace_rb_commit(rt_rb);                        \
-				}                                                          \
+				RT_RECORD_(rt_rb, ringtrace_rb_reserve, ringtrace_rb_commit, \
+					   fields, )                                       \
 			}                                                                  \
 		}                                                                          \
 		if (rt_state & RINGTRACE_EV_PROBES) {                                      \
@@ -310,33 +301,60 @@
 		}                                                                          \
 		ringtrace_read_unlock(rt_rd);                                              \
 	}                                                                                  \
+	/*                                                                                 \
+	 * The common case, recording only, written so that it makes no call:             \
+	 * read-side section, inline reserve, fields, inline commit. Anything             \
+	 * else goes to the slow function above, by a tail call.                          \
+	 */                                                                                \
 	RT_DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto         \
 	{                                                                                  \
 		struct ringtrace_event_desc *rt_ev = &ringtrace_event_##name;              \
 		uint32_t rt_state = __atomic_load_n(&rt_ev->state, __ATOMIC_RELAXED);       \
-		/* Fixed-size records (the test folds to a constant): built on the      \
-		 * stack and handed to one library call. */                             \
-		if ((rt_state & RINGTRACE_EV_RECORD) && !(0 RT_SEQ(VARLEN, fields))) {    \
-			size_t rt_sz = 0;                                                  \
-			uint8_t rt_trunc = 0;                                              \
-			unsigned rt_vi = 0;                                                \
-			RT_SEQ(SIZE, fields)                                               \
-			(void)rt_vi;                                                       \
-			(void)rt_trunc;                                                    \
-			if (rt_sz <= RINGTRACE_FIXED_MAX) {                                \
-				uint64_t rt_buf[RINGTRACE_FIXED_MAX / 8];                  \
-				char *rt_p = (char *)rt_buf;                               \
-				size_t rt_o = 0;                                           \
-				for (size_t rt_w = 0; rt_w < (rt_sz + 7) / 8; rt_w++)      \
-					rt_buf[rt_w] = 0;                                  \
-				RT_SEQ(WRITE, fields)                                      \
-				(void)rt_o;                                                \
-				ringtrace_record_fixed_(rt_ev->id, rt_buf, rt_sz);         \
-				rt_state &= ~RINGTRACE_EV_RECORD;                          \
+		struct ringtrace_reader_node *rt_n = ringtrace_rnode_;                     \
+		if (__builtin_expect(rt_state == RINGTRACE_EV_RECORD && rt_n != 0 &&       \
+					     !(__atomic_load_n(&rt_n->seq, __ATOMIC_RELAXED) & 1) && \
+					     !ringtrace_rcu_fence_,                          \
+				     1)) {                                                 \
+			__atomic_store_n(&rt_n->seq,                                       \
+					 __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1, \
+					 __ATOMIC_RELAXED);                                \
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);                           \
+			ringtrace_rb *rt_rb = ringtrace_events_buffer_();                  \
+			int rt_done = 1;                                                   \
+			if (rt_rb) {                                                       \
+				rt_done = 0;                                               \
+				RT_RECORD_(rt_rb, ringtrace_reserve_fast_, ringtrace_commit_fast_, \
+					   fields, rt_done = 1;)                           \
 			}                                                                  \
+			ringtrace_read_unlock(0);                                          \
+			if (rt_done)                                                       \
+				return;                                                    \
 		}                                                                          \
-		if (rt_state)                                                              \
-			ringtrace_slow_##name RT_PREPEND(rt_state, RT_UNPAREN args);        \
+		ringtrace_slow_##name RT_PREPEND(rt_state, RT_UNPAREN args);                \
+	}
+
+/*
+ * Size, reserve, write, commit; then run `after`. Used by both paths: the
+ * fast one with the inline reserve/commit, the slow one with the library's.
+ */
+#define RT_RECORD_(rb, reserve, commit, fields, after)                                       \
+	{                                                                                  \
+		size_t rt_sz = (0 RT_SEQ(VARLEN, fields)) ? 1 : 0;                         \
+		uint8_t rt_trunc = 0;                                                      \
+		unsigned rt_vi = 0;                                                        \
+		RT_SEQ(SIZE, fields)                                                       \
+		(void)rt_vi;                                                               \
+		(void)rt_trunc;                                                            \
+		char *rt_p = (char *)reserve(rb, rt_ev->id, rt_sz);                        \
+		if (rt_p) {                                                                \
+			size_t rt_o = 0;                                                   \
+			if (0 RT_SEQ(VARLEN, fields))                                      \
+				rt_p[rt_o++] = (char)rt_trunc;                             \
+			RT_SEQ(WRITE, fields)                                              \
+			(void)rt_o;                                                        \
+			commit(rb);                                                        \
+			after                                                              \
+		}                                                                          \
 	}
 
 #endif /* RINGTRACE_TRACEPOINT_H */

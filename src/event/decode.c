@@ -36,7 +36,8 @@ int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t 
 {
 	const char *p = payload;
 	size_t o = 0;
-	for (uint32_t i = 0; i < nfields; i++) {
+	uint32_t i = 0;
+	for (i = 0; i < nfields; i++) {
 		const struct ringtrace_field_desc *f = &fields[i];
 		struct ringtrace_value *v = &values[i];
 		unsigned al = f->align ? f->align : 1;
@@ -121,7 +122,7 @@ int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t 
 	return (int)nfields;
 short_record:
 	return rt_error(RINGTRACE_ECORRUPT, "field \"%s\" at offset %zu: record is only %zu bytes",
-			fields[0].name ? fields[0].name : "?", o, len);
+			fields[i].name ? fields[i].name : "?", o, len);
 }
 
 /* Shared with printf.c. */

@@ -3,6 +3,7 @@
  * at read time (the format is parsed then, one conversion at a time).
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -181,15 +182,18 @@ int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, c
 			while (*q >= '0' && *q <= '9' && k < 40)
 				spec[k++] = *q++;
 		}
-		while (*q && strchr("hlLqjzt", *q))
-			q++; /* replaced below */
+		/* length modifier: decides how the recorded 64 bits are narrowed */
+		char lenmod[3] = {0, 0, 0};
+		int lm = 0;
+		while (*q && strchr("hlLqjzt", *q) && lm < 2)
+			lenmod[lm++] = *q++;
 		char conv = *q;
 		if (!conv)
 			break;
 		q++;
 		int stars[2] = {0, 0};
 		int nstars = 0;
-		for (int s = 0; s < star_w + star_p; s++) {
+		for (int st = 0; st < star_w + star_p; st++) {
 			stars[nstars++] = ai < nargs ? (int)(int64_t)args[ai].v : 0;
 			ai++;
 		}
@@ -199,19 +203,32 @@ int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, c
 			continue;
 		}
 		const struct rt_arg *a = &args[ai++];
+		int hh = lenmod[0] == 'h' && lenmod[1] == 'h';
+		int h = lenmod[0] == 'h' && !hh;
+		int wide = lenmod[0] && !h && !hh; /* l, ll, j, z, t, q, L */
 		switch (conv) {
-		case 'd': case 'i':
+		case 'd': case 'i': {
+			long long v = (long long)a->v;
+			if (hh) v = (signed char)v;
+			else if (h) v = (short)v;
+			else if (!wide) v = (int)v;
 			spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = conv; spec[k] = 0;
-			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], (long long)a->v);
-			else if (nstars == 1) rt_out_add(&o, spec, stars[0], (long long)a->v);
-			else rt_out_add(&o, spec, (long long)a->v);
+			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], v);
+			else if (nstars == 1) rt_out_add(&o, spec, stars[0], v);
+			else rt_out_add(&o, spec, v);
 			break;
-		case 'u': case 'x': case 'X': case 'o':
+		}
+		case 'u': case 'x': case 'X': case 'o': {
+			unsigned long long v = a->v;
+			if (hh) v = (unsigned char)v;
+			else if (h) v = (unsigned short)v;
+			else if (!wide) v = (unsigned int)v;
 			spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = conv; spec[k] = 0;
-			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], (unsigned long long)a->v);
-			else if (nstars == 1) rt_out_add(&o, spec, stars[0], (unsigned long long)a->v);
-			else rt_out_add(&o, spec, (unsigned long long)a->v);
+			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], v);
+			else if (nstars == 1) rt_out_add(&o, spec, stars[0], v);
+			else rt_out_add(&o, spec, v);
 			break;
+		}
 		case 'c':
 			spec[k++] = 'c'; spec[k] = 0;
 			if (nstars == 1) rt_out_add(&o, spec, stars[0], (int)a->v);
@@ -230,16 +247,45 @@ int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, c
 			break;
 		}
 		case 's':
+			spec[k] = 0;
 			if (a->type == RINGTRACE_PF_STRING) {
-				/* the recorded string is not NUL-terminated: bound it */
+				/*
+				 * The recorded string has no NUL: it is printed with a
+				 * precision, the user's if smaller. Flags and width stay.
+				 */
+				char *dot = strchr(spec, '.');
 				int prec = (int)a->slen;
-				rt_out_add(&o, "%.*s", prec, a->s);
+				if (dot) {
+					int up = star_p ? stars[nstars - 1] : atoi(dot + 1);
+					if (up >= 0 && up < prec)
+						prec = up;
+					k = (size_t)(dot - spec);
+				}
+				int width = 0, has_width = 0;
+				if (star_w) {
+					width = stars[0];
+					has_width = 1;
+					/* drop the '*' from the spec; pass width explicitly */
+					char *st = strchr(spec, '*');
+					if (st && (!dot || st < dot))
+						k = (size_t)(st - spec);
+				}
+				spec[k++] = '.'; spec[k++] = '*'; spec[k++] = 's'; spec[k] = 0;
+				if (has_width) {
+					char full[56];
+					snprintf(full, sizeof(full), "%.*s*.*s", (int)(k - 3), spec);
+					rt_out_add(&o, full, width, prec, a->s);
+				} else {
+					rt_out_add(&o, spec, prec, a->s);
+				}
 			} else {
 				rt_out_add(&o, "%llu", (unsigned long long)a->v);
 			}
 			break;
 		case 'p':
-			rt_out_add(&o, "0x%llx", (unsigned long long)a->v);
+			spec[k++] = 'p'; spec[k] = 0;
+			if (nstars == 1) rt_out_add(&o, spec, stars[0], (void *)(uintptr_t)a->v);
+			else rt_out_add(&o, spec, (void *)(uintptr_t)a->v);
 			break;
 		default:
 			rt_out_add(&o, "<%%%c?>", conv);

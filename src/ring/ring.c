@@ -117,6 +117,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -132,11 +133,11 @@
 #include <unistd.h>
 
 #include "ring/ring_internal.h"
-#include "ringtrace/event.h"
+#include "ringtrace/ring_inline.h"
 
 /* ---- per-thread writer state ------------------------------------------- */
 
-struct rt_tls {
+struct rt_wtls {
 	uint64_t epoch;        /* == rb->epoch when this thread writes to rb */
 	struct rt_slot *slot;
 	char *page;            /* current page, NULL if none */
@@ -149,11 +150,35 @@ struct rt_tls {
 	uint32_t noslot_skip;  /* events to drop before retrying a slot claim */
 	uint32_t attaching;
 	int drop_reason;       /* why the last reserve returned NULL (RINGTRACE_E*) */
+	int pad_;
 };
 
-/* initial-exec: the fast path reaches it with one %fs-relative load. */
-static __thread struct rt_tls rt_tls[RINGTRACE_RB_MAX_OPEN]
+/*
+ * initial-exec: the fast path reaches it with one %fs-relative load. Its
+ * public name and type are those of ring_inline.h, whose inline fast path
+ * the generated recording code uses; the layouts are checked to agree.
+ */
+__thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
 	__attribute__((tls_model("initial-exec")));
+#define rt_tls ((struct rt_wtls *)(void *)ringtrace_wtls_)
+#define RT_SAME_FIELD(a, b, f) \
+	_Static_assert(offsetof(a, f) == offsetof(b, f), #f " differs between " #a " and " #b)
+_Static_assert(sizeof(struct rt_wtls) == sizeof(struct ringtrace_wtls_), "rt_tls size");
+RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, epoch);
+RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, slot);
+RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, page);
+RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, off);
+RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, limit);
+RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, res_end);
+RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, nevents);
+RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, last_ts);
+RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, idx);
+RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, is_tsc);
+RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, epoch);
+RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, max_payload);
+RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, nest);
+RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, steal);
+RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, hit);
 
 /* The buffers open in this process, for thread-exit handling. */
 static struct {
@@ -397,7 +422,7 @@ static inline void rt_gen_end(struct ringtrace_rb *rb, uint32_t page)
 	RT_STORE_REL(&rb->gen[page], g + 1);
 }
 
-static void rt_publish(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s,
+static void rt_publish(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_slot *s,
 		       uint32_t flags)
 {
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
@@ -417,7 +442,7 @@ static void rt_publish(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot
 	}
 }
 
-static int rt_take_page(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s,
+static int rt_take_page(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_slot *s,
 			uint64_t ts)
 {
 	uint32_t idx;
@@ -460,7 +485,7 @@ static int rt_take_page(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slo
 }
 
 /* Answer a flush request (called inside a write, nest != 0). */
-static void rt_answer_steal(struct ringtrace_rb *rb, struct rt_tls *t, struct rt_slot *s,
+static void rt_answer_steal(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_slot *s,
 			    uint32_t st)
 {
 	if (st == RT_STEAL_ASKED) {
@@ -488,7 +513,7 @@ static inline void rt_count_missed(struct rt_slot *s)
 }
 
 /* Drop an event (counted) and leave the write. */
-static void *rt_drop(struct rt_tls *t, struct rt_slot *s, uint32_t nest, int reason)
+static void *rt_drop(struct rt_wtls *t, struct rt_slot *s, uint32_t nest, int reason)
 {
 	t->drop_reason = reason;
 	rt_count_missed(s);
@@ -501,7 +526,7 @@ static void *rt_drop(struct rt_tls *t, struct rt_slot *s, uint32_t nest, int rea
 static void *__attribute__((noinline, cold))
 rt_reserve_slow(struct ringtrace_rb *rb, uint32_t nest, uint32_t id, size_t len, uint64_t ts)
 {
-	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_wtls *t = &rt_tls[rb->idx];
 	struct rt_slot *s = t->slot;
 	if (nest != 0)
 		return rt_drop(t, s, nest, RINGTRACE_ENESTED); /* nested in a signal handler */
@@ -550,7 +575,7 @@ static void *rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 static void *__attribute__((noinline, cold)) rt_reserve_generic(struct ringtrace_rb *rb, uint32_t id,
 							       size_t len)
 {
-	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_wtls *t = &rt_tls[rb->idx];
 	if (t->epoch != rb->epoch)
 		return rt_reserve_attach(rb, id, len);
 	struct rt_slot *s = t->slot;
@@ -563,7 +588,7 @@ static void *__attribute__((noinline, cold)) rt_reserve_generic(struct ringtrace
 static inline __attribute__((always_inline)) void *rt_reserve_inline(ringtrace_rb *rb, uint32_t id,
 								      size_t len)
 {
-	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_wtls *t = &rt_tls[rb->idx];
 	if (rt_unlikely(t->epoch != rb->epoch || !rb->is_tsc))
 		return rt_reserve_generic(rb, id, len);
 	struct rt_slot *s = t->slot;
@@ -586,7 +611,7 @@ static inline __attribute__((always_inline)) void *rt_reserve_inline(ringtrace_r
 
 static inline __attribute__((always_inline)) void rt_commit_inline(ringtrace_rb *rb)
 {
-	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_wtls *t = &rt_tls[rb->idx];
 	struct rt_slot *s = t->slot;
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
 	t->off = t->res_end;
@@ -605,98 +630,6 @@ void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
 void ringtrace_rb_commit(ringtrace_rb *rb)
 {
 	rt_commit_inline(rb);
-}
-
-/*
- * Record a ready, fixed-size payload into the events buffer: what the
- * recording code generated for events without variable-length fields
- * calls. `data` must be readable up to `len` rounded up to 8 bytes.
- *
- * This is the hottest function of the library, so it is written out:
- * read-side section, reserve, copy, commit, with every rare case (first
- * event of a thread, nesting, page switch, no membarrier, ...) handed to
- * rt_record_fixed_slow() by a tail call, which lets the compiler keep the
- * common path free of register saves.
- */
-static void __attribute__((noinline, cold)) rt_record_fixed_slow(uint32_t id, const void *data,
-								size_t len)
-{
-	unsigned rd = ringtrace_read_lock();
-	ringtrace_rb *rb = ringtrace_events_buffer_();
-	if (rb) {
-		uint64_t *p = rt_reserve_inline(rb, id, len);
-		if (p) {
-			const uint64_t *src = data;
-			for (size_t i = 0; i < (len + 7) / 8; i++)
-				p[i] = src[i];
-			rt_commit_inline(rb);
-		}
-	}
-	ringtrace_read_unlock(rd);
-}
-
-/* The same, entered with the read-side section already open. */
-static void __attribute__((noinline, cold)) rt_record_fixed_in_section(ringtrace_rb *rb, uint32_t id,
-								      const void *data, size_t len)
-{
-	uint64_t *p = rt_reserve_inline(rb, id, len);
-	if (p) {
-		const uint64_t *src = data;
-		for (size_t i = 0; i < (len + 7) / 8; i++)
-			p[i] = src[i];
-		rt_commit_inline(rb);
-	}
-	ringtrace_read_unlock(0);
-}
-
-void ringtrace_record_fixed_(uint32_t id, const void *data, size_t len)
-{
-	struct ringtrace_reader_node *n = ringtrace_rnode_;
-	if (rt_unlikely(!n || (RT_LOAD(&n->seq) & 1) || ringtrace_rcu_fence_))
-		return rt_record_fixed_slow(id, data, len);
-	RT_STORE(&n->seq, RT_LOAD_ACQ(&ringtrace_rcu_gp_) | 1); /* ringtrace_read_lock() */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	ringtrace_rb *rb = ringtrace_events_buffer_();
-	if (rt_unlikely(!rb)) {
-		ringtrace_read_unlock(0);
-		return;
-	}
-	/* rt_reserve_inline(), with the rare cases sent to the slow function. */
-	struct rt_tls *t = &rt_tls[rb->idx];
-	if (rt_unlikely(t->epoch != rb->epoch || !rb->is_tsc))
-		return rt_record_fixed_in_section(rb, id, data, len);
-	struct rt_slot *s = t->slot;
-	uint32_t nest = RT_LOAD(&s->nest);
-	uint32_t need = RINGTRACE_EV_HEADER_SIZE + (((uint32_t)len + 7u) & ~7u);
-	if (rt_unlikely((nest | RT_LOAD(&s->steal)) != 0 || len > rb->max_payload ||
-			id > RINGTRACE_EV_MAX_ID || t->off + need > t->limit))
-		return rt_record_fixed_in_section(rb, id, data, len);
-	RT_STORE(&s->nest, 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uint64_t ts = rt_hw_ticks();
-	if (rt_unlikely(ts - t->last_ts > 0xFFFFFFFFull)) {
-		RT_STORE(&s->nest, 0);
-		return rt_record_fixed_in_section(rb, id, data, len);
-	}
-	/*
-	 * The checks above ran before nest was raised: a signal handler that
-	 * wrote in between may have moved t->off or switched pages, so they
-	 * are redone against the values now that no handler can write.
-	 */
-	uint32_t off = t->off;
-	if (rt_unlikely(off + need > t->limit || RT_LOAD(&s->steal) != 0)) {
-		RT_STORE(&s->nest, 0);
-		return rt_record_fixed_in_section(rb, id, data, len);
-	}
-	uint64_t *h = (uint64_t *)(t->page + off);
-	*h = RINGTRACE_EV_WORD(ts, id, len);
-	const uint64_t *src = data;
-	for (size_t i = 0; i < (len + 7) / 8; i++)
-		h[1 + i] = src[i];
-	t->last_ts = ts;
-	t->res_end = off + need;
-	rt_commit_inline(rb);
-	ringtrace_read_unlock(0);
 }
 
 int ringtrace_rb_write(ringtrace_rb *rb, uint32_t id, const void *data, size_t len)
@@ -734,7 +667,7 @@ static pid_t rt_gettid(void)
 static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id,
 							      size_t len)
 {
-	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_wtls *t = &rt_tls[rb->idx];
 	struct rt_shm *shm = rb->shm;
 	/*
 	 * No writer yet: a reader-only handle, a signal handler interrupting
@@ -804,7 +737,7 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 }
 
 /* Publish the thread's page and give its slot back. */
-static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_tls *t)
+static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 {
 	struct rt_slot *s = t->slot;
 	struct rt_shm *shm = rb->shm;
@@ -852,7 +785,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_tls *t)
 
 void ringtrace_rb_writer_release(ringtrace_rb *rb)
 {
-	struct rt_tls *t = &rt_tls[rb->idx];
+	struct rt_wtls *t = &rt_tls[rb->idx];
 	if (t->epoch == rb->epoch && rb->owner)
 		rt_writer_retire(rb, t);
 }
@@ -862,7 +795,7 @@ static void rt_thread_exit(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&rt_open_lock);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
-		struct rt_tls *t = &rt_tls[i];
+		struct rt_wtls *t = &rt_tls[i];
 		if (rt_open[i].rb && t->epoch != 0 && t->epoch == rt_open[i].epoch)
 			rt_writer_retire(rt_open[i].rb, t);
 		t->epoch = 0;
@@ -887,7 +820,7 @@ static void rt_process_exit(void)
  */
 static void rt_atfork_child(void)
 {
-	memset(rt_tls, 0, sizeof(rt_tls));
+	memset(ringtrace_wtls_, 0, sizeof(ringtrace_wtls_));
 	pthread_mutex_init(&rt_open_lock, NULL);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
 		if (!rt_open[i].rb)
@@ -1462,7 +1395,7 @@ void ringtrace_rb_destroy(ringtrace_rb *rb)
 		if (rt_open[rb->idx].rb == rb)
 			rt_open[rb->idx].rb = NULL;
 		pthread_mutex_unlock(&rt_open_lock);
-		struct rt_tls *t = &rt_tls[rb->idx];
+		struct rt_wtls *t = &rt_tls[rb->idx];
 		if (t->epoch == rb->epoch)
 			t->epoch = 0;
 		if (rb->shm_name)

@@ -1,0 +1,139 @@
+/*
+ * ringtrace/ring_inline.h - the ring buffer's write fast path, inline.
+ *
+ * Included by tracepoint.h so that the recording code generated for each
+ * event reserves, fills and commits its record with no function call at
+ * all: that is what keeps a recorded event within a few percent of one
+ * timestamp read. The structures below are the leading fields of the
+ * library's private ones (src/ring/ring_internal.h, which checks the
+ * offsets at compile time); they are not an API and may change in any
+ * release, so traced code and the library must come from the same version.
+ *
+ * ringtrace_reserve_fast_() returns NULL, having changed nothing, for
+ * every case it does not handle (a thread's first event, nesting in a
+ * signal handler, a page switch, a flush request, a long gap that needs an
+ * extended header, the fallback clock): the caller then goes through
+ * ringtrace_rb_reserve(), which handles them all and counts drops.
+ */
+#ifndef RINGTRACE_RING_INLINE_H
+#define RINGTRACE_RING_INLINE_H
+
+#include <stdint.h>
+
+#include "ringtrace/ring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A thread's private state for one buffer (= struct rt_tls). */
+struct ringtrace_wtls_ {
+	uint64_t epoch;
+	struct ringtrace_slot_head_ *slot;
+	char *page;
+	uint32_t off;
+	uint32_t limit;
+	uint32_t res_end;
+	uint32_t nevents;
+	uint64_t last_ts;
+	uint64_t seq;
+	uint32_t noslot_skip;
+	uint32_t attaching;
+	int drop_reason;
+	int pad_;
+};
+
+/* The first fields of a writer slot in shared memory. */
+struct ringtrace_slot_head_ {
+	uint32_t nest;
+	uint32_t steal;
+	uint32_t state;
+	uint32_t cur_page;
+	uint64_t hit;
+};
+
+/* The first fields of the process-local buffer handle. */
+struct ringtrace_rb_head_ {
+	uint32_t idx;
+	uint32_t is_tsc;
+	uint64_t epoch;
+	char *base;
+	char *pages;
+	uint32_t page_size;
+	uint32_t max_payload;
+};
+
+extern __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
+	__attribute__((tls_model("initial-exec")));
+
+static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *ts)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	*ts = __builtin_ia32_rdtsc();
+	return 1;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	*ts = v;
+	return 1;
+#else
+	(void)ts;
+	return 0;
+#endif
+}
+
+static inline __attribute__((always_inline)) void *
+ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
+	uint32_t need = RINGTRACE_EV_HEADER_SIZE + (((uint32_t)len + 7u) & ~7u);
+	uint64_t ts;
+	if (__builtin_expect(t->epoch != r->epoch || !r->is_tsc || len > r->max_payload ||
+				     id > RINGTRACE_EV_MAX_ID,
+			     0))
+		return 0;
+	struct ringtrace_slot_head_ *s = t->slot;
+	if (__builtin_expect((__atomic_load_n(&s->nest, __ATOMIC_RELAXED) |
+			      __atomic_load_n(&s->steal, __ATOMIC_RELAXED)) != 0,
+			     0))
+		return 0;
+	__atomic_store_n(&s->nest, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * Checked again now that nest is raised: a signal handler that wrote
+	 * before it may have moved the offset or switched the page.
+	 */
+	if (__builtin_expect(!ringtrace_hw_ticks_(&ts) || t->off + need > t->limit ||
+				     ts - t->last_ts > 0xFFFFFFFFull ||
+				     __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0,
+			     0)) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_store_n(&s->nest, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	uint64_t *h = (uint64_t *)(void *)(t->page + t->off);
+	*h = RINGTRACE_EV_WORD(ts, id, len);
+	t->res_end = t->off + need;
+	t->last_ts = ts;
+	return h + 1;
+}
+
+static inline __attribute__((always_inline)) void ringtrace_commit_fast_(ringtrace_rb *rb)
+{
+	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
+	struct ringtrace_slot_head_ *s = t->slot;
+	struct ringtrace_page_header *h = (struct ringtrace_page_header *)(void *)t->page;
+	t->off = t->res_end;
+	t->nevents++;
+	__atomic_store_n(&h->commit, t->off, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->hit, __atomic_load_n(&s->hit, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->nest, 0, __ATOMIC_RELEASE);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RINGTRACE_RING_INLINE_H */
