@@ -14,6 +14,9 @@
  *    returns, no thread is still running the removed probe or writing into
  *    the previous buffer (a grace period, see src/event/rcu.c), so the
  *    caller may free the probe's data or destroy the buffer.
+ *  - Enabling and disabling are not barriers: a call that read the event's
+ *    state just before ringtrace_event_disable() may still record its one
+ *    event after disable returns (as with the kernel's tracepoints).
  *  - Tracepoints are async-signal-safe.
  *  - Event ids are assigned by the registry, never reused in a process;
  *    an event of a library unloaded with dlclose() keeps its id and schema

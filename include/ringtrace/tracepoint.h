@@ -235,19 +235,21 @@
 	RT_EXTERN_C void ringtrace_run_##name proto;                                     \
 	typedef void (*ringtrace_probe_##name##_fn) RT_PREPEND(void *ringtrace_data,      \
 								RT_UNPAREN proto);        \
-	static inline void trace_##name proto                                            \
+	static inline __attribute__((unused)) void trace_##name proto                    \
 	{                                                                                \
 		if (__builtin_expect(__atomic_load_n(&ringtrace_event_##name.enabled,     \
 						     __ATOMIC_RELAXED), 0))                \
 			ringtrace_run_##name args;                                        \
 	}                                                                                \
-	static inline int ringtrace_probe_register_##name(ringtrace_probe_##name##_fn fn, \
+	static inline __attribute__((unused)) int ringtrace_probe_register_##name(          \
+		ringtrace_probe_##name##_fn fn,                                            \
 							  void *data)                     \
 	{                                                                                \
 		return ringtrace_probe_register(&ringtrace_event_##name,                  \
 						(ringtrace_probe_fn)fn, data);            \
 	}                                                                                \
-	static inline int ringtrace_probe_unregister_##name(ringtrace_probe_##name##_fn fn,\
+	static inline __attribute__((unused)) int ringtrace_probe_unregister_##name(        \
+		ringtrace_probe_##name##_fn fn,                                            \
 							    void *data)                   \
 	{                                                                                \
 		return ringtrace_probe_unregister(&ringtrace_event_##name,                \

@@ -136,8 +136,23 @@ static void rt_apply_rules(struct rt_entry *e)
 	}
 }
 
+/*
+ * Append a rule. An earlier rule with the same pattern can never decide
+ * anything again (the last matching rule wins, and this one matches the
+ * same events), so it is dropped: toggling an event forever does not
+ * grow the list.
+ */
 static int rt_add_rule(const char *pattern, int on, int from_env)
 {
+	for (uint32_t i = 0; i < rt_nrules; i++) {
+		if (strcmp(rt_rules[i].pattern, pattern) == 0) {
+			from_env |= rt_rules[i].from_env && !rt_rules[i].matched;
+			free(rt_rules[i].pattern);
+			memmove(&rt_rules[i], &rt_rules[i + 1], (rt_nrules - i - 1) * sizeof(*rt_rules));
+			rt_nrules--;
+			break;
+		}
+	}
 	struct rt_rule *r = realloc(rt_rules, sizeof(*r) * (rt_nrules + 1));
 	if (!r)
 		return rt_error(RINGTRACE_ENOMEM, "out of memory");

@@ -1,0 +1,17 @@
+/*
+ * A shared library with events of its own (tests/events_dl.h), loaded by
+ * test_event_dlopen: its constructors register the events when it is
+ * loaded, its destructors unregister them at dlclose().
+ */
+#define RINGTRACE_CREATE_EVENTS
+#include "events_dl.h"
+
+__attribute__((visibility("default"))) int dl_events_fire(int n, const char *s);
+
+int dl_events_fire(int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		trace_dl_ev_one(i, 1 + (i & 1));
+	trace_dl_ev_str(s, (uint32_t)n);
+	return n + 1;
+}

@@ -1,0 +1,405 @@
+/*
+ * test_printf: ringtrace_printf, the binary printf.
+ *
+ *  1. Disabled by default: nothing is recorded and no call site is
+ *     registered until ringtrace_event_enable("ringtrace_printf").
+ *  2. 0 .. 8 arguments of every kind (char, signed/unsigned char, short,
+ *     int, long, long long and their unsigned variants, _Bool, float,
+ *     double, const char *, char arrays, void *, negative numbers) with
+ *     flags, widths, precisions, length modifiers and * forms. Each record
+ *     read back and formatted with ringtrace_printf_format() (its site from
+ *     ringtrace_printf_site_by_id()) must equal snprintf() of the same
+ *     format and arguments. Every mismatch is listed before the test fails.
+ *  3. Strings longer than RINGTRACE_STRING_MAX - 1 are cut to it; a NULL
+ *     string reads "(null)".
+ *  4. The call site: format, file, line, argument types; site ids are
+ *     1 .. ringtrace_printf_site_count().
+ *  5. Damaged records (cut short, wrong argument count, a string length
+ *     past the end) are -RINGTRACE_ECORRUPT; snprintf-like truncation.
+ *  6. Two threads racing on the first enabled call of one site: every
+ *     record's site id leads to that site.
+ */
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+
+#include "events_util.h"
+#include "testutil.h"
+
+#define MAXEXP 256
+static struct {
+	char text[2048];
+	const char *fmt;
+	int line;
+} expected[MAXEXP];
+static int nexp;
+
+static void exp_add(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void exp_add(int line, const char *fmt, ...)
+{
+	CHECK(nexp < MAXEXP);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(expected[nexp].text, sizeof(expected[nexp].text), fmt, ap);
+	va_end(ap);
+	expected[nexp].fmt = fmt;
+	expected[nexp].line = line;
+	nexp++;
+}
+
+/* Record with ringtrace_printf and remember what snprintf makes of it. */
+#define PF(...)                                        \
+	do {                                           \
+		ringtrace_printf(__VA_ARGS__);         \
+		exp_add(__LINE__, __VA_ARGS__);        \
+	} while (0)
+
+static char long_str[5000];
+
+/* Not visibly NULL to the compiler's format checks. */
+static const char *__attribute__((noinline)) null_str(void)
+{
+	static const char *volatile p;
+	return p;
+}
+
+static void record_all(void)
+{
+	char c = 'A';
+	signed char sc = -5;
+	unsigned char uc = 200;
+	short sh = -1234;
+	unsigned short ush = 65535;
+	int i = -42, i2 = 7;
+	unsigned u = 4000000000u;
+	long lg = -1234567890123L;
+	unsigned long ul = ULONG_MAX;
+	long long ll = LLONG_MIN;
+	unsigned long long ull = ULLONG_MAX;
+	_Bool b = 1;
+	float f = 1.25f;
+	double d = -3.14159, big = 1e300, tiny = 5e-324;
+	const char *str = "str";
+	char cbuf[16] = "buffer";
+	static int obj;
+	void *ptr = &obj;
+	const void *cptr = &obj;
+
+	/* 0 arguments */
+	PF("no arguments");
+	PF("percent %% only");
+	/* 1 argument of each kind */
+	PF("%c", c);
+	PF("%hhd", sc);
+	PF("%hhu", uc);
+	PF("%hd", sh);
+	PF("%hu", ush);
+	PF("%d", i);
+	PF("%i", i);
+	PF("%u", u);
+	PF("%ld", lg);
+	PF("%lu", ul);
+	PF("%lld", ll);
+	PF("%llu", ull);
+	PF("%d", b);
+	PF("%f", f);
+	PF("%f", d);
+	PF("%e", big);
+	PF("%g", tiny);
+	PF("%a", d);
+	PF("%s", str);
+	PF("%s", cbuf);
+	PF("%p", ptr);
+	PF("%p", cptr);
+	PF("%d", INT_MIN);
+	PF("%lld", LLONG_MAX);
+	PF("%f", NAN);
+	PF("%f", -INFINITY);
+	PF("%g", -0.0);
+	/* flags, widths, precisions */
+	PF("[%5d]", i2);
+	PF("[%5d]", i);
+	PF("[%-5d]", i);
+	PF("[%05d]", i);
+	PF("[%+d]", i2);
+	PF("[% d]", i2);
+	PF("[%.3f]", d);
+	PF("[%10.2f]", d);
+	PF("[%-10.1e]", big);
+	PF("[%x]", 255u);
+	PF("[%X]", 48879u);
+	PF("[%#x]", 255u);
+	PF("[%o]", 8u);
+	PF("[%llx]", ull);
+	PF("[%lx]", ul);
+	PF("[%08llx]", 0x1234ull);
+	PF("[%c%c]", 'o', 'k');
+	PF("[%5c]", c);
+	PF("[%*d]", 6, i);
+	PF("[%-*d]", 6, i);
+	PF("[%.*f]", 2, d);
+	PF("[%*.*f]", 9, 3, d);
+	PF("[%-8s]", str);
+	PF("[%8s]", str);
+	PF("[%.2s]", str);
+	PF("[%*s]", 6, str);
+	PF("[%*s]", -6, str);
+	PF("[%-*s]", 6, str);
+	PF("[%.*s]", 2, str);
+	PF("[%.*s]", -1, str);
+	PF("[%*.*s]", 7, 1, str);
+	PF("[%-*.*s]", 7, 2, cbuf);
+	PF("[%5.1s]", str);
+	PF("[%.0s]", str);
+	PF("[%.10s]", str);
+	PF("[%-10s|%10s]", cbuf, "");
+	PF("[%20p]", ptr);
+	PF("[%-20p]", ptr);
+	PF("[%p]", (void *)0);
+	PF("100%% [%d%%]", i2);
+	/* negative numbers through unsigned and narrow conversions */
+	PF("[%x]", -1);
+	PF("[%u]", i);
+	PF("[%hhx]", sc);
+	PF("[%hu]", sh);
+	PF("[%d]", u);
+	PF("[%lx]", lg);
+	/* 2 .. 8 arguments, mixed kinds */
+	PF("%d %s", i, str);
+	PF("%s=%f", cbuf, d);
+	PF("%c|%hu|%p", c, ush, ptr);
+	PF("%lld %llu %s %s", ll, ull, str, cbuf);
+	PF("%d %u %ld %lu %lld", i, u, lg, ul, ll);
+	PF("%s %d %s %d %s %d", "a", 1, "bb", 2, "ccc", 3);
+	PF("%hhd %hhu %hd %hu %d %u %f", sc, uc, sh, ush, i, u, f);
+	PF("%d %u %ld %lu %lld %llu %f %s", i, u, lg, ul, ll, ull, d, str);
+	PF("%s%s%s%s%s%s%s%s", "1", "22", "", "4444", cbuf, "666666", str, "8");
+	PF("%p %c %e %g %x %o %X %%%i", ptr, 'q', big, tiny, 0xabcu, 511u, 0xdeadu, -9);
+	PF("[%5d] [%-8s] [%.3f] [%x] [%llx] [%c] [%*d] %%", i2, str, d, 255u, ull, c, 4, i2);
+	PF("%s", "");
+	PF("%s|%s", "", "x");
+}
+
+struct mismatch_log {
+	int n;
+};
+
+static void compare(const char *got, int got_len, int k, const char *fmt, struct mismatch_log *ml)
+{
+	if (strcmp(got, expected[k].text) != 0 || got_len != (int)strlen(expected[k].text)) {
+		fprintf(stderr, "  line %d: ringtrace_printf(\"%s\")\n      got      \"%s\" (%d)\n"
+				"      snprintf \"%s\"\n",
+			expected[k].line, fmt, got, got_len, expected[k].text);
+		ml->n++;
+	}
+}
+
+static int format_event(const struct evu_event *e, char *buf, size_t size,
+			const struct ringtrace_printf_site **site_out)
+{
+	CHECK_EQ_U64(e->id, RINGTRACE_EVENT_ID_PRINTF);
+	CHECK(e->len >= 8);
+	uint32_t sid, nargs;
+	memcpy(&sid, e->data, 4);
+	memcpy(&nargs, (const char *)e->data + 4, 4);
+	const struct ringtrace_printf_site *site = ringtrace_printf_site_by_id(sid);
+	CHECKF(site != NULL, "no site %u", sid);
+	CHECK(sid >= 1 && sid <= ringtrace_printf_site_count());
+	CHECK_EQ_U64(nargs, site->nargs);
+	if (site_out)
+		*site_out = site;
+	int r = ringtrace_printf_format(site->fmt, site->types, site->nargs, e->data, e->len, buf,
+					size);
+	CHECKF(r >= 0, "printf_format(\"%s\"): %d: %s", site->fmt, r, ringtrace_last_error());
+	return r;
+}
+
+/* The record of the main list made by the call site with this format. */
+static const struct evu_event *by_fmt(const struct evu_list *l, int n, const char *fmt)
+{
+	for (int k = 0; k < n; k++)
+		if (strcmp(expected[k].fmt, fmt) == 0)
+			return &l->ev[k];
+	check_fail_(__FILE__, __LINE__, "by_fmt", "no call with format \"%s\"", fmt);
+}
+
+/* ---- 6. racing first calls ---------------------------------------------- */
+
+static pthread_barrier_t race_barrier;
+static void *race_thread(void *arg)
+{
+	int th = (int)(uintptr_t)arg;
+	pthread_barrier_wait(&race_barrier);
+	for (int i = 0; i < 200; i++)
+		ringtrace_printf("race %d %d", th, i);
+	return NULL;
+}
+
+int main(void)
+{
+	for (size_t k = 0; k < sizeof(long_str) - 1; k++)
+		long_str[k] = (char)('a' + k % 26);
+	long_str[sizeof(long_str) - 1] = 0;
+
+	ringtrace_rb *rb = evu_buffer(64u << 10, 32);
+	struct evu_list l = {0};
+	struct ringtrace_event_info info;
+
+	/* 1. disabled by default */
+	CHECK_OK(ringtrace_event_lookup("ringtrace_printf", &info));
+	CHECK_EQ_U64(info.id, RINGTRACE_EVENT_ID_PRINTF);
+	CHECK(info.enabled == 0);
+	CHECK_EQ_U64(ringtrace_printf_site_count(), 0);
+	ringtrace_printf("disabled %d %s", 1, "x");
+	ringtrace_printf("disabled too");
+	CHECK_EQ_U64(ringtrace_printf_site_count(), 0);
+	CHECK(ringtrace_printf_site_by_id(1) == NULL);
+	evu_collect(rb, &l);
+	CHECK_EQ_U64(l.n, 0);
+
+	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
+	CHECK(ringtrace_event_ringtrace_printf.enabled != 0);
+
+	/* 2. */
+	record_all();
+	const int nmain = nexp;
+	/* 3. long and NULL strings */
+	int line_long = __LINE__ + 1;
+	ringtrace_printf(">%s<", long_str);
+	ringtrace_printf("%s|%d", null_str(), 5);
+	ringtrace_printf("%s%s", long_str, long_str + 1);
+	/* recorded while disabled again: nothing */
+	CHECK(ringtrace_event_disable("ringtrace_printf") == 1);
+	ringtrace_printf("after disable %d", 3);
+	evu_collect(rb, &l);
+	CHECKF(l.n == (size_t)nmain + 3, "%zu records, expected %d", l.n, nmain + 3);
+
+	static char buf[8192];
+	struct mismatch_log ml = {0};
+	for (int k = 0; k < nmain; k++) {
+		const struct ringtrace_printf_site *site;
+		int r = format_event(&l.ev[k], buf, sizeof(buf), &site);
+		CHECKF(strcmp(site->fmt, expected[k].fmt) == 0, "record %d: site format \"%s\", expected \"%s\"",
+		       k, site->fmt, expected[k].fmt);
+		CHECK_EQ_U64(site->line, expected[k].line);
+		CHECK(evu_has(site->file, "test_printf.c"));
+		compare(buf, r, k, site->fmt, &ml);
+	}
+	/* 3. */
+	{
+		const struct ringtrace_printf_site *site;
+		int r = format_event(&l.ev[nmain], buf, sizeof(buf), &site);
+		CHECK_EQ_U64(site->line, line_long);
+		CHECK_EQ_U64(site->nargs, 1);
+		CHECK_EQ_U64(site->types[0], RINGTRACE_PF_STRING);
+		CHECKF(r == (int)RINGTRACE_STRING_MAX - 1 + 2, "long string: %d", r);
+		CHECK(buf[0] == '>' && memcmp(buf + 1, long_str, RINGTRACE_STRING_MAX - 1) == 0);
+		CHECK(strcmp(buf + RINGTRACE_STRING_MAX, "<") == 0);
+		r = format_event(&l.ev[nmain + 1], buf, sizeof(buf), &site);
+		CHECKF(strcmp(buf, "(null)|5") == 0, "NULL string: \"%s\"", buf);
+		r = format_event(&l.ev[nmain + 2], buf, sizeof(buf), &site);
+		CHECK_EQ_U64(r, 2 * (RINGTRACE_STRING_MAX - 1));
+		CHECK(memcmp(buf, long_str, RINGTRACE_STRING_MAX - 1) == 0);
+		CHECK(memcmp(buf + RINGTRACE_STRING_MAX - 1, long_str + 1, RINGTRACE_STRING_MAX - 1) == 0);
+	}
+
+	/* 4. the sites */
+	{
+		const struct ringtrace_printf_site *s;
+		const struct evu_event *e = by_fmt(&l, nmain, "%p %c %e %g %x %o %X %%%i");
+		format_event(e, buf, sizeof(buf), &s);
+		CHECK_EQ_U64(s->nargs, 8);
+		static const uint8_t want[8] = {RINGTRACE_PF_POINTER, RINGTRACE_PF_S64,
+						RINGTRACE_PF_DOUBLE,  RINGTRACE_PF_DOUBLE,
+						RINGTRACE_PF_U64,     RINGTRACE_PF_U64,
+						RINGTRACE_PF_U64,     RINGTRACE_PF_S64};
+		CHECK(memcmp(s->types, want, 8) == 0);
+		CHECK_EQ_U64(s->id, ((const uint32_t *)e->data)[0]);
+		uint32_t n = ringtrace_printf_site_count();
+		CHECKF(n >= (uint32_t)nmain && n <= (uint32_t)nmain + 3, "%u sites", n);
+		for (uint32_t id = 1; id <= n; id++)
+			CHECK(ringtrace_printf_site_by_id(id) != NULL);
+		CHECK(ringtrace_printf_site_by_id(n + 1) == NULL);
+		CHECK(ringtrace_printf_site_by_id(0) == NULL);
+	}
+
+	/* 5. damaged records */
+	{
+		const struct ringtrace_printf_site *s;
+		/* "%c|%hu|%p": the last argument a scalar */
+		const struct evu_event *e = by_fmt(&l, nmain, "%c|%hu|%p");
+		format_event(e, buf, sizeof(buf), &s);
+		CHECK(strcmp(s->fmt, "%c|%hu|%p") == 0);
+		for (uint32_t len = 0; len < e->len; len++) {
+			int r = ringtrace_printf_format(s->fmt, s->types, s->nargs, e->data, len, buf,
+							sizeof(buf));
+			CHECKF(r == -RINGTRACE_ECORRUPT, "cut to %u of %u bytes: %d", len, e->len, r);
+			CHECK(ringtrace_last_error()[0] != 0);
+		}
+		int r = ringtrace_printf_format(s->fmt, s->types, s->nargs + 1, e->data, e->len, buf,
+						sizeof(buf));
+		CHECK(r == -RINGTRACE_ECORRUPT);
+		r = ringtrace_printf_format(s->fmt, s->types, 1, e->data, e->len, buf, sizeof(buf));
+		CHECK(r == -RINGTRACE_ECORRUPT);
+		/* "%lld %llu %s %s": string lengths */
+		e = by_fmt(&l, nmain, "%lld %llu %s %s");
+		format_event(e, buf, sizeof(buf), &s);
+		CHECK(strcmp(s->fmt, "%lld %llu %s %s") == 0);
+		char copy[256];
+		CHECK(e->len <= sizeof(copy));
+		memcpy(copy, e->data, e->len);
+		uint32_t huge = 0xFFFFFFF0u;
+		memcpy(copy + 24, &huge, 4); /* the first string's length */
+		r = ringtrace_printf_format(s->fmt, s->types, s->nargs, copy, e->len, buf, sizeof(buf));
+		CHECKF(r == -RINGTRACE_ECORRUPT, "huge string length: %d", r);
+		for (uint32_t len = 0; len < 24 + 4 + 3; len++) {
+			r = ringtrace_printf_format(s->fmt, s->types, s->nargs, e->data, len, buf,
+						    sizeof(buf));
+			CHECKF(r == -RINGTRACE_ECORRUPT, "cut to %u: %d", len, r);
+		}
+		CHECK(ringtrace_printf_format(NULL, s->types, s->nargs, e->data, e->len, buf,
+					      sizeof(buf)) == -RINGTRACE_ECORRUPT);
+		/* snprintf semantics */
+		e = &l.ev[0]; /* "no arguments" */
+		char small[4] = "zzz";
+		r = ringtrace_printf_format("no arguments", NULL, 0, e->data, e->len, small,
+					    sizeof(small));
+		CHECK_EQ_U64(r, strlen("no arguments"));
+		CHECK(strcmp(small, "no ") == 0);
+		r = ringtrace_printf_format("no arguments", NULL, 0, e->data, e->len, NULL, 0);
+		CHECK_EQ_U64(r, strlen("no arguments"));
+	}
+	evu_list_free(&l);
+
+	/* 6. two threads on one fresh site */
+	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
+	CHECK(pthread_barrier_init(&race_barrier, NULL, 2) == 0);
+	pthread_t t[2];
+	for (uintptr_t k = 0; k < 2; k++)
+		CHECK(pthread_create(&t[k], NULL, race_thread, (void *)k) == 0);
+	for (int k = 0; k < 2; k++)
+		CHECK(pthread_join(t[k], NULL) == 0);
+	pthread_barrier_destroy(&race_barrier);
+	evu_collect(rb, &l);
+	CHECK_EQ_U64(l.n, 400);
+	int next[2] = {0, 0};
+	for (size_t k = 0; k < l.n; k++) {
+		const struct ringtrace_printf_site *s;
+		format_event(&l.ev[k], buf, sizeof(buf), &s);
+		CHECK(strcmp(s->fmt, "race %d %d") == 0);
+		int th, idx;
+		CHECK(sscanf(buf, "race %d %d", &th, &idx) == 2);
+		CHECK(th == 0 || th == 1);
+		CHECK_EQ_U64(idx, next[th]);
+		next[th]++;
+	}
+	evu_list_free(&l);
+	evu_buffer_done(rb);
+
+	if (ml.n) {
+		fprintf(stderr, "test_printf: %d of %d records differ from snprintf\n", ml.n, nmain);
+		return 1;
+	}
+	printf("test_printf: OK\n");
+	return 0;
+}
