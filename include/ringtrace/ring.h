@@ -163,10 +163,10 @@ void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header 
 int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms);
 
 /*
- * Re-read the names of this process's writer threads (for threads renamed
- * after their first event); later pages carry the new name. Returns how
- * many were read. Readers call it on their own schedule; writers never
- * make this system call.
+ * Re-read the names of the writer threads (for threads renamed after their
+ * first event, from /proc); later pages carry the new name. Returns how
+ * many were read. ringtrace_rb_get_page() calls it with its periodic
+ * flush; writers never make this system call.
  */
 int ringtrace_rb_refresh_comm(ringtrace_rb *rb);
 

@@ -836,20 +836,21 @@ static void rt_atfork_child(void)
 /*
  * A writer reads its thread's name once, when it attaches; every page
  * header carries a copy. A thread renamed later (pthread_setname_np) is
- * caught up by readers calling this, which reads /proc on their own time
- * so the write path never makes the system call.
+ * caught up by readers: ringtrace_rb_get_page() calls this with every
+ * periodic flush, and it reads /proc on the reader's time, so the write
+ * path never makes the system call. Works from another process too.
  */
 int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
 {
 	int n = 0;
-	uint32_t self = (uint32_t)getpid();
 	for (uint32_t i = 0; i < rb->shm->max_writers; i++) {
 		struct rt_slot *s = &rb->slots[i];
-		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE || RT_LOAD(&s->pid) != self)
+		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
 			continue;
 		uint64_t stream = RT_LOAD_ACQ(&s->stream);
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", RT_LOAD(&s->tid));
+		char path[80];
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", RT_LOAD(&s->pid),
+			 RT_LOAD(&s->tid));
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -865,8 +866,10 @@ int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
 		 * but harmless: the next refresh repairs them). */
 		if (RT_LOAD_ACQ(&s->stream) != stream || RT_LOAD(&s->state) != RT_SLOT_ACTIVE)
 			continue;
-		RT_STORE(&s->comm[0], cm[0]);
-		RT_STORE(&s->comm[1], cm[1]);
+		if (RT_LOAD(&s->comm[0]) != cm[0] || RT_LOAD(&s->comm[1]) != cm[1]) {
+			RT_STORE(&s->comm[0], cm[0]);
+			RT_STORE(&s->comm[1], cm[1]);
+		}
 		n++;
 	}
 	return n;
@@ -1027,6 +1030,7 @@ const struct ringtrace_page_header *ringtrace_rb_get_page(ringtrace_rb *rb)
 		uint64_t iv = (uint64_t)rb->shm->flush_ms * (rb->clock.freq / 1000);
 		if (now - last < iv)
 			return NULL;
+		ringtrace_rb_refresh_comm(rb);
 		if (ringtrace_rb_flush(rb, rb->shm->flush_ms) <= 0 || !rt_fifo_pop(rb, &idx))
 			return NULL;
 	}
