@@ -9,6 +9,8 @@ command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
 command -v clang >/dev/null 2>&1 || need="$need clang"
 command -v clang++ >/dev/null 2>&1 || need="$need clang"
+# The reference CTF reader: tests check that it reads ringtrace's pages.
+command -v babeltrace2 >/dev/null 2>&1 || need="$need babeltrace2"
 # ASan/UBSan/TSan runtimes for gcc (clang's come with the clang package).
 [ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] && \
 	[ -e "$(gcc -print-file-name=libasan.so)" ] || need="$need libasan8"

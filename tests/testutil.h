@@ -108,8 +108,7 @@ static CHECK_UNUSED void tu_check_page_header(const struct ringtrace_page_header
 		      "packet_size %" PRIu64 " page_size %zu", p->packet_size, page_size);
 	TU_PAGE_CHECK(p, p->commit >= RINGTRACE_PAGE_HEADER_SIZE && p->commit <= page_size,
 		      "commit %u page_size %zu", p->commit, page_size);
-	TU_PAGE_CHECK(p, p->commit % RINGTRACE_EV_ALIGN == 0, "commit %u not 8-aligned",
-		      p->commit);
+	/* commit is where the last payload ends (unpadded, like CTF's content_size) */
 	TU_PAGE_CHECK(p, p->content_size == (uint64_t)p->commit * 8,
 		      "content_size %" PRIu64 " bits != commit %u bytes * 8", p->content_size,
 		      p->commit);

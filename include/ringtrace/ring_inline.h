@@ -87,7 +87,6 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len)
 {
 	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
-	uint32_t need = RINGTRACE_EV_HEADER_SIZE + (((uint32_t)len + 7u) & ~7u);
 	uint64_t ts;
 	if (__builtin_expect(t->epoch != r->epoch || !r->is_tsc || len > r->max_payload ||
 				     id > RINGTRACE_EV_MAX_ID,
@@ -104,7 +103,10 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len)
 	 * Checked again now that nest is raised: a signal handler that wrote
 	 * before it may have moved the offset or switched the page.
 	 */
-	if (__builtin_expect(!ringtrace_hw_ticks_(&ts) || t->off + need > t->limit ||
+	/* Events start 8-aligned; `off` is where the previous one ended. */
+	uint32_t start = (t->off + 7u) & ~7u;
+	uint32_t end = start + RINGTRACE_EV_HEADER_SIZE + (uint32_t)len;
+	if (__builtin_expect(!ringtrace_hw_ticks_(&ts) || end > t->limit ||
 				     ts - t->last_ts > 0xFFFFFFFFull ||
 				     __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0,
 			     0)) {
@@ -112,9 +114,9 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len)
 		__atomic_store_n(&s->nest, 0, __ATOMIC_RELAXED);
 		return 0;
 	}
-	uint64_t *h = (uint64_t *)(void *)(t->page + t->off);
+	uint64_t *h = (uint64_t *)(void *)(t->page + start);
 	*h = RINGTRACE_EV_WORD(ts, id, len);
-	t->res_end = t->off + need;
+	t->res_end = end;
 	t->last_ts = ts;
 	return h + 1;
 }

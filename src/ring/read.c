@@ -34,7 +34,7 @@ int ringtrace_page_check(const struct ringtrace_page_header *h, size_t page_size
 	    h->packet_size > (uint64_t)RINGTRACE_RB_MAX_PAGE_SIZE * 8)
 		return rt_error(RINGTRACE_ECORRUPT, "page header: packet_size %llu bits at offset 40 is invalid",
 				(unsigned long long)h->packet_size);
-	if (h->content_size % 64 || h->content_size < RINGTRACE_PAGE_HEADER_SIZE * 8 ||
+	if (h->content_size % 8 || h->content_size < RINGTRACE_PAGE_HEADER_SIZE * 8 ||
 	    h->content_size > h->packet_size)
 		return rt_error(RINGTRACE_ECORRUPT,
 				"page header: content_size %llu bits at offset 32 is invalid (packet %llu)",
@@ -64,10 +64,11 @@ void ringtrace_page_cursor_init(struct ringtrace_page_cursor *c,
 int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event *ev)
 {
 	const char *base = (const char *)c->page;
-	uint32_t off = c->off;
-	if (off >= c->end)
+	/* Events start 8-aligned; c->off is where the previous payload ended. */
+	uint32_t off = (c->off + (RINGTRACE_EV_ALIGN - 1)) & ~(RINGTRACE_EV_ALIGN - 1);
+	if (off < c->off || off >= c->end)
 		return 0;
-	if (off % RINGTRACE_EV_ALIGN || c->end - off < RINGTRACE_EV_HEADER_SIZE)
+	if (c->end - off < RINGTRACE_EV_HEADER_SIZE)
 		return rt_error(RINGTRACE_ECORRUPT,
 				"event header at page offset %u does not fit before content end %u", off,
 				c->end);
@@ -95,8 +96,7 @@ int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event 
 		if (ts < c->last_ts)
 			ts += 1ull << 32;
 	}
-	uint32_t total = hsz + ((len + 7u) & ~7u);
-	if (c->end - off < total)
+	if (c->end - off - hsz < len)
 		return rt_error(RINGTRACE_ECORRUPT,
 				"event at page offset %u: %u payload bytes overrun content end %u", off,
 				len, c->end);
@@ -107,7 +107,7 @@ int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event 
 	ev->stream = c->page->stream_instance_id;
 	ev->tid = c->page->tid;
 	ev->offset = off;
-	c->off = off + total;
+	c->off = off + hsz + len;
 	c->last_ts = ts;
 	c->index++;
 	return 1;
@@ -334,11 +334,11 @@ static int rt_snap_copy(struct ringtrace_rb *rb, struct ringtrace_snapshot *s, u
 	struct ringtrace_page_header *src = rt_page(rb, p);
 	uint32_t commit = RT_LOAD_ACQ(&src->commit);
 	char *dst = s->mem + (size_t)s->npages * s->page_size;
-	if (commit < RINGTRACE_PAGE_HEADER_SIZE || commit > rb->page_size || commit % 8) {
+	if (commit < RINGTRACE_PAGE_HEADER_SIZE || commit > rb->page_size) {
 		s->lost++;
 		return 0;
 	}
-	rt_racy_copy(dst, src, commit);
+	rt_racy_copy(dst, src, RT_ALIGN8(commit)); /* the page size is a multiple of 8 */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (RT_LOAD(&rb->gen[p]) != g1) {
 		s->lost++;

@@ -60,8 +60,10 @@
  *   if nest was non-zero or a flush is asked or the page is full or the
  *      timestamp needs the extended header:  slow path
  *   ts = rdtsc
- *   store the 8-byte header, return the payload pointer; the caller fills it
- *   commit: page->commit = new end  (store-release)
+ *   store the 8-byte header at the next 8-aligned offset, return the
+ *      payload pointer; the caller fills it
+ *   commit: page->commit = end of the payload (store-release; unpadded,
+ *      as a CTF packet's content_size must be)
  *           slot->hit++, slot->nest = 0 (store-release)
  *
  * No atomic read-modify-write, no fence, no system call and nothing shared
@@ -141,7 +143,7 @@ struct rt_wtls {
 	uint64_t epoch;        /* == rb->epoch when this thread writes to rb */
 	struct rt_slot *slot;
 	char *page;            /* current page, NULL if none */
-	uint32_t off;          /* committed end of the page */
+	uint32_t off;          /* committed end of the page: where the last event's payload ends */
 	uint32_t limit;        /* page size, 0 when there is no page */
 	uint32_t res_end;      /* end of the reserved event */
 	uint32_t nevents;      /* events committed in the page */
@@ -539,18 +541,20 @@ rt_reserve_slow(struct ringtrace_rb *rb, uint32_t nest, uint32_t id, size_t len,
 		rt_answer_steal(rb, t, s, st);
 	if (ts < t->last_ts)
 		ts = t->last_ts; /* keep each stream monotonic */
-	uint32_t plen = ((uint32_t)len + 7u) & ~7u;
 	int ext = t->page && ts - t->last_ts > 0xFFFFFFFFull;
-	uint32_t need = (ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE) + plen;
-	if (!t->page || t->off + need > t->limit) {
+	uint32_t start = (t->off + 7u) & ~7u;
+	uint32_t end = start + (ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE) +
+		       (uint32_t)len;
+	if (!t->page || end > t->limit) {
 		if (t->page)
 			rt_publish(rb, t, s, 0);
 		if (rt_take_page(rb, t, s, ts) < 0)
 			return rt_drop(t, s, 0, RINGTRACE_ENOSPC);
 		ext = 0;
-		need = RINGTRACE_EV_HEADER_SIZE + plen;
+		start = t->off;
+		end = start + RINGTRACE_EV_HEADER_SIZE + (uint32_t)len;
 	}
-	uint64_t *h = (uint64_t *)(t->page + t->off);
+	uint64_t *h = (uint64_t *)(t->page + start);
 	if (ext) {
 		h[0] = RINGTRACE_EV_WORD(ts, RINGTRACE_EV_EXTENDED, len);
 		h[1] = (uint64_t)id;
@@ -560,7 +564,7 @@ rt_reserve_slow(struct ringtrace_rb *rb, uint32_t nest, uint32_t id, size_t len,
 		h[0] = RINGTRACE_EV_WORD(ts, id, len);
 		h += 1;
 	}
-	t->res_end = t->off + need;
+	t->res_end = end;
 	t->last_ts = ts;
 	return h;
 }
@@ -596,15 +600,17 @@ static inline __attribute__((always_inline)) void *rt_reserve_inline(ringtrace_r
 	RT_STORE(&s->nest, nest + 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t ts = rt_hw_ticks();
-	uint32_t need = RINGTRACE_EV_HEADER_SIZE + (((uint32_t)len + 7u) & ~7u);
+	/* Events start 8-aligned; `off` is where the previous one ended. */
+	uint32_t start = (t->off + 7u) & ~7u;
+	uint32_t end = start + RINGTRACE_EV_HEADER_SIZE + (uint32_t)len;
 	/* One unlikely branch covers every rare case; ts < last_ts wraps huge. */
 	if (rt_unlikely((nest | RT_LOAD(&s->steal)) != 0 || len > rb->max_payload ||
-			id > RINGTRACE_EV_MAX_ID || t->off + need > t->limit ||
+			id > RINGTRACE_EV_MAX_ID || end > t->limit ||
 			ts - t->last_ts > 0xFFFFFFFFull))
 		return rt_reserve_slow(rb, nest, id, len, ts);
-	uint64_t *h = (uint64_t *)(t->page + t->off);
+	uint64_t *h = (uint64_t *)(t->page + start);
 	*h = RINGTRACE_EV_WORD(ts, id, len);
-	t->res_end = t->off + need;
+	t->res_end = end;
 	t->last_ts = ts;
 	return h + 1;
 }
