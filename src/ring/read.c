@@ -115,9 +115,20 @@ int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event 
 
 /* ---- merging pages by timestamp ------------------------------------------ */
 
+/*
+ * One page taken into a merge. Pages of the same stream are chained in
+ * order (a stream's pages are consecutive in time), and only the first of
+ * each chain is in the heap: it walks its chain page by page. With one
+ * writer the heap has one entry and costs nothing per event.
+ */
 struct rt_src {
-	struct ringtrace_page_cursor cur;
-	struct ringtrace_event ev;
+	struct ringtrace_page_cursor cur; /* heads: the cursor of the stream */
+	struct ringtrace_event ev;        /* heads: the stream's next event */
+	const struct ringtrace_page_header *page;
+	int32_t next;                     /* next page of the same stream, or -1 */
+	int32_t chain;                    /* heads: next page to move to, or -1 */
+	int32_t tail;                     /* heads: last page of the chain */
+	int32_t head;                     /* 1 for the first page of its stream */
 };
 
 struct rt_merge {
@@ -188,17 +199,58 @@ static void rt_heap_up(struct rt_merge *m, uint32_t i)
 	}
 }
 
-/* Add a page (its content_size bounds the decoding; it was checked). */
+/* Add a page (checked; its content_size bounds the decoding). Call
+ * rt_merge_start() once all pages of a batch are added. */
 static void rt_merge_add(struct rt_merge *m, const struct ringtrace_page_header *page)
 {
-	struct rt_src *s = &m->src[m->n++];
-	ringtrace_page_cursor_init(&s->cur, page);
-	int r = ringtrace_page_next(&s->cur, &s->ev);
-	if (r == 1) {
-		m->heap[m->nheap++] = (uint32_t)(s - m->src);
-		rt_heap_up(m, m->nheap - 1);
-	} else if (r < 0) {
-		m->corrupt++;
+	int32_t idx = (int32_t)m->n++;
+	struct rt_src *s = &m->src[idx];
+	memset(s, 0, sizeof(*s));
+	s->page = page;
+	s->next = -1;
+	s->chain = -1;
+	for (uint32_t i = 0; i < (uint32_t)idx; i++) {
+		struct rt_src *h = &m->src[i];
+		if (h->head && h->page->stream_instance_id == page->stream_instance_id) {
+			m->src[h->tail].next = idx;
+			h->tail = idx;
+			return;
+		}
+	}
+	s->head = 1;
+	s->tail = idx;
+}
+
+/* Decode the next event of a stream, moving along its chain of pages. */
+static int rt_src_advance(struct rt_merge *m, struct rt_src *s)
+{
+	for (;;) {
+		int r = ringtrace_page_next(&s->cur, &s->ev);
+		if (r == 1)
+			return 1;
+		if (r < 0)
+			m->corrupt++;
+		if (s->chain < 0)
+			return 0;
+		struct rt_src *n = &m->src[s->chain];
+		s->chain = n->next;
+		ringtrace_page_cursor_init(&s->cur, n->page);
+	}
+}
+
+static void rt_merge_start(struct rt_merge *m)
+{
+	m->nheap = 0;
+	for (uint32_t i = 0; i < m->n; i++) {
+		struct rt_src *s = &m->src[i];
+		if (!s->head)
+			continue;
+		s->chain = s->next;
+		ringtrace_page_cursor_init(&s->cur, s->page);
+		if (rt_src_advance(m, s)) {
+			m->heap[m->nheap++] = i;
+			rt_heap_up(m, m->nheap - 1);
+		}
 	}
 }
 
@@ -208,13 +260,10 @@ static int rt_merge_next(struct rt_merge *m, struct ringtrace_event *ev)
 		return 0;
 	struct rt_src *s = &m->src[m->heap[0]];
 	*ev = s->ev;
-	int r = ringtrace_page_next(&s->cur, &s->ev);
-	if (r != 1) {
-		if (r < 0)
-			m->corrupt++;
+	if (!rt_src_advance(m, s))
 		m->heap[0] = m->heap[--m->nheap];
-	}
-	rt_heap_down(m, 0);
+	if (m->nheap > 1)
+		rt_heap_down(m, 0);
 	return 1;
 }
 
@@ -273,13 +322,15 @@ int ringtrace_rb_reader_next(ringtrace_rb_reader *r, struct ringtrace_event *ev)
 			if (ringtrace_page_check(p, r->rb->page_size) < 0) {
 				/* Never decode a damaged header; the page is still given back. */
 				r->m.corrupt++;
-				r->m.src[r->m.n++].cur.page = p;
+				memset(&r->m.src[r->m.n], 0, sizeof(r->m.src[0]));
+				r->m.src[r->m.n++].page = p;
 				continue;
 			}
 			rt_merge_add(&r->m, p);
 		}
 		if (r->m.n == 0)
 			return 0;
+		rt_merge_start(&r->m);
 	}
 }
 
@@ -433,6 +484,7 @@ int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		rt_merge_add(&s->m, v[i]);
+	rt_merge_start(&s->m);
 	free(v);
 	*out = s;
 	return 0;
@@ -445,7 +497,7 @@ uint32_t ringtrace_snapshot_page_count(const ringtrace_snapshot *s)
 
 const struct ringtrace_page_header *ringtrace_snapshot_page(const ringtrace_snapshot *s, uint32_t i)
 {
-	return i < s->m.n ? s->m.src[i].cur.page : NULL;
+	return i < s->m.n ? s->m.src[i].page : NULL;
 }
 
 uint32_t ringtrace_snapshot_pages_lost(const ringtrace_snapshot *s)
