@@ -130,10 +130,10 @@ inline uint64_t val(const char *v) { return ringtrace_pf_str_(v); }
 inline uint64_t val(char *v) { return ringtrace_pf_str_(v); }
 template <class T> inline uint64_t val(T *v) { return ringtrace_pf_ptr_((const void *)v); }
 } // namespace ringtrace_pf
-#define RT_PF_TYPE(x) ::ringtrace_pf::type(x)
-#define RT_PF_VAL(x) ::ringtrace_pf::val(x)
+#define RINGTRACE__PF_TYPE(x) ::ringtrace_pf::type(x)
+#define RINGTRACE__PF_VAL(x) ::ringtrace_pf::val(x)
 #else
-#define RT_PF_TYPE(x)                                                                      \
+#define RINGTRACE__PF_TYPE(x)                                                                      \
 	_Generic((x), _Bool: RINGTRACE_PF_U64, char: RINGTRACE_PF_S64,                     \
 		 signed char: RINGTRACE_PF_S64, unsigned char: RINGTRACE_PF_U64,           \
 		 short: RINGTRACE_PF_S64, unsigned short: RINGTRACE_PF_U64,                \
@@ -143,7 +143,7 @@ template <class T> inline uint64_t val(T *v) { return ringtrace_pf_ptr_((const v
 		 double: RINGTRACE_PF_DOUBLE, char *: RINGTRACE_PF_STRING,                 \
 		 const char *: RINGTRACE_PF_STRING, void *: RINGTRACE_PF_POINTER,          \
 		 const void *: RINGTRACE_PF_POINTER, default: RINGTRACE_PF_S64)
-#define RT_PF_VAL(x)                                                                       \
+#define RINGTRACE__PF_VAL(x)                                                                       \
 	_Generic((x), float: ringtrace_pf_dbl_, double: ringtrace_pf_dbl_,                 \
 		 char *: ringtrace_pf_str_, const char *: ringtrace_pf_str_,               \
 		 void *: ringtrace_pf_ptr_, const void *: ringtrace_pf_ptr_,               \
@@ -153,66 +153,66 @@ template <class T> inline uint64_t val(T *v) { return ringtrace_pf_ptr_((const v
 		 default: ringtrace_pf_s64_)(x)
 #endif
 
-#define RT_PF_NARGS_(fmt, a1, a2, a3, a4, a5, a6, a7, a8, n, ...) n
-#define RT_PF_NARGS(...) RT_PF_NARGS_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0)
-#define RT_PF_CAT_(a, b) a##b
-#define RT_PF_CAT(a, b) RT_PF_CAT_(a, b)
+#define RINGTRACE__PF_NARGS_(fmt, a1, a2, a3, a4, a5, a6, a7, a8, n, ...) n
+#define RINGTRACE__PF_NARGS(...) RINGTRACE__PF_NARGS_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0)
+#define RINGTRACE__PF_CAT_(a, b) a##b
+#define RINGTRACE__PF_CAT(a, b) RINGTRACE__PF_CAT_(a, b)
 
-#define RT_PF_BODY(fmt, n, types, vals, ...)                                               \
+#define RINGTRACE__PF_BODY(fmt, n, types, vals, ...)                                               \
 	do {                                                                               \
 		if (0)                                                                     \
 			ringtrace_printf_check_(__VA_ARGS__);                              \
 		if (__builtin_expect(__atomic_load_n(&ringtrace_event_ringtrace_printf.enabled, \
 						     __ATOMIC_RELAXED),                     \
 				     0)) {                                                 \
-			static const uint8_t rt_pf_types_[] = {types};                     \
-			static struct ringtrace_printf_site rt_pf_site_ = {               \
-				fmt, __FILE__, __LINE__, 0, n, 0, rt_pf_types_};           \
-			const uint64_t rt_pf_vals_[] = {vals};                             \
-			ringtrace_printf_record_(&rt_pf_site_, rt_pf_vals_);               \
+			static const uint8_t ringtrace__pf_types_[] = {types};                     \
+			static struct ringtrace_printf_site ringtrace__pf_site_ = {               \
+				fmt, __FILE__, __LINE__, 0, n, 0, ringtrace__pf_types_};           \
+			const uint64_t ringtrace__pf_vals_[] = {vals};                             \
+			ringtrace_printf_record_(&ringtrace__pf_site_, ringtrace__pf_vals_);               \
 		}                                                                          \
 	} while (0)
 
-#define RT_PF_0(f) RT_PF_BODY(f, 0, 0, 0, f)
-#define RT_PF_1(f, a) RT_PF_BODY(f, 1, RT_PF_TYPE(a), RT_PF_VAL(a), f, a)
+#define RINGTRACE__PF_0(f) RINGTRACE__PF_BODY(f, 0, 0, 0, f)
+#define RINGTRACE__PF_1(f, a) RINGTRACE__PF_BODY(f, 1, RINGTRACE__PF_TYPE(a), RINGTRACE__PF_VAL(a), f, a)
 /* Argument lists with commas are passed through a helper level. */
-#define RT_PF_T(...) __VA_ARGS__
-#define RT_PF_BODYN(f, n, types, vals, ...) RT_PF_BODY(f, n, RT_PF_T types, RT_PF_T vals, __VA_ARGS__)
-#define RT_PF_2(f, a, b)                                                                   \
-	RT_PF_BODYN(f, 2, (RT_PF_TYPE(a), RT_PF_TYPE(b)), (RT_PF_VAL(a), RT_PF_VAL(b)), f, a, b)
-#define RT_PF_3(f, a, b, c)                                                                \
-	RT_PF_BODYN(f, 3, (RT_PF_TYPE(a), RT_PF_TYPE(b), RT_PF_TYPE(c)),                   \
-		    (RT_PF_VAL(a), RT_PF_VAL(b), RT_PF_VAL(c)), f, a, b, c)
-#define RT_PF_4(f, a, b, c, d)                                                             \
-	RT_PF_BODYN(f, 4, (RT_PF_TYPE(a), RT_PF_TYPE(b), RT_PF_TYPE(c), RT_PF_TYPE(d)),    \
-		    (RT_PF_VAL(a), RT_PF_VAL(b), RT_PF_VAL(c), RT_PF_VAL(d)), f, a, b, c, d)
-#define RT_PF_5(f, a, b, c, d, e)                                                          \
-	RT_PF_BODYN(f, 5,                                                                  \
-		    (RT_PF_TYPE(a), RT_PF_TYPE(b), RT_PF_TYPE(c), RT_PF_TYPE(d), RT_PF_TYPE(e)), \
-		    (RT_PF_VAL(a), RT_PF_VAL(b), RT_PF_VAL(c), RT_PF_VAL(d), RT_PF_VAL(e)), f, a, \
+#define RINGTRACE__PF_T(...) __VA_ARGS__
+#define RINGTRACE__PF_BODYN(f, n, types, vals, ...) RINGTRACE__PF_BODY(f, n, RINGTRACE__PF_T types, RINGTRACE__PF_T vals, __VA_ARGS__)
+#define RINGTRACE__PF_2(f, a, b)                                                                   \
+	RINGTRACE__PF_BODYN(f, 2, (RINGTRACE__PF_TYPE(a), RINGTRACE__PF_TYPE(b)), (RINGTRACE__PF_VAL(a), RINGTRACE__PF_VAL(b)), f, a, b)
+#define RINGTRACE__PF_3(f, a, b, c)                                                                \
+	RINGTRACE__PF_BODYN(f, 3, (RINGTRACE__PF_TYPE(a), RINGTRACE__PF_TYPE(b), RINGTRACE__PF_TYPE(c)),                   \
+		    (RINGTRACE__PF_VAL(a), RINGTRACE__PF_VAL(b), RINGTRACE__PF_VAL(c)), f, a, b, c)
+#define RINGTRACE__PF_4(f, a, b, c, d)                                                             \
+	RINGTRACE__PF_BODYN(f, 4, (RINGTRACE__PF_TYPE(a), RINGTRACE__PF_TYPE(b), RINGTRACE__PF_TYPE(c), RINGTRACE__PF_TYPE(d)),    \
+		    (RINGTRACE__PF_VAL(a), RINGTRACE__PF_VAL(b), RINGTRACE__PF_VAL(c), RINGTRACE__PF_VAL(d)), f, a, b, c, d)
+#define RINGTRACE__PF_5(f, a, b, c, d, e)                                                          \
+	RINGTRACE__PF_BODYN(f, 5,                                                                  \
+		    (RINGTRACE__PF_TYPE(a), RINGTRACE__PF_TYPE(b), RINGTRACE__PF_TYPE(c), RINGTRACE__PF_TYPE(d), RINGTRACE__PF_TYPE(e)), \
+		    (RINGTRACE__PF_VAL(a), RINGTRACE__PF_VAL(b), RINGTRACE__PF_VAL(c), RINGTRACE__PF_VAL(d), RINGTRACE__PF_VAL(e)), f, a, \
 		    b, c, d, e)
-#define RT_PF_6(f, a, b, c, d, e, g)                                                       \
-	RT_PF_BODYN(f, 6,                                                                  \
-		    (RT_PF_TYPE(a), RT_PF_TYPE(b), RT_PF_TYPE(c), RT_PF_TYPE(d), RT_PF_TYPE(e),  \
-		     RT_PF_TYPE(g)),                                                       \
-		    (RT_PF_VAL(a), RT_PF_VAL(b), RT_PF_VAL(c), RT_PF_VAL(d), RT_PF_VAL(e),       \
-		     RT_PF_VAL(g)),                                                        \
+#define RINGTRACE__PF_6(f, a, b, c, d, e, g)                                                       \
+	RINGTRACE__PF_BODYN(f, 6,                                                                  \
+		    (RINGTRACE__PF_TYPE(a), RINGTRACE__PF_TYPE(b), RINGTRACE__PF_TYPE(c), RINGTRACE__PF_TYPE(d), RINGTRACE__PF_TYPE(e),  \
+		     RINGTRACE__PF_TYPE(g)),                                                       \
+		    (RINGTRACE__PF_VAL(a), RINGTRACE__PF_VAL(b), RINGTRACE__PF_VAL(c), RINGTRACE__PF_VAL(d), RINGTRACE__PF_VAL(e),       \
+		     RINGTRACE__PF_VAL(g)),                                                        \
 		    f, a, b, c, d, e, g)
-#define RT_PF_7(f, a, b, c, d, e, g, h)                                                    \
-	RT_PF_BODYN(f, 7,                                                                  \
-		    (RT_PF_TYPE(a), RT_PF_TYPE(b), RT_PF_TYPE(c), RT_PF_TYPE(d), RT_PF_TYPE(e),  \
-		     RT_PF_TYPE(g), RT_PF_TYPE(h)),                                        \
-		    (RT_PF_VAL(a), RT_PF_VAL(b), RT_PF_VAL(c), RT_PF_VAL(d), RT_PF_VAL(e),       \
-		     RT_PF_VAL(g), RT_PF_VAL(h)),                                          \
+#define RINGTRACE__PF_7(f, a, b, c, d, e, g, h)                                                    \
+	RINGTRACE__PF_BODYN(f, 7,                                                                  \
+		    (RINGTRACE__PF_TYPE(a), RINGTRACE__PF_TYPE(b), RINGTRACE__PF_TYPE(c), RINGTRACE__PF_TYPE(d), RINGTRACE__PF_TYPE(e),  \
+		     RINGTRACE__PF_TYPE(g), RINGTRACE__PF_TYPE(h)),                                        \
+		    (RINGTRACE__PF_VAL(a), RINGTRACE__PF_VAL(b), RINGTRACE__PF_VAL(c), RINGTRACE__PF_VAL(d), RINGTRACE__PF_VAL(e),       \
+		     RINGTRACE__PF_VAL(g), RINGTRACE__PF_VAL(h)),                                          \
 		    f, a, b, c, d, e, g, h)
-#define RT_PF_8(f, a, b, c, d, e, g, h, i)                                                 \
-	RT_PF_BODYN(f, 8,                                                                  \
-		    (RT_PF_TYPE(a), RT_PF_TYPE(b), RT_PF_TYPE(c), RT_PF_TYPE(d), RT_PF_TYPE(e),  \
-		     RT_PF_TYPE(g), RT_PF_TYPE(h), RT_PF_TYPE(i)),                         \
-		    (RT_PF_VAL(a), RT_PF_VAL(b), RT_PF_VAL(c), RT_PF_VAL(d), RT_PF_VAL(e),       \
-		     RT_PF_VAL(g), RT_PF_VAL(h), RT_PF_VAL(i)),                            \
+#define RINGTRACE__PF_8(f, a, b, c, d, e, g, h, i)                                                 \
+	RINGTRACE__PF_BODYN(f, 8,                                                                  \
+		    (RINGTRACE__PF_TYPE(a), RINGTRACE__PF_TYPE(b), RINGTRACE__PF_TYPE(c), RINGTRACE__PF_TYPE(d), RINGTRACE__PF_TYPE(e),  \
+		     RINGTRACE__PF_TYPE(g), RINGTRACE__PF_TYPE(h), RINGTRACE__PF_TYPE(i)),                         \
+		    (RINGTRACE__PF_VAL(a), RINGTRACE__PF_VAL(b), RINGTRACE__PF_VAL(c), RINGTRACE__PF_VAL(d), RINGTRACE__PF_VAL(e),       \
+		     RINGTRACE__PF_VAL(g), RINGTRACE__PF_VAL(h), RINGTRACE__PF_VAL(i)),                            \
 		    f, a, b, c, d, e, g, h, i)
 
-#define ringtrace_printf(...) RT_PF_CAT(RT_PF_, RT_PF_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define ringtrace_printf(...) RINGTRACE__PF_CAT(RINGTRACE__PF_, RINGTRACE__PF_NARGS(__VA_ARGS__))(__VA_ARGS__)
 
 #endif /* RINGTRACE_PRINTF_H */

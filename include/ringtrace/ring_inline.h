@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-/* A thread's private state for one buffer (= struct rt_tls). */
+/* A thread's private state for one buffer (= struct ringtrace__tls). */
 struct ringtrace_wtls_ {
 	uint64_t epoch;
 	struct ringtrace_slot_head_ *slot;

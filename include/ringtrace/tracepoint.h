@@ -63,15 +63,15 @@
 #include "ringtrace/ring_inline.h"
 
 #ifdef __cplusplus
-#define RT_EXTERN_C extern "C"
-#define RT_DEFINE_C extern "C"
-#define RT_C_BEGIN extern "C" {
-#define RT_C_END }
+#define RINGTRACE__EXTERN_C extern "C"
+#define RINGTRACE__DEFINE_C extern "C"
+#define RINGTRACE__C_BEGIN extern "C" {
+#define RINGTRACE__C_END }
 #else
-#define RT_C_BEGIN
-#define RT_C_END
-#define RT_EXTERN_C extern
-#define RT_DEFINE_C
+#define RINGTRACE__C_BEGIN
+#define RINGTRACE__C_END
+#define RINGTRACE__EXTERN_C extern
+#define RINGTRACE__DEFINE_C
 #endif
 
 #define RINGTRACE_PROTO(...) (__VA_ARGS__)
@@ -81,14 +81,14 @@
 
 /* ---- field macros: each becomes a tuple (KIND, TYPE, NAME, ...) --------- */
 
-#define ringtrace_integer(type, name, expr) (RT_K_INT, type, name, expr)
-#define ringtrace_float(type, name, expr) (RT_K_FLOAT, type, name, expr)
-#define ringtrace_bool(name, expr) (RT_K_BOOL, uint8_t, name, expr)
-#define ringtrace_pointer(name, expr) (RT_K_PTR, uint64_t, name, expr)
-#define ringtrace_enum(enm, type, name, expr) (RT_K_ENUM, type, name, expr, enm)
-#define ringtrace_array(type, name, ptr, count) (RT_K_ARRAY, type, name, ptr, count)
-#define ringtrace_string(name, expr) (RT_K_STRING, char, name, expr)
-#define ringtrace_bytes(name, ptr, len) (RT_K_BYTES, uint8_t, name, ptr, len)
+#define ringtrace_integer(type, name, expr) (RINGTRACE__K_INT, type, name, expr)
+#define ringtrace_float(type, name, expr) (RINGTRACE__K_FLOAT, type, name, expr)
+#define ringtrace_bool(name, expr) (RINGTRACE__K_BOOL, uint8_t, name, expr)
+#define ringtrace_pointer(name, expr) (RINGTRACE__K_PTR, uint64_t, name, expr)
+#define ringtrace_enum(enm, type, name, expr) (RINGTRACE__K_ENUM, type, name, expr, enm)
+#define ringtrace_array(type, name, ptr, count) (RINGTRACE__K_ARRAY, type, name, ptr, count)
+#define ringtrace_string(name, expr) (RINGTRACE__K_STRING, char, name, expr)
+#define ringtrace_bytes(name, ptr, len) (RINGTRACE__K_BYTES, uint8_t, name, ptr, len)
 
 /* ---- enums --------------------------------------------------------------- */
 
@@ -102,14 +102,14 @@
 
 /* ---- preprocessor plumbing ----------------------------------------------- */
 
-#define RT_CAT_(a, b) a##b
-#define RT_CAT(a, b) RT_CAT_(a, b)
-#define RT_UNPAREN(...) __VA_ARGS__
-#define RT_PREPEND_(first, ...) (first, __VA_ARGS__)
-#define RT_PREPEND(first, ...) RT_PREPEND_(first, __VA_ARGS__)
-#define RT_IS_SIGNED(t) ((t)-1 <= (t)0) /* not "< 0": -Wtype-limits */
-#define RT_ALIGNOF(t) (sizeof(t) < 8 ? sizeof(t) : 8)
-#define RT_ALIGN_UP(v, a) (((v) + ((a)-1)) & ~(size_t)((a)-1))
+#define RINGTRACE__CAT_(a, b) a##b
+#define RINGTRACE__CAT(a, b) RINGTRACE__CAT_(a, b)
+#define RINGTRACE__UNPAREN(...) __VA_ARGS__
+#define RINGTRACE__PREPEND_(first, ...) (first, __VA_ARGS__)
+#define RINGTRACE__PREPEND(first, ...) RINGTRACE__PREPEND_(first, __VA_ARGS__)
+#define RINGTRACE__IS_SIGNED(t) ((t)-1 <= (t)0) /* not "< 0": -Wtype-limits */
+#define RINGTRACE__ALIGNOF(t) (sizeof(t) < 8 ? sizeof(t) : 8)
+#define RINGTRACE__ALIGN_UP(v, a) (((v) + ((a)-1)) & ~(size_t)((a)-1))
 
 /*
  * Iterating over a sequence of tuples "(a,b)(c,d)...": the ping-pong
@@ -117,124 +117,124 @@
  * and leaves X_A; the last one left is pasted with _END (the last token
  * of __VA_ARGS__ is what ## pastes), which expands to nothing. One pair of macros per context.
  */
-#define RT_SEQ_END_(...) __VA_ARGS__##_END
-#define RT_SEQ_END(...) RT_SEQ_END_(__VA_ARGS__)
-#define RT_SEQ(ctx, seq) RT_SEQ_END(RT_##ctx##_A seq)
+#define RINGTRACE__SEQ_END_(...) __VA_ARGS__##_END
+#define RINGTRACE__SEQ_END(...) RINGTRACE__SEQ_END_(__VA_ARGS__)
+#define RINGTRACE__SEQ(ctx, seq) RINGTRACE__SEQ_END(RINGTRACE__##ctx##_A seq)
 
 /* Schema: one ringtrace_field_desc initializer per field. */
-#define RT_SCHEMA_A(k, ...) RT_SCHEMA_##k(__VA_ARGS__) RT_SCHEMA_B
-#define RT_SCHEMA_B(k, ...) RT_SCHEMA_##k(__VA_ARGS__) RT_SCHEMA_A
-#define RT_SCHEMA_A_END
-#define RT_SCHEMA_B_END
-#define RT_SCHEMA_RT_K_INT(t, n, e) \
-	{#n, RINGTRACE_FT_INT, sizeof(t), RT_IS_SIGNED(t), RT_ALIGNOF(t), 0, NULL},
-#define RT_SCHEMA_RT_K_FLOAT(t, n, e) \
-	{#n, RINGTRACE_FT_FLOAT, sizeof(t), 1, RT_ALIGNOF(t), 0, NULL},
-#define RT_SCHEMA_RT_K_BOOL(t, n, e) {#n, RINGTRACE_FT_BOOL, 1, 0, 1, 0, NULL},
-#define RT_SCHEMA_RT_K_PTR(t, n, e) {#n, RINGTRACE_FT_POINTER, 8, 0, 8, 0, NULL},
-#define RT_SCHEMA_RT_K_ENUM(t, n, e, en) \
-	{#n, RINGTRACE_FT_ENUM, sizeof(t), RT_IS_SIGNED(t), RT_ALIGNOF(t), 0, &ringtrace_enum_##en},
-#define RT_SCHEMA_RT_K_ARRAY(t, n, e, c)                                                      \
+#define RINGTRACE__SCHEMA_A(k, ...) RINGTRACE__SCHEMA_##k(__VA_ARGS__) RINGTRACE__SCHEMA_B
+#define RINGTRACE__SCHEMA_B(k, ...) RINGTRACE__SCHEMA_##k(__VA_ARGS__) RINGTRACE__SCHEMA_A
+#define RINGTRACE__SCHEMA_A_END
+#define RINGTRACE__SCHEMA_B_END
+#define RINGTRACE__SCHEMA_RINGTRACE__K_INT(t, n, e) \
+	{#n, RINGTRACE_FT_INT, sizeof(t), RINGTRACE__IS_SIGNED(t), RINGTRACE__ALIGNOF(t), 0, NULL},
+#define RINGTRACE__SCHEMA_RINGTRACE__K_FLOAT(t, n, e) \
+	{#n, RINGTRACE_FT_FLOAT, sizeof(t), 1, RINGTRACE__ALIGNOF(t), 0, NULL},
+#define RINGTRACE__SCHEMA_RINGTRACE__K_BOOL(t, n, e) {#n, RINGTRACE_FT_BOOL, 1, 0, 1, 0, NULL},
+#define RINGTRACE__SCHEMA_RINGTRACE__K_PTR(t, n, e) {#n, RINGTRACE_FT_POINTER, 8, 0, 8, 0, NULL},
+#define RINGTRACE__SCHEMA_RINGTRACE__K_ENUM(t, n, e, en) \
+	{#n, RINGTRACE_FT_ENUM, sizeof(t), RINGTRACE__IS_SIGNED(t), RINGTRACE__ALIGNOF(t), 0, &ringtrace_enum_##en},
+#define RINGTRACE__SCHEMA_RINGTRACE__K_ARRAY(t, n, e, c)                                                      \
 	{#n, (uint8_t)(((t)0.5 != 0) ? RINGTRACE_FT_FLOAT_ARRAY : RINGTRACE_FT_ARRAY), sizeof(t), \
-	 RT_IS_SIGNED(t), RT_ALIGNOF(t), (uint32_t)(c), NULL},
-#define RT_SCHEMA_RT_K_STRING(t, n, e) \
+	 RINGTRACE__IS_SIGNED(t), RINGTRACE__ALIGNOF(t), (uint32_t)(c), NULL},
+#define RINGTRACE__SCHEMA_RINGTRACE__K_STRING(t, n, e) \
 	{#n, RINGTRACE_FT_STRING, 1, 0, 1, RINGTRACE_STRING_MAX, NULL},
-#define RT_SCHEMA_RT_K_BYTES(t, n, p, l) \
+#define RINGTRACE__SCHEMA_RINGTRACE__K_BYTES(t, n, p, l) \
 	{#n, RINGTRACE_FT_BYTES, 1, 0, 4, RINGTRACE_BYTES_MAX, NULL},
 
 /* Count of variable-length fields (a constant expression: 0 + 1 + ...). */
-#define RT_VARLEN_A(k, ...) RT_VARLEN_##k RT_VARLEN_B
-#define RT_VARLEN_B(k, ...) RT_VARLEN_##k RT_VARLEN_A
-#define RT_VARLEN_A_END
-#define RT_VARLEN_B_END
-#define RT_VARLEN_RT_K_INT
-#define RT_VARLEN_RT_K_FLOAT
-#define RT_VARLEN_RT_K_BOOL
-#define RT_VARLEN_RT_K_PTR
-#define RT_VARLEN_RT_K_ENUM
-#define RT_VARLEN_RT_K_ARRAY
-#define RT_VARLEN_RT_K_STRING +1
-#define RT_VARLEN_RT_K_BYTES +1
+#define RINGTRACE__VARLEN_A(k, ...) RINGTRACE__VARLEN_##k RINGTRACE__VARLEN_B
+#define RINGTRACE__VARLEN_B(k, ...) RINGTRACE__VARLEN_##k RINGTRACE__VARLEN_A
+#define RINGTRACE__VARLEN_A_END
+#define RINGTRACE__VARLEN_B_END
+#define RINGTRACE__VARLEN_RINGTRACE__K_INT
+#define RINGTRACE__VARLEN_RINGTRACE__K_FLOAT
+#define RINGTRACE__VARLEN_RINGTRACE__K_BOOL
+#define RINGTRACE__VARLEN_RINGTRACE__K_PTR
+#define RINGTRACE__VARLEN_RINGTRACE__K_ENUM
+#define RINGTRACE__VARLEN_RINGTRACE__K_ARRAY
+#define RINGTRACE__VARLEN_RINGTRACE__K_STRING +1
+#define RINGTRACE__VARLEN_RINGTRACE__K_BYTES +1
 
 /*
  * Size: evaluates string/byte expressions once into locals and adds up the
  * record size. For fixed-size fields this folds to a constant.
  */
-#define RT_SIZE_A(k, ...) RT_SIZE_##k(__VA_ARGS__) RT_SIZE_B
-#define RT_SIZE_B(k, ...) RT_SIZE_##k(__VA_ARGS__) RT_SIZE_A
-#define RT_SIZE_A_END
-#define RT_SIZE_B_END
-#define RT_SIZE_RT_K_INT(t, n, e) rt_sz = RT_ALIGN_UP(rt_sz, RT_ALIGNOF(t)) + sizeof(t);
-#define RT_SIZE_RT_K_FLOAT(t, n, e) rt_sz = RT_ALIGN_UP(rt_sz, RT_ALIGNOF(t)) + sizeof(t);
-#define RT_SIZE_RT_K_BOOL(t, n, e) rt_sz += 1;
-#define RT_SIZE_RT_K_PTR(t, n, e) rt_sz = RT_ALIGN_UP(rt_sz, 8) + 8;
-#define RT_SIZE_RT_K_ENUM(t, n, e, en) rt_sz = RT_ALIGN_UP(rt_sz, RT_ALIGNOF(t)) + sizeof(t);
-#define RT_SIZE_RT_K_ARRAY(t, n, e, c) \
-	rt_sz = RT_ALIGN_UP(rt_sz, RT_ALIGNOF(t)) + sizeof(t) * (size_t)(c);
-#define RT_SIZE_RT_K_STRING(t, n, e)                                                  \
-	const char *rt_s_##n = (e);                                                   \
-	size_t rt_l_##n = ringtrace_strnlen_(rt_s_##n, RINGTRACE_STRING_MAX - 1);     \
-	if (rt_l_##n == RINGTRACE_STRING_MAX - 1 && rt_s_##n[rt_l_##n])               \
-		rt_trunc |= (uint8_t)(1u << (rt_vi < 7 ? rt_vi : 7));                 \
-	rt_vi++;                                                                      \
-	rt_sz += rt_l_##n + 1;
-#define RT_SIZE_RT_K_BYTES(t, n, p, l)                                                \
-	const void *rt_s_##n = (p);                                                   \
-	size_t rt_l_##n = (size_t)(l);                                                \
-	if (!rt_s_##n)                                                                \
-		rt_l_##n = 0;                                                         \
-	if (rt_l_##n > RINGTRACE_BYTES_MAX) {                                         \
-		rt_l_##n = RINGTRACE_BYTES_MAX;                                       \
-		rt_trunc |= (uint8_t)(1u << (rt_vi < 7 ? rt_vi : 7));                 \
+#define RINGTRACE__SIZE_A(k, ...) RINGTRACE__SIZE_##k(__VA_ARGS__) RINGTRACE__SIZE_B
+#define RINGTRACE__SIZE_B(k, ...) RINGTRACE__SIZE_##k(__VA_ARGS__) RINGTRACE__SIZE_A
+#define RINGTRACE__SIZE_A_END
+#define RINGTRACE__SIZE_B_END
+#define RINGTRACE__SIZE_RINGTRACE__K_INT(t, n, e) ringtrace__sz = RINGTRACE__ALIGN_UP(ringtrace__sz, RINGTRACE__ALIGNOF(t)) + sizeof(t);
+#define RINGTRACE__SIZE_RINGTRACE__K_FLOAT(t, n, e) ringtrace__sz = RINGTRACE__ALIGN_UP(ringtrace__sz, RINGTRACE__ALIGNOF(t)) + sizeof(t);
+#define RINGTRACE__SIZE_RINGTRACE__K_BOOL(t, n, e) ringtrace__sz += 1;
+#define RINGTRACE__SIZE_RINGTRACE__K_PTR(t, n, e) ringtrace__sz = RINGTRACE__ALIGN_UP(ringtrace__sz, 8) + 8;
+#define RINGTRACE__SIZE_RINGTRACE__K_ENUM(t, n, e, en) ringtrace__sz = RINGTRACE__ALIGN_UP(ringtrace__sz, RINGTRACE__ALIGNOF(t)) + sizeof(t);
+#define RINGTRACE__SIZE_RINGTRACE__K_ARRAY(t, n, e, c) \
+	ringtrace__sz = RINGTRACE__ALIGN_UP(ringtrace__sz, RINGTRACE__ALIGNOF(t)) + sizeof(t) * (size_t)(c);
+#define RINGTRACE__SIZE_RINGTRACE__K_STRING(t, n, e)                                                  \
+	const char *ringtrace__s_##n = (e);                                                   \
+	size_t ringtrace__l_##n = ringtrace_strnlen_(ringtrace__s_##n, RINGTRACE_STRING_MAX - 1);     \
+	if (ringtrace__l_##n == RINGTRACE_STRING_MAX - 1 && ringtrace__s_##n[ringtrace__l_##n])               \
+		ringtrace__trunc |= (uint8_t)(1u << (ringtrace__vi < 7 ? ringtrace__vi : 7));                 \
+	ringtrace__vi++;                                                                      \
+	ringtrace__sz += ringtrace__l_##n + 1;
+#define RINGTRACE__SIZE_RINGTRACE__K_BYTES(t, n, p, l)                                                \
+	const void *ringtrace__s_##n = (p);                                                   \
+	size_t ringtrace__l_##n = (size_t)(l);                                                \
+	if (!ringtrace__s_##n)                                                                \
+		ringtrace__l_##n = 0;                                                         \
+	if (ringtrace__l_##n > RINGTRACE_BYTES_MAX) {                                         \
+		ringtrace__l_##n = RINGTRACE_BYTES_MAX;                                       \
+		ringtrace__trunc |= (uint8_t)(1u << (ringtrace__vi < 7 ? ringtrace__vi : 7));                 \
 	}                                                                             \
-	rt_vi++;                                                                      \
-	rt_sz = RT_ALIGN_UP(rt_sz, 4) + 4 + rt_l_##n;
+	ringtrace__vi++;                                                                      \
+	ringtrace__sz = RINGTRACE__ALIGN_UP(ringtrace__sz, 4) + 4 + ringtrace__l_##n;
 
 /* Write: serialize each field at its aligned offset. */
-#define RT_WRITE_A(k, ...) RT_WRITE_##k(__VA_ARGS__) RT_WRITE_B
-#define RT_WRITE_B(k, ...) RT_WRITE_##k(__VA_ARGS__) RT_WRITE_A
-#define RT_WRITE_A_END
-#define RT_WRITE_B_END
-#define RT_WRITE_SCALAR_(t, v)                                                        \
+#define RINGTRACE__WRITE_A(k, ...) RINGTRACE__WRITE_##k(__VA_ARGS__) RINGTRACE__WRITE_B
+#define RINGTRACE__WRITE_B(k, ...) RINGTRACE__WRITE_##k(__VA_ARGS__) RINGTRACE__WRITE_A
+#define RINGTRACE__WRITE_A_END
+#define RINGTRACE__WRITE_B_END
+#define RINGTRACE__WRITE_SCALAR_(t, v)                                                        \
 	{                                                                             \
-		t rt_v = (t)(v);                                                      \
-		rt_o = RT_ALIGN_UP(rt_o, RT_ALIGNOF(t));                              \
-		memcpy(rt_p + rt_o, &rt_v, sizeof(t));                                \
-		rt_o += sizeof(t);                                                    \
+		t ringtrace__v = (t)(v);                                                      \
+		ringtrace__o = RINGTRACE__ALIGN_UP(ringtrace__o, RINGTRACE__ALIGNOF(t));                              \
+		memcpy(ringtrace__p + ringtrace__o, &ringtrace__v, sizeof(t));                                \
+		ringtrace__o += sizeof(t);                                                    \
 	}
-#define RT_WRITE_RT_K_INT(t, n, e) RT_WRITE_SCALAR_(t, e)
-#define RT_WRITE_RT_K_FLOAT(t, n, e) RT_WRITE_SCALAR_(t, e)
-#define RT_WRITE_RT_K_BOOL(t, n, e) RT_WRITE_SCALAR_(uint8_t, (e) ? 1 : 0)
-#define RT_WRITE_RT_K_PTR(t, n, e) RT_WRITE_SCALAR_(uint64_t, (uintptr_t)(e))
-#define RT_WRITE_RT_K_ENUM(t, n, e, en) RT_WRITE_SCALAR_(t, e)
-#define RT_WRITE_RT_K_ARRAY(t, n, e, c)                                               \
-	rt_o = RT_ALIGN_UP(rt_o, RT_ALIGNOF(t));                                      \
-	memcpy(rt_p + rt_o, (e), sizeof(t) * (size_t)(c));                            \
-	rt_o += sizeof(t) * (size_t)(c);
-#define RT_WRITE_RT_K_STRING(t, n, e)                                                 \
-	if (rt_l_##n)                                                                 \
-		memcpy(rt_p + rt_o, rt_s_##n, rt_l_##n);                              \
-	rt_p[rt_o + rt_l_##n] = 0;                                                    \
-	rt_o += rt_l_##n + 1;
-#define RT_WRITE_RT_K_BYTES(t, n, p, l)                                               \
+#define RINGTRACE__WRITE_RINGTRACE__K_INT(t, n, e) RINGTRACE__WRITE_SCALAR_(t, e)
+#define RINGTRACE__WRITE_RINGTRACE__K_FLOAT(t, n, e) RINGTRACE__WRITE_SCALAR_(t, e)
+#define RINGTRACE__WRITE_RINGTRACE__K_BOOL(t, n, e) RINGTRACE__WRITE_SCALAR_(uint8_t, (e) ? 1 : 0)
+#define RINGTRACE__WRITE_RINGTRACE__K_PTR(t, n, e) RINGTRACE__WRITE_SCALAR_(uint64_t, (uintptr_t)(e))
+#define RINGTRACE__WRITE_RINGTRACE__K_ENUM(t, n, e, en) RINGTRACE__WRITE_SCALAR_(t, e)
+#define RINGTRACE__WRITE_RINGTRACE__K_ARRAY(t, n, e, c)                                               \
+	ringtrace__o = RINGTRACE__ALIGN_UP(ringtrace__o, RINGTRACE__ALIGNOF(t));                                      \
+	memcpy(ringtrace__p + ringtrace__o, (e), sizeof(t) * (size_t)(c));                            \
+	ringtrace__o += sizeof(t) * (size_t)(c);
+#define RINGTRACE__WRITE_RINGTRACE__K_STRING(t, n, e)                                                 \
+	if (ringtrace__l_##n)                                                                 \
+		memcpy(ringtrace__p + ringtrace__o, ringtrace__s_##n, ringtrace__l_##n);                              \
+	ringtrace__p[ringtrace__o + ringtrace__l_##n] = 0;                                                    \
+	ringtrace__o += ringtrace__l_##n + 1;
+#define RINGTRACE__WRITE_RINGTRACE__K_BYTES(t, n, p, l)                                               \
 	{                                                                             \
-		uint32_t rt_v = (uint32_t)rt_l_##n;                                   \
-		rt_o = RT_ALIGN_UP(rt_o, 4);                                          \
-		memcpy(rt_p + rt_o, &rt_v, 4);                                        \
-		rt_o += 4;                                                            \
-		if (rt_l_##n)                                                         \
-			memcpy(rt_p + rt_o, rt_s_##n, rt_l_##n);                      \
-		rt_o += rt_l_##n;                                                     \
+		uint32_t ringtrace__v = (uint32_t)ringtrace__l_##n;                                   \
+		ringtrace__o = RINGTRACE__ALIGN_UP(ringtrace__o, 4);                                          \
+		memcpy(ringtrace__p + ringtrace__o, &ringtrace__v, 4);                                        \
+		ringtrace__o += 4;                                                            \
+		if (ringtrace__l_##n)                                                         \
+			memcpy(ringtrace__p + ringtrace__o, ringtrace__s_##n, ringtrace__l_##n);                      \
+		ringtrace__o += ringtrace__l_##n;                                                     \
 	}
 
 /* ---- the event macro ------------------------------------------------------ */
 
 /* Declarations and the inline call site: in every translation unit. */
-#define RT_EVENT_DECL(name, proto, args)                                                 \
-	RT_EXTERN_C struct ringtrace_event_desc ringtrace_event_##name;                  \
-	RT_EXTERN_C void ringtrace_run_##name proto;                                     \
-	typedef void (*ringtrace_probe_##name##_fn) RT_PREPEND(void *ringtrace_data,      \
-								RT_UNPAREN proto);        \
+#define RINGTRACE__EVENT_DECL(name, proto, args)                                                 \
+	RINGTRACE__EXTERN_C struct ringtrace_event_desc ringtrace_event_##name;                  \
+	RINGTRACE__EXTERN_C void ringtrace_run_##name proto;                                     \
+	typedef void (*ringtrace_probe_##name##_fn) RINGTRACE__PREPEND(void *ringtrace_data,      \
+								RINGTRACE__UNPAREN proto);        \
 	static inline __attribute__((unused)) void trace_##name proto                    \
 	{                                                                                \
 		if (__builtin_expect(__atomic_load_n(&ringtrace_event_##name.enabled,     \
@@ -262,17 +262,17 @@
  * with dlopen appear, and a destructor, so they go at dlclose), and the
  * out-of-line recording function.
  */
-#define RT_EVENT_DEF(kind, name, proto, args, fields, fmt)                                  \
+#define RINGTRACE__EVENT_DEF(kind, name, proto, args, fields, fmt)                                  \
 	static const struct ringtrace_field_desc ringtrace_fields_##name[] = {              \
 		{"_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0, NULL},                        \
-		RT_SEQ(SCHEMA, fields)};                                                   \
-	RT_C_BEGIN struct ringtrace_event_desc ringtrace_event_##name = {                  \
+		RINGTRACE__SEQ(SCHEMA, fields)};                                                   \
+	RINGTRACE__C_BEGIN struct ringtrace_event_desc ringtrace_event_##name = {                  \
 		0, 0, 0, 0, #name, fmt, __FILE__,                                          \
-		ringtrace_fields_##name + ((0 RT_SEQ(VARLEN, fields)) ? 0 : 1),            \
+		ringtrace_fields_##name + ((0 RINGTRACE__SEQ(VARLEN, fields)) ? 0 : 1),            \
 		(uint32_t)(sizeof(ringtrace_fields_##name) /                               \
 				   sizeof(ringtrace_fields_##name[0]) -                    \
-			   ((0 RT_SEQ(VARLEN, fields)) ? 0 : 1)),                          \
-		(uint32_t)(kind), NULL, NULL}; RT_C_END                                             \
+			   ((0 RINGTRACE__SEQ(VARLEN, fields)) ? 0 : 1)),                          \
+		(uint32_t)(kind), NULL, NULL}; RINGTRACE__C_END                                             \
 	__attribute__((constructor)) static void ringtrace_ctor_##name(void)                \
 	{                                                                                  \
 		ringtrace_event_register(&ringtrace_event_##name);                         \
@@ -282,78 +282,78 @@
 		ringtrace_event_unregister(&ringtrace_event_##name);                       \
 	}                                                                                  \
 	/* Everything but the common case: probes, first events, drops... */       \
-	static __attribute__((noinline)) void ringtrace_slow_##name RT_PREPEND(                 \
-		uint32_t rt_state, RT_UNPAREN proto)                                       \
+	static __attribute__((noinline)) void ringtrace_slow_##name RINGTRACE__PREPEND(                 \
+		uint32_t ringtrace__state, RINGTRACE__UNPAREN proto)                                       \
 	{                                                                                  \
-		struct ringtrace_event_desc *rt_ev = &ringtrace_event_##name;              \
-		unsigned rt_rd = ringtrace_read_lock();                                    \
-		if (rt_state & RINGTRACE_EV_RECORD) {                                      \
-			ringtrace_rb *rt_rb = ringtrace_events_buffer_();                  \
-			if (rt_rb) {                                                       \
-				RT_RECORD_(rt_rb, ringtrace_rb_reserve, ringtrace_rb_commit, \
+		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
+		unsigned ringtrace__rd = ringtrace_read_lock();                                    \
+		if (ringtrace__state & RINGTRACE_EV_RECORD) {                                      \
+			ringtrace_rb *ringtrace__rb = ringtrace_events_buffer_();                  \
+			if (ringtrace__rb) {                                                       \
+				RINGTRACE__RECORD_(ringtrace__rb, ringtrace_rb_reserve, ringtrace_rb_commit, \
 					   fields, )                                       \
 			}                                                                  \
 		}                                                                          \
-		if (rt_state & RINGTRACE_EV_PROBES) {                                      \
-			const struct ringtrace_probe_set *rt_ps = __atomic_load_n(          \
-				&rt_ev->probes, __ATOMIC_ACQUIRE);                         \
-			for (uint32_t rt_i = 0; rt_ps && rt_i < rt_ps->count; rt_i++)      \
-				((ringtrace_probe_##name##_fn)rt_ps->probe[rt_i].fn)        \
-					RT_PREPEND(rt_ps->probe[rt_i].data, RT_UNPAREN args); \
+		if (ringtrace__state & RINGTRACE_EV_PROBES) {                                      \
+			const struct ringtrace_probe_set *ringtrace__ps = __atomic_load_n(          \
+				&ringtrace__ev->probes, __ATOMIC_ACQUIRE);                         \
+			for (uint32_t ringtrace__i = 0; ringtrace__ps && ringtrace__i < ringtrace__ps->count; ringtrace__i++)      \
+				((ringtrace_probe_##name##_fn)ringtrace__ps->probe[ringtrace__i].fn)        \
+					RINGTRACE__PREPEND(ringtrace__ps->probe[ringtrace__i].data, RINGTRACE__UNPAREN args); \
 		}                                                                          \
-		ringtrace_read_unlock(rt_rd);                                              \
+		ringtrace_read_unlock(ringtrace__rd);                                              \
 	}                                                                                  \
 	/*                                                                                 \
 	 * The common case, recording only, written so that it makes no call:             \
 	 * read-side section, inline reserve, fields, inline commit. Anything             \
 	 * else goes to the slow function above, by a tail call.                          \
 	 */                                                                                \
-	RT_DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto         \
+	RINGTRACE__DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto         \
 	{                                                                                  \
-		struct ringtrace_event_desc *rt_ev = &ringtrace_event_##name;              \
-		uint32_t rt_state = __atomic_load_n(&rt_ev->state, __ATOMIC_RELAXED);       \
-		struct ringtrace_reader_node *rt_n = ringtrace_rnode_;                     \
-		if (__builtin_expect(rt_state == RINGTRACE_EV_RECORD && rt_n != 0 &&       \
-					     !(__atomic_load_n(&rt_n->seq, __ATOMIC_RELAXED) & 1) && \
+		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
+		uint32_t ringtrace__state = __atomic_load_n(&ringtrace__ev->state, __ATOMIC_RELAXED);       \
+		struct ringtrace_reader_node *ringtrace__n = ringtrace_rnode_;                     \
+		if (__builtin_expect(ringtrace__state == RINGTRACE_EV_RECORD && ringtrace__n != 0 &&       \
+					     !(__atomic_load_n(&ringtrace__n->seq, __ATOMIC_RELAXED) & 1) && \
 					     !ringtrace_rcu_fence_,                          \
 				     1)) {                                                 \
-			__atomic_store_n(&rt_n->seq,                                       \
+			__atomic_store_n(&ringtrace__n->seq,                                       \
 					 __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1, \
 					 __ATOMIC_RELAXED);                                \
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);                           \
-			ringtrace_rb *rt_rb = ringtrace_events_buffer_();                  \
-			int rt_done = 1;                                                   \
-			if (rt_rb) {                                                       \
-				rt_done = 0;                                               \
-				RT_RECORD_(rt_rb, ringtrace_reserve_fast_, ringtrace_commit_fast_, \
-					   fields, rt_done = 1;)                           \
+			ringtrace_rb *ringtrace__rb = ringtrace_events_buffer_();                  \
+			int ringtrace__done = 1;                                                   \
+			if (ringtrace__rb) {                                                       \
+				ringtrace__done = 0;                                               \
+				RINGTRACE__RECORD_(ringtrace__rb, ringtrace_reserve_fast_, ringtrace_commit_fast_, \
+					   fields, ringtrace__done = 1;)                           \
 			}                                                                  \
 			ringtrace_read_unlock(0);                                          \
-			if (rt_done)                                                       \
+			if (ringtrace__done)                                                       \
 				return;                                                    \
 		}                                                                          \
-		ringtrace_slow_##name RT_PREPEND(rt_state, RT_UNPAREN args);                \
+		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
 	}
 
 /*
  * Size, reserve, write, commit; then run `after`. Used by both paths: the
  * fast one with the inline reserve/commit, the slow one with the library's.
  */
-#define RT_RECORD_(rb, reserve, commit, fields, after)                                       \
+#define RINGTRACE__RECORD_(rb, reserve, commit, fields, after)                                       \
 	{                                                                                  \
-		size_t rt_sz = (0 RT_SEQ(VARLEN, fields)) ? 1 : 0;                         \
-		uint8_t rt_trunc = 0;                                                      \
-		unsigned rt_vi = 0;                                                        \
-		RT_SEQ(SIZE, fields)                                                       \
-		(void)rt_vi;                                                               \
-		(void)rt_trunc;                                                            \
-		char *rt_p = (char *)reserve(rb, rt_ev->id, rt_sz);                        \
-		if (rt_p) {                                                                \
-			size_t rt_o = 0;                                                   \
-			if (0 RT_SEQ(VARLEN, fields))                                      \
-				rt_p[rt_o++] = (char)rt_trunc;                             \
-			RT_SEQ(WRITE, fields)                                              \
-			(void)rt_o;                                                        \
+		size_t ringtrace__sz = (0 RINGTRACE__SEQ(VARLEN, fields)) ? 1 : 0;                         \
+		uint8_t ringtrace__trunc = 0;                                                      \
+		unsigned ringtrace__vi = 0;                                                        \
+		RINGTRACE__SEQ(SIZE, fields)                                                       \
+		(void)ringtrace__vi;                                                               \
+		(void)ringtrace__trunc;                                                            \
+		char *ringtrace__p = (char *)reserve(rb, ringtrace__ev->id, ringtrace__sz);                        \
+		if (ringtrace__p) {                                                                \
+			size_t ringtrace__o = 0;                                                   \
+			if (0 RINGTRACE__SEQ(VARLEN, fields))                                      \
+				ringtrace__p[ringtrace__o++] = (char)ringtrace__trunc;                             \
+			RINGTRACE__SEQ(WRITE, fields)                                              \
+			(void)ringtrace__o;                                                        \
 			commit(rb);                                                        \
 			after                                                              \
 		}                                                                          \
@@ -382,11 +382,11 @@
 #undef RINGTRACE_EVENT
 #ifdef RINGTRACE_CREATE_EVENTS
 #define RINGTRACE_EVENT_KIND(kind, name, proto, args, fields, fmt) \
-	RT_EVENT_DECL(name, proto, args)                           \
-	RT_EVENT_DEF(kind, name, proto, args, fields, fmt)
+	RINGTRACE__EVENT_DECL(name, proto, args)                           \
+	RINGTRACE__EVENT_DEF(kind, name, proto, args, fields, fmt)
 #else
 #define RINGTRACE_EVENT_KIND(kind, name, proto, args, fields, fmt) \
-	RT_EVENT_DECL(name, proto, args)
+	RINGTRACE__EVENT_DECL(name, proto, args)
 #endif
 #define RINGTRACE_EVENT(name, proto, args, fields, fmt) \
 	RINGTRACE_EVENT_KIND(RINGTRACE_KIND_INSTANT, name, proto, args, fields, fmt)

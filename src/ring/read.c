@@ -373,7 +373,7 @@ __attribute__((no_sanitize("thread"))) static void rt_racy_copy(void *dst, const
 
 /* Copy page `p` into the next snapshot slot if it stays unchanged. */
 static int rt_snap_copy(struct ringtrace_rb *rb, struct ringtrace_snapshot *s, uint32_t p,
-			int live)
+			int live, const struct rt_qcell *cell, uint64_t pos)
 {
 	if (s->npages >= s->cap)
 		return 0;
@@ -382,6 +382,14 @@ static int rt_snap_copy(struct ringtrace_rb *rb, struct ringtrace_snapshot *s, u
 		s->lost++;
 		return 0;
 	}
+	/*
+	 * A queued page must still be queued now that its generation is read:
+	 * had it been popped and recycled before, the generation read would be
+	 * its new owner's and the copy would take the new owner's header for
+	 * a published one.
+	 */
+	if (cell && (RT_LOAD_ACQ(&cell->seq) != pos + 1 || RT_LOAD(&cell->page) != p))
+		return 0;
 	struct ringtrace_page_header *src = rt_page(rb, p);
 	uint32_t commit = RT_LOAD_ACQ(&src->commit);
 	char *dst = s->mem + (size_t)s->npages * s->page_size;
@@ -446,7 +454,7 @@ int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out)
 			continue;
 		uint32_t p = RT_LOAD_ACQ(&sl->cur_page);
 		if (p != RT_NO_PAGE && p < shm->npages)
-			rt_snap_copy(rb, s, p, 1);
+			rt_snap_copy(rb, s, p, 1, NULL, 0);
 	}
 	uint64_t mask = shm->qcap - 1;
 	uint64_t head = RT_LOAD_ACQ(&shm->deq_pos), tail = RT_LOAD_ACQ(&shm->enq_pos);
@@ -456,7 +464,7 @@ int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out)
 			continue; /* consumed, or not yet filled */
 		uint32_t p = RT_LOAD(&c->page);
 		if (p < shm->npages)
-			rt_snap_copy(rb, s, p, 0);
+			rt_snap_copy(rb, s, p, 0, c, pos);
 	}
 	/* Drop duplicates (same stream and sequence), keeping the longest. */
 	const struct ringtrace_page_header **v = malloc(sizeof(*v) * (s->npages ? s->npages : 1));
