@@ -18,6 +18,12 @@
  *    state just before ringtrace_event_disable() may still record its one
  *    event after disable returns (as with the kernel's tracepoints).
  *  - Tracepoints are async-signal-safe.
+ *  - Probes must return normally: no C++ exception, longjmp or pthread_exit
+ *    out of a probe (the read-side section would stay open; a thread that
+ *    exits that way is cleaned up, but until then updaters wait).
+ *  - A probe must not call dlopen()/dlclose(): unregistering a library's
+ *    events runs in its destructor, under the dynamic loader's lock, and
+ *    waits for running probes.
  *  - Event ids are assigned by the registry, never reused in a process;
  *    an event of a library unloaded with dlclose() keeps its id and schema
  *    (ringtrace_event_by_id() still finds it, for readers) but is no longer

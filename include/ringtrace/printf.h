@@ -94,7 +94,11 @@ static inline uint64_t ringtrace_pf_ptr_(const void *p) { return (uint64_t)(uint
 #ifdef __cplusplus
 }
 
+#include <type_traits>
+
 namespace ringtrace_pf {
+/* The argument's type, decayed, without evaluating the argument. */
+template <class T> using decay_t = typename std::decay<T>::type;
 constexpr uint8_t type(bool) { return RINGTRACE_PF_U64; }
 constexpr uint8_t type(char) { return RINGTRACE_PF_S64; }
 constexpr uint8_t type(signed char) { return RINGTRACE_PF_S64; }
@@ -130,7 +134,7 @@ inline uint64_t val(const char *v) { return ringtrace_pf_str_(v); }
 inline uint64_t val(char *v) { return ringtrace_pf_str_(v); }
 template <class T> inline uint64_t val(T *v) { return ringtrace_pf_ptr_((const void *)v); }
 } // namespace ringtrace_pf
-#define RINGTRACE__PF_TYPE(x) ::ringtrace_pf::type(x)
+#define RINGTRACE__PF_TYPE(x) ::ringtrace_pf::type(::ringtrace_pf::decay_t<decltype(x)>())
 #define RINGTRACE__PF_VAL(x) ::ringtrace_pf::val(x)
 #else
 #define RINGTRACE__PF_TYPE(x)                                                                      \

@@ -80,6 +80,8 @@ int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t 
 			break;
 		case RINGTRACE_FT_ARRAY:
 		case RINGTRACE_FT_FLOAT_ARRAY: {
+			if (f->type == RINGTRACE_FT_FLOAT_ARRAY && f->size != 4 && f->size != 8)
+				return rt_error(RINGTRACE_ECORRUPT, "field \"%s\": float element size %u is invalid", f->name, f->size);
 			if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
 				return rt_error(RINGTRACE_ECORRUPT, "field \"%s\": element size %u is invalid", f->name, f->size);
 			uint64_t bytes = (uint64_t)f->size * f->count;
@@ -140,6 +142,9 @@ static const char *rt_render(const struct ringtrace_value *v, char **at, char *e
 {
 	const struct ringtrace_field_desc *f = v->field;
 	char *start = *at;
+	*outlen = 0;
+	if (start >= end)
+		return ""; /* scratch space used up: render nothing */
 	size_t room = (size_t)(end - start);
 	size_t n = 0;
 #define RT_ADD(...)                                                                  \
@@ -178,8 +183,8 @@ static const char *rt_render(const struct ringtrace_value *v, char **at, char *e
 	}
 #undef RT_ADD
 	if (n >= room)
-		n = room ? room - 1 : 0;
-	*at = start + n + 1;
+		n = room - 1;
+	*at = start + n + 1; /* <= end */
 	*outlen = (uint32_t)n;
 	return start;
 }
@@ -227,10 +232,12 @@ int ringtrace_record_format(const char *print_fmt, const struct ringtrace_field_
 			for (uint32_t k = 0; f->enm && k < f->enm->count; k++)
 				if (f->enm->values[k].value == val)
 					name = f->enm->values[k].name;
-			if (!name) {
-				int k = snprintf(at, (size_t)(end - at), "%lld", (long long)val);
+			if (!name && at + 24 <= end) {
+				int k = snprintf(at, 24, "%lld", (long long)val);
 				name = at;
-				at += k > 0 && k < end - at ? k + 1 : 0;
+				at += k + 1;
+			} else if (!name) {
+				name = "?";
 			}
 			a->s = name;
 			a->slen = (uint32_t)strlen(name);

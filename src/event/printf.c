@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <limits.h>
 
 #include "common/internal.h"
 #include "ringtrace/event.h"
@@ -34,12 +36,70 @@ __attribute__((constructor)) static void rt_printf_init(void)
 static struct ringtrace_printf_site *rt_sites[RT_MAX_SITES + 1];
 static uint32_t rt_nsites;
 
+/*
+ * The registry keeps its own copy of each site (format, file, types): a
+ * site's static data lives in the code that called it, which dlclose() may
+ * unmap while the trace still holds its records. Copies come from an arena
+ * mapped once and carved with a fetch-and-add, which is async-signal-safe
+ * where malloc is not.
+ */
+#define RT_ARENA_SIZE (8u << 20)
+static char *rt_arena;
+static size_t rt_arena_used;
+
+static void *rt_arena_alloc(size_t n)
+{
+	char *a = __atomic_load_n(&rt_arena, __ATOMIC_ACQUIRE);
+	if (!a) {
+		char *m = mmap(NULL, RT_ARENA_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		char *exp = NULL;
+		if (!__atomic_compare_exchange_n(&rt_arena, &exp, m, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			munmap(m, RT_ARENA_SIZE);
+			m = exp;
+		}
+		a = m;
+	}
+	n = (n + 7) & ~(size_t)7;
+	size_t off = __atomic_fetch_add(&rt_arena_used, n, __ATOMIC_RELAXED);
+	if (off + n > RT_ARENA_SIZE)
+		return NULL;
+	return a + off;
+}
+
+static struct ringtrace_printf_site *rt_site_copy(const struct ringtrace_printf_site *site)
+{
+	size_t lf = strlen(site->fmt) + 1, lfile = strlen(site->file ? site->file : "") + 1;
+	struct ringtrace_printf_site *c = rt_arena_alloc(sizeof(*c) + lf + lfile + site->nargs);
+	if (!c)
+		return NULL;
+	char *strs = (char *)(c + 1);
+	memcpy(strs, site->fmt, lf);
+	memcpy(strs + lf, site->file ? site->file : "", lfile);
+	memcpy(strs + lf + lfile, site->types, site->nargs);
+	*c = *site;
+	c->fmt = strs;
+	c->file = strs + lf;
+	c->types = (const uint8_t *)(strs + lf + lfile);
+	return c;
+}
+
 static uint32_t rt_site_register(struct ringtrace_printf_site *site)
 {
+	if (site->nargs > RINGTRACE_PRINTF_MAX_ARGS ||
+	    __atomic_load_n(&rt_nsites, __ATOMIC_RELAXED) >= RT_MAX_SITES)
+		return 0;
+	struct ringtrace_printf_site *copy = rt_site_copy(site);
+	if (!copy)
+		return 0;
 	uint32_t id = __atomic_add_fetch(&rt_nsites, 1, __ATOMIC_RELAXED);
 	if (id > RT_MAX_SITES)
 		return 0;
-	__atomic_store_n(&rt_sites[id], site, __ATOMIC_RELEASE);
+	copy->id = id;
+	__atomic_store_n(&rt_sites[id], copy, __ATOMIC_RELEASE);
 	uint32_t exp = 0;
 	if (!__atomic_compare_exchange_n(&site->id, &exp, id, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return exp;
@@ -194,7 +254,9 @@ int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, c
 		int stars[2] = {0, 0};
 		int nstars = 0;
 		for (int st = 0; st < star_w + star_p; st++) {
-			stars[nstars++] = ai < nargs ? (int)(int64_t)args[ai].v : 0;
+			int64_t w = ai < nargs ? (int64_t)args[ai].v : 0;
+			/* a width read from a record is data, not trusted */
+			stars[nstars++] = w > 4096 ? 4096 : w < -4096 ? -4096 : (int)w;
 			ai++;
 		}
 		if (ai >= nargs) {
@@ -231,7 +293,8 @@ int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, c
 		}
 		case 'c':
 			spec[k++] = 'c'; spec[k] = 0;
-			if (nstars == 1) rt_out_add(&o, spec, stars[0], (int)a->v);
+			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], (int)a->v);
+			else if (nstars == 1) rt_out_add(&o, spec, stars[0], (int)a->v);
 			else rt_out_add(&o, spec, (int)a->v);
 			break;
 		case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
@@ -284,7 +347,8 @@ int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, c
 			break;
 		case 'p':
 			spec[k++] = 'p'; spec[k] = 0;
-			if (nstars == 1) rt_out_add(&o, spec, stars[0], (void *)(uintptr_t)a->v);
+			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], (void *)(uintptr_t)a->v);
+			else if (nstars == 1) rt_out_add(&o, spec, stars[0], (void *)(uintptr_t)a->v);
 			else rt_out_add(&o, spec, (void *)(uintptr_t)a->v);
 			break;
 		default:
@@ -293,7 +357,7 @@ int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, c
 		}
 		f = q;
 	}
-	return (int)o.len;
+	return o.len > INT_MAX ? INT_MAX : (int)o.len;
 }
 
 int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t nargs,

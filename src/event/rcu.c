@@ -58,8 +58,13 @@ static void rt_node_release(void *arg)
 {
 	struct ringtrace_reader_node *n = arg;
 	ringtrace_rnode_ = NULL;
-	if (n)
+	if (n) {
+		/* A section left by unwinding (a C++ exception through a probe,
+		 * pthread_exit or longjmp in one) must not hold up updaters. */
+		n->nest = 0;
+		__atomic_store_n(&n->seq, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&n->in_use, 0, __ATOMIC_RELEASE);
+	}
 }
 
 /*
@@ -119,6 +124,7 @@ struct ringtrace_reader_node *ringtrace_read_register_(void)
 	}
 got:
 	n->nest = 0;
+	__atomic_store_n(&n->seq, 0, __ATOMIC_RELAXED);
 	ringtrace_rnode_ = n;
 	pthread_setspecific(rt_node_key, n);
 	return n;
@@ -131,8 +137,23 @@ void ringtrace_synchronize(void)
 	__atomic_store_n(&ringtrace_rcu_gp_, gp, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!rt_use_membarrier ||
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+		/*
+		 * membarrier failed (a seccomp filter installed after start?):
+		 * from now on readers fence themselves. Sections that began before
+		 * they saw the flag may not be visible to us yet; waiting a few
+		 * scheduler ticks makes it likely, not certain, that every running
+		 * thread passed a context switch (a full barrier) before we look.
+		 * Best effort for a case that should not happen.
+		 */
+		if (!__atomic_load_n(&ringtrace_rcu_fence_, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&ringtrace_rcu_fence_, 1, __ATOMIC_SEQ_CST);
+			struct timespec d = {0, 20 * 1000 * 1000};
+			nanosleep(&d, NULL);
+		}
+		rt_use_membarrier = 0;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
 	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n;
 	     n = n->next) {
 		uint64_t s = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);

@@ -56,6 +56,21 @@ static int rt_env_done;
 
 ringtrace_rb *ringtrace_events_rb_;
 
+/* fork() while another thread holds the registry lock must not leave the
+ * child with a lock nobody will release. */
+static void rt_reg_prefork(void)
+{
+	pthread_mutex_lock(&rt_reg_lock);
+}
+static void rt_reg_postfork(void)
+{
+	pthread_mutex_unlock(&rt_reg_lock);
+}
+__attribute__((constructor)) static void rt_reg_init(void)
+{
+	pthread_atfork(rt_reg_prefork, rt_reg_postfork, rt_reg_postfork);
+}
+
 /* ---- pattern checks ----------------------------------------------------- */
 
 static int rt_is_glob(const char *p)
@@ -361,6 +376,8 @@ void ringtrace_event_unregister(struct ringtrace_event_desc *ev)
 	}
 	__atomic_store_n(&ev->enabled, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ev->state, 0, __ATOMIC_RELEASE);
+	/* A call that read the old state may still look at the probes. */
+	__atomic_store_n(&ev->probes, NULL, __ATOMIC_RELEASE);
 	struct ringtrace_probe_set *old = e->probes;
 	e->probes = NULL;
 	e->desc = NULL;
