@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/internal.h"
+#include "event/format_internal.h"
 #include "ringtrace/event.h"
 
 static uint64_t rt_load_uint(const char *p, unsigned size)
@@ -127,15 +128,6 @@ short_record:
 			fields[i].name ? fields[i].name : "?", o, len);
 }
 
-/* Shared with printf.c. */
-struct rt_arg {
-	uint8_t type;
-	uint64_t v;
-	const char *s;
-	uint32_t slen;
-};
-RT_HIDDEN int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, char *buf,
-			     size_t size);
 
 /* Render a value as text into [*at, end): arrays {a, b}, bytes as hex. */
 static const char *rt_render(const struct ringtrace_value *v, char **at, char *end, uint32_t *outlen)

@@ -10,6 +10,7 @@
 #include <limits.h>
 
 #include "common/internal.h"
+#include "event/format_internal.h"
 #include "ringtrace/event.h"
 
 /* The pseudo-event that enables ringtrace_printf, with the fixed id 0. */
@@ -185,20 +186,6 @@ static void rt_out_add(struct rt_out *o, const char *fmt, ...)
 		o->len += (size_t)n;
 }
 
-struct rt_arg {
-	uint8_t type;
-	uint64_t v;
-	const char *s;
-	uint32_t slen;
-};
-
-/*
- * Format with a printf format and decoded arguments: each conversion is
- * cut out of the format, its length modifier replaced by one that fits
- * the recorded 64-bit value, and handed to snprintf alone.
- */
-RT_HIDDEN int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, char *buf,
-			     size_t size);
 int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, char *buf,
 		   size_t size)
 {
