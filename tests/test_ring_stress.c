@@ -223,6 +223,7 @@ static void consume_page(struct run *r, const struct ringtrace_page_header *p)
 
 	/* Absolute accounting: every attempt before the page is either
 	 * committed (events_before) or dropped (events_discarded). */
+	CHECK(ringtrace_page_lost_before(NULL, p) == first_seq);
 	CHECKF(first_seq == p->events_discarded + p->events_before,
 	       "writer %u page %" PRIu64 ": first seq %" PRIu64 " != events_discarded %" PRIu64
 	       " + events_before %" PRIu64,
@@ -251,6 +252,14 @@ static void consume_page(struct run *r, const struct ringtrace_page_header *p)
 		}
 		uint64_t acc = (p->events_discarded - s->prev_discarded) +
 			       (p->events_before - s->prev_before - s->prev_events);
+		struct ringtrace_page_header ph;
+		memset(&ph, 0, sizeof(ph));
+		ph.events_discarded = s->prev_discarded;
+		ph.events_before = s->prev_before;
+		ph.events = s->prev_events;
+		CHECKF(ringtrace_page_lost_before(&ph, p) == acc,
+		       "ringtrace_page_lost_before %" PRIu64 " != %" PRIu64,
+		       ringtrace_page_lost_before(&ph, p), acc);
 		uint64_t gap = first_seq - s->prev_last_seq - 1;
 		CHECKF(acc == gap,
 		       "writer %u pages %" PRIu64 " -> %" PRIu64 ": discarded diff %" PRIu64

@@ -65,8 +65,24 @@ struct ringtrace_page_header {
 #define RINGTRACE_PAGE_F_SNAPSHOT 0x4u
 
 /*
- * Event header. Every event starts on an 8-byte boundary and is padded to a
- * multiple of 8 bytes.
+ * Events of one stream lost between two of its pages as a reader saw them,
+ * `prev` then `cur` (same stream_instance_id): dropped by the writer
+ * (discard mode, nesting, oversize) plus lost to recycled pages (overwrite
+ * mode). With prev NULL: everything the stream wrote before `cur` (its
+ * dropped and its committed events), none of which this reader saw.
+ */
+static inline uint64_t ringtrace_page_lost_before(const struct ringtrace_page_header *prev,
+						  const struct ringtrace_page_header *cur)
+{
+	if (!prev)
+		return cur->events_discarded + cur->events_before;
+	return (cur->events_discarded - prev->events_discarded) +
+	       (cur->events_before - prev->events_before - prev->events);
+}
+
+/*
+ * Event header. Every event starts at the first 8-byte boundary after the
+ * previous event's payload (unpadded end; see docs/format.md).
  *
  * Compact form (8 bytes), one little-endian 64-bit word:
  *   bits  0..31  timestamp low 32 bits (ticks)
