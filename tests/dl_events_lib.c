@@ -15,3 +15,15 @@ int dl_events_fire(int n, const char *s)
 	trace_dl_ev_str(s, (uint32_t)n);
 	return n + 1;
 }
+
+/*
+ * ringtrace_printf from the library (test_printf_dlclose): the call site's
+ * format, file name and argument types are static data of this library,
+ * unmapped at dlclose while the trace still holds the records.
+ */
+__attribute__((visibility("default"))) void dl_events_printf(int n, const char *s);
+
+void dl_events_printf(int n, const char *s)
+{
+	ringtrace_printf("dl printf n=%d s=%s lit=%s", n, s, "library literal");
+}

@@ -199,13 +199,13 @@ static int format_event(const struct evu_event *e, char *buf, size_t size,
 {
 	CHECK_EQ_U64(e->id, RINGTRACE_EVENT_ID_PRINTF);
 	CHECK(e->len >= 8);
-	uint32_t sid, nargs;
+	uint32_t sid, nbytes;
 	memcpy(&sid, e->data, 4);
-	memcpy(&nargs, (const char *)e->data + 4, 4);
+	memcpy(&nbytes, (const char *)e->data + 4, 4); /* argument bytes that follow */
 	const struct ringtrace_printf_site *site = ringtrace_printf_site_by_id(sid);
 	CHECKF(site != NULL, "no site %u", sid);
 	CHECK(sid >= 1 && sid <= ringtrace_printf_site_count());
-	CHECK_EQ_U64(nargs, site->nargs);
+	CHECK_EQ_U64(nbytes, e->len - 8);
 	if (site_out)
 		*site_out = site;
 	int r = ringtrace_printf_format(site->fmt, site->types, site->nargs, e->data, e->len, buf,

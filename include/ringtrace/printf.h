@@ -18,9 +18,11 @@
  * enabled like an event: ringtrace_event_enable("ringtrace_printf").
  *
  * Record layout (event id RINGTRACE_EVENT_ID_PRINTF): u32 site id, u32
- * argument count, then per argument: a string as u32 length + bytes (no
- * NUL) then padding to 8; anything else padded to 8 then 8 bytes (int64,
- * uint64, double or pointer).
+ * number of argument bytes that follow (so that CTF can describe the
+ * record as a byte sequence), then per argument: a string as u32 length +
+ * bytes (no NUL) then padding to 8; anything else padded to 8 then 8 bytes
+ * (int64, uint64, double or pointer). The count and types of the
+ * arguments are the call site's.
  */
 #ifndef RINGTRACE_PRINTF_H
 #define RINGTRACE_PRINTF_H
@@ -68,7 +70,7 @@ uint32_t ringtrace_printf_site_count(void);
  * Format a ringtrace_printf record's payload with its site's format.
  * Returns the length that would have been written (as snprintf), or
  * -RINGTRACE_ECORRUPT with a message if the record does not match the
- * site (wrong count, truncated argument).
+ * site (an argument that does not fit in the record's argument bytes).
  */
 int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t nargs,
 			    const void *payload, size_t len, char *buf, size_t size);

@@ -16,10 +16,10 @@
 /* The pseudo-event that enables ringtrace_printf, with the fixed id 0. */
 static const struct ringtrace_field_desc rt_printf_fields[] = {
 	{"site", RINGTRACE_FT_INT, 4, 0, 4, 0, NULL},
-	{"nargs", RINGTRACE_FT_INT, 4, 0, 4, 0, NULL},
+	{"args", RINGTRACE_FT_BYTES, 1, 0, 4, 65535, NULL},
 };
 struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {
-	0, 0, 0, 0, "ringtrace_printf", "site=%u nargs=%u", __FILE__, rt_printf_fields, 2,
+	0, 0, 0, 0, "ringtrace_printf", "site=%u args=%s", __FILE__, rt_printf_fields, 2,
 	RINGTRACE_KIND_INSTANT, NULL, NULL};
 
 __attribute__((constructor)) static void rt_printf_init(void)
@@ -146,8 +146,9 @@ void ringtrace_printf_record_(struct ringtrace_printf_site *site, const uint64_t
 	}
 	char *p = ringtrace_rb_reserve(rb, RINGTRACE_EVENT_ID_PRINTF, sz);
 	if (p) {
+		uint32_t nbytes = (uint32_t)(sz - 8);
 		memcpy(p, &id, 4);
-		memcpy(p + 4, &n, 4);
+		memcpy(p + 4, &nbytes, 4);
 		size_t o = 8;
 		for (uint32_t i = 0; i < n; i++) {
 			if (site->types[i] == RINGTRACE_PF_STRING) {
@@ -354,12 +355,16 @@ int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t narg
 	struct rt_arg args[RINGTRACE_PRINTF_MAX_ARGS];
 	if (!fmt || len < 8)
 		return rt_error(RINGTRACE_ECORRUPT, "printf record: %zu bytes, shorter than its 8-byte header", len);
-	uint32_t n;
-	memcpy(&n, p + 4, 4);
-	if (n != nargs || n > RINGTRACE_PRINTF_MAX_ARGS)
+	uint32_t nbytes, n = nargs;
+	memcpy(&nbytes, p + 4, 4);
+	if (nbytes > len - 8)
 		return rt_error(RINGTRACE_ECORRUPT,
-				"printf record: %u arguments at offset 4, its call site has %u", n,
-				nargs);
+				"printf record: %u argument bytes at offset 4, but only %zu follow",
+				nbytes, len - 8);
+	if (n > RINGTRACE_PRINTF_MAX_ARGS)
+		return rt_error(RINGTRACE_EINVAL, "printf call site: %u arguments (at most %u)", n,
+				RINGTRACE_PRINTF_MAX_ARGS);
+	len = 8 + (size_t)nbytes; /* the arguments end there */
 	size_t o = 8;
 	for (uint32_t i = 0; i < n; i++) {
 		args[i].type = types[i];
@@ -388,5 +393,9 @@ int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t narg
 			o += 8;
 		}
 	}
+	if (RT_ALIGN8(o) != len)
+		return rt_error(RINGTRACE_ECORRUPT,
+				"printf record: %zu argument bytes, but the call site's %u arguments take %zu",
+				len - 8, n, RT_ALIGN8(o) - 8);
 	return rt_format_args(fmt, args, n, buf, size);
 }
