@@ -4,12 +4,13 @@
  * reference CTF reader) with the same events, field values and raw
  * timestamps that ringtrace's own decoder finds.
  *
- * The metadata here is written by hand for this test's two events (the
- * generator from the event registry belongs to the recorder); what is
- * checked is the page and event layout: packet header and context, the
- * compact and extended event headers, field alignment, strings, the hidden
- * _truncated field, content_size at the end of the last payload, packets
- * that follow each other in a stream file.
+ * The metadata is generated from the event registry
+ * (ringtrace_ctf_write_metadata). Checked: the page and event layout
+ * (packet header and context, compact and extended event headers, field
+ * alignment, strings, the hidden _truncated field, content_size at the end
+ * of the last payload, packets that follow each other in a stream file)
+ * and the description of every field type and of ringtrace_printf
+ * records.
  *
  * babeltrace2 must be installed (make check installs it); its absence is a
  * failure, not a skip.
@@ -25,6 +26,7 @@
 
 #define RINGTRACE_CREATE_EVENTS
 #include <ringtrace/tracepoint.h>
+#include <ringtrace/ctf.h>
 
 #include "check.h"
 
@@ -46,6 +48,29 @@ RINGTRACE_EVENT(ctf_str,
 	),
 	RINGTRACE_PRINT("k=%d s=%s"))
 
+RINGTRACE_ENUM(ctf_color, RINGTRACE_ENUM_VALUE("RED", 1) RINGTRACE_ENUM_VALUE("GREEN", 2))
+
+/* Every field type, and field names that are TSDL keywords. */
+RINGTRACE_EVENT(ctf_all,
+	RINGTRACE_PROTO(int v),
+	RINGTRACE_ARGS(v),
+	RINGTRACE_FIELDS(
+		ringtrace_integer(int8_t, i8, (int8_t)-v)
+		ringtrace_integer(uint16_t, u16, (uint16_t)v)
+		ringtrace_integer(int64_t, i64, (int64_t)v * -1000000000000ll)
+		ringtrace_float(float, f32, (float)v / 4)
+		ringtrace_float(double, f64, (double)v / 8)
+		ringtrace_bool(ok, v & 1)
+		ringtrace_pointer(where, (void *)(uintptr_t)0x1234)
+		ringtrace_enum(ctf_color, int32_t, color, 1 + (v & 1))
+		ringtrace_array(int16_t, arr, ((const int16_t[3]){1, -2, 3}), 3)
+		ringtrace_array(double, farr, ((const double[2]){0.5, -1.5}), 2)
+		ringtrace_string(string, "kw")
+		ringtrace_bytes(event, "\x01\x02\x03", 3)
+		ringtrace_integer(uint32_t, align, 7)
+	),
+	RINGTRACE_PRINT("i8=%d u16=%u i64=%lld f32=%g f64=%g ok=%d where=%p color=%s arr=%s farr=%s string=%s event=%s align=%u"))
+
 #define NEV 3000
 
 static ringtrace_rb *rb;
@@ -66,34 +91,8 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static const char *metadata_fmt =
-	"/* CTF 1.8 */\n"
-	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
-	"typealias integer { size = 16; align = 16; signed = false; } := uint16_t;\n"
-	"typealias integer { size = 32; align = 32; signed = false; } := uint32_t;\n"
-	"typealias integer { size = 64; align = 64; signed = false; } := uint64_t;\n"
-	"typealias integer { size = 16; align = 16; signed = true; } := int16_t;\n"
-	"typealias integer { size = 32; align = 32; signed = true; } := int32_t;\n"
-	"typealias integer { size = 32; align = 32; signed = false; map = clock.ringtrace.value; } := uint32_clock_t;\n"
-	"typealias integer { size = 64; align = 64; signed = false; map = clock.ringtrace.value; } := uint64_clock_t;\n"
-	"trace {\n major = 1; minor = 8; byte_order = le;\n"
-	" packet.header := struct { uint32_t magic; uint32_t stream_id; uint64_t stream_instance_id; };\n};\n"
-	"clock { name = ringtrace; freq = %" PRIu64 "; offset = 0; };\n"
-	"stream {\n id = 0;\n packet.context := struct {\n"
-	"  uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end;\n"
-	"  uint64_t content_size; uint64_t packet_size; uint64_t packet_seq_num;\n"
-	"  uint64_t events_discarded; uint64_t events_before;\n"
-	"  uint32_t events; uint32_t tid; uint32_t commit; uint32_t writer; uint32_t cpu_id; uint32_t flags;\n"
-	"  integer { size = 8; align = 8; signed = false; encoding = UTF8; } comm[16];\n };\n"
-	" event.header := struct {\n  uint32_clock_t timestamp;\n"
-	"  enum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n  uint16_t len;\n"
-	"  variant <id> { struct { } compact; struct { uint32_t id; uint32_t pad; uint64_clock_t timestamp; } extended; } v;\n"
-	" } align(64);\n};\n"
-	"event { name = \"ctf_num\"; id = %u; stream_id = 0; fields := struct { int32_t v; uint64_t x; }; };\n"
-	"event { name = \"ctf_str\"; id = %u; stream_id = 0; fields := struct { uint8_t _truncated; int16_t k; string s; }; };\n";
-
 struct line {
-	char text[512];
+	char text[1024];
 };
 
 static int cmp_line(const void *a, const void *b)
@@ -111,7 +110,8 @@ int main(void)
 	cfg.pool_size = 4096 * 256;
 	CHECK(ringtrace_rb_create(&cfg, &rb) == 0);
 	CHECK(ringtrace_events_set_buffer(rb) == 0);
-	CHECK(ringtrace_event_enable("ctf_*") == 2);
+	CHECK(ringtrace_event_enable("ctf_*") == 3);
+	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
 
 	/* Two writers; then one thread with a gap long enough for the
 	 * extended header (2^32 ticks). */
@@ -132,6 +132,9 @@ int main(void)
 		       freq, gap_s);
 	}
 	trace_ctf_num(-2, 2);
+	for (int i = 0; i < 5; i++)
+		trace_ctf_all(i);
+	ringtrace_printf("printf %d %s %.2f", 42, "str", 2.5);
 	ringtrace_rb_writer_release(rb);
 	CHECK(ringtrace_events_set_buffer(NULL) == 0);
 
@@ -143,7 +146,7 @@ int main(void)
 	size_t cap = 3 * NEV, n = 0;
 	struct line *ours = calloc(cap, sizeof(*ours));
 	CHECK(ours != NULL);
-	int npages = 0, nextended = 0;
+	int npages = 0, nextended = 0, nother = 0;
 	const struct ringtrace_page_header *p;
 	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
 		char path[128];
@@ -162,6 +165,10 @@ int main(void)
 			uint64_t w;
 			memcpy(&w, (const char *)p + ev.offset, 8);
 			nextended += RINGTRACE_EV_WORD_ID(w) == RINGTRACE_EV_EXTENDED;
+			if (ev.id != num.id && ev.id != str.id) {
+				nother++;
+				continue;
+			}
 			if (ev.id == num.id) {
 				CHECK(ringtrace_record_decode(num.fields, num.nfields, ev.data, ev.len, vals) == 2);
 				snprintf(ours[n++].text, sizeof(ours[0].text),
@@ -179,6 +186,7 @@ int main(void)
 		ringtrace_rb_put_page(rb, p);
 	}
 	CHECK(n == 2 * NEV + 2);
+	CHECK(nother == 6); /* 5 ctf_all, 1 printf */
 	CHECK(npages > 4); /* several packets per stream file */
 	if (extended)
 		CHECKF(nextended >= 1, "no extended header after a %.2f s gap", gap_s);
@@ -187,7 +195,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	FILE *mf = fopen(path, "w");
 	CHECK(mf != NULL);
-	fprintf(mf, metadata_fmt, freq, num.id, str.id);
+	CHECKF(ringtrace_ctf_write_metadata(rb, mf) == 0, "%s", ringtrace_last_error());
 	fclose(mf);
 
 	/* babeltrace2, raw clock cycles, one event per line. */
@@ -201,12 +209,13 @@ int main(void)
 	struct line *theirs = calloc(cap + 16, sizeof(*theirs));
 	CHECK(theirs != NULL);
 	size_t m = 0;
-	char buf[512];
+	int nall = 0, all_ok = 0, nprintf = 0;
+	char buf[1024];
 	while (fgets(buf, sizeof(buf), bt)) {
 		uint64_t cyc;
-		char rest[400];
+		char rest[900];
 		buf[strcspn(buf, "\n")] = 0;
-		CHECKF(sscanf(buf, "[%" SCNu64 "] %399[^\n]", &cyc, rest) == 2, "unexpected line: %s", buf);
+		CHECKF(sscanf(buf, "[%" SCNu64 "] %899[^\n]", &cyc, rest) == 2, "unexpected line: %s", buf);
 		CHECK(m < cap + 16);
 		/* "name: { packet context }, { payload }": keep name and payload */
 		char *colon = strstr(rest, ": {");
@@ -215,6 +224,20 @@ int main(void)
 			ctx_end = q;
 		CHECKF(colon && ctx_end, "unexpected line: %s", buf);
 		colon[1] = 0;
+		if (strcmp(rest, "ctf_all:") == 0) {
+			nall++;
+			if (strstr(ctx_end, "i8 = -1,") && strstr(ctx_end, "u16 = 1,") &&
+			    strstr(ctx_end, "i64 = -1000000000000,") && strstr(ctx_end, "ok = 1,") &&
+			    strstr(ctx_end, "where = 0x1234") && strstr(ctx_end, "\"GREEN\"") &&
+			    strstr(ctx_end, "[0] = 1, [1] = -2, [2] = 3") && strstr(ctx_end, "string = \"kw\"") &&
+			    strstr(ctx_end, "align = 7"))
+				all_ok++;
+			continue;
+		}
+		if (strcmp(rest, "ringtrace_printf:") == 0) {
+			nprintf++;
+			continue;
+		}
 		snprintf(theirs[m++].text, sizeof(theirs[0].text), "%" PRIu64 " %s %s", cyc, rest,
 			 ctx_end + 3);
 	}
@@ -224,13 +247,16 @@ int main(void)
 		CHECKF(system(cmd) >= 0 && 0, "babeltrace2 failed (status %d) on %s", st, dir);
 	}
 	CHECKF(m == n, "babeltrace2 read %zu events, ringtrace %zu", m, n);
+	CHECKF(nall == 5 && all_ok >= 1, "ctf_all: %d read, %d with the v=1 values", nall, all_ok);
+	CHECK(nprintf == 1);
 	qsort(ours, n, sizeof(*ours), cmp_line);
 	qsort(theirs, m, sizeof(*theirs), cmp_line);
 	for (size_t i = 0; i < n; i++)
 		CHECKF(strcmp(ours[i].text, theirs[i].text) == 0, "event %zu differs:\n  ringtrace:   %s\n  babeltrace2: %s",
 		       i, ours[i].text, theirs[i].text);
 	printf("test_ctf_pages: babeltrace2 read %zu events in %d packets (%d extended headers) "
-	       "exactly as ringtrace decodes them\n", m, npages, nextended);
+	       "exactly as ringtrace decodes them, and every field type and a printf record "
+	       "with generated metadata\n", m, npages, nextended);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s.stderr", dir, dir);
 	CHECK(system(cmd) == 0);
 	free(ours);

@@ -252,6 +252,22 @@ static inline ringtrace_rb *ringtrace_events_buffer_(void)
 	return __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE);
 }
 
+/* Length of s up to max; sets `bit` in *trunc if s is longer (NULL: 0). */
+static inline size_t ringtrace_strnlen_trunc_(const char *s, size_t max, uint8_t *trunc,
+					      uint8_t bit)
+{
+	size_t n = 0;
+	if (!s)
+		return 0;
+	for (; s[n]; n++) {
+		if (n == max) {
+			*trunc |= bit;
+			break;
+		}
+	}
+	return n;
+}
+
 static inline size_t ringtrace_strnlen_(const char *s, size_t max)
 {
 	size_t n = 0;

@@ -173,9 +173,9 @@
 	ringtrace__sz = RINGTRACE__ALIGN_UP(ringtrace__sz, RINGTRACE__ALIGNOF(t)) + sizeof(t) * (size_t)(c);
 #define RINGTRACE__SIZE_RINGTRACE__K_STRING(t, n, e)                                                  \
 	const char *ringtrace__s_##n = (e);                                                   \
-	size_t ringtrace__l_##n = ringtrace_strnlen_(ringtrace__s_##n, RINGTRACE_STRING_MAX - 1);     \
-	if (ringtrace__l_##n == RINGTRACE_STRING_MAX - 1 && ringtrace__s_##n[ringtrace__l_##n])               \
-		ringtrace__trunc |= (uint8_t)(1u << (ringtrace__vi < 7 ? ringtrace__vi : 7));                 \
+	size_t ringtrace__l_##n = ringtrace_strnlen_trunc_(                                    \
+		ringtrace__s_##n, RINGTRACE_STRING_MAX - 1, &ringtrace__trunc,                 \
+		(uint8_t)(1u << (ringtrace__vi < 7 ? ringtrace__vi : 7)));                     \
 	ringtrace__vi++;                                                                      \
 	ringtrace__sz += ringtrace__l_##n + 1;
 #define RINGTRACE__SIZE_RINGTRACE__K_BYTES(t, n, p, l)                                                \
