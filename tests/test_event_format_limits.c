@@ -286,13 +286,16 @@ static void check_float_arrays(void)
 
 /* ---- 3. printf_format: star widths and precisions ------------------------------ */
 
-/* A printf record: site id, count, then one 8-byte value per argument. */
+/*
+ * A printf record of n 8-byte arguments: u32 site id, u32 number of
+ * argument bytes that follow, then the values.
+ */
 static void *pf_record(const int64_t *vals, uint32_t n, size_t *len)
 {
 	static struct rec r;
 	r.len = 0;
 	rec_u32(&r, 1);
-	rec_u32(&r, n);
+	rec_u32(&r, 8 * n);
 	for (uint32_t i = 0; i < n; i++)
 		rec_i64(&r, vals[i]);
 	*len = r.len;
@@ -326,7 +329,7 @@ static void check_printf_stars(void)
 		int n = ringtrace_printf_format("%*d%*d", s64, 4, p, len, buf, sizeof(buf));
 		t = tu_mono_ns() - t;
 		CHECKF(t < 1000000000ull, "took %.2f s", (double)t / 1e9);
-		CHECKF(n >= 2 && n <= (1 << 20), "returned %d", n);
+		CHECKF(n >= 2 && n <= (1 << 20), "returned %d: %s", n, ringtrace_last_error());
 		CHECK_EQ_U64(strlen(buf), sizeof(buf) - 1);
 		for (size_t i = 0; i < sizeof(buf) - 1; i++)
 			CHECK(buf[i] == ' ');

@@ -233,7 +233,7 @@
 #define RINGTRACE__EVENT_DECL(name, proto, args)                                                 \
 	RINGTRACE__EXTERN_C struct ringtrace_event_desc ringtrace_event_##name;                  \
 	RINGTRACE__EXTERN_C void ringtrace_run_##name proto;                                     \
-	typedef void (*ringtrace_probe_##name##_fn) RINGTRACE__PREPEND(void *ringtrace_data,      \
+	typedef void (*ringtrace_probe_##name##_fn) RINGTRACE__PREPEND(void *,      \
 								RINGTRACE__UNPAREN proto);        \
 	static inline __attribute__((unused)) void trace_##name proto                    \
 	{                                                                                \
