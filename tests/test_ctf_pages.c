@@ -195,7 +195,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	FILE *mf = fopen(path, "w");
 	CHECK(mf != NULL);
-	CHECKF(ringtrace_ctf_write_metadata(rb, mf) == 0, "%s", ringtrace_last_error());
+	CHECKF(ringtrace_ctf_write_metadata(rb, mf, NULL) == 0, "%s", ringtrace_last_error());
 	fclose(mf);
 
 	/* babeltrace2, raw clock cycles, one event per line. */

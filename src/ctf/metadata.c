@@ -124,7 +124,83 @@ static int rt_field(FILE *f, const struct ringtrace_field_desc *fd)
 	return 0;
 }
 
-int ringtrace_ctf_write_metadata(const ringtrace_rb *rb, FILE *f)
+/* Percent-encoding of docs/format.md section 7. */
+static void rt_pct(FILE *f, const char *s)
+{
+	static const char safe[] = "_.-:,=()[]{}<>!?#+^~@$&;";
+	if (!s || !*s) {
+		fputc('%', f);
+		return;
+	}
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    (c && strchr(safe, c)))
+			fputc(c, f);
+		else
+			fprintf(f, "%%%02X", c);
+	}
+}
+
+static void rt_schema_block(const ringtrace_rb *rb, FILE *f, const struct ringtrace_trace_stats *st)
+{
+	const struct rt_clock *c = &rb->clock;
+	fprintf(f, "\n/* ringtrace-schema 1\nclock %s %llu %llu %llu\n", c->is_tsc ? "tsc" : "monotonic",
+		(unsigned long long)c->freq, (unsigned long long)c->base_ticks,
+		(unsigned long long)c->base_ns);
+	uint32_t n = ringtrace_event_count();
+	for (uint32_t i = 0; i < n; i++) {
+		struct ringtrace_event_info info;
+		if (ringtrace_event_get(i, &info) < 0)
+			continue;
+		fprintf(f, "event %u %u ", info.id, info.kind);
+		rt_pct(f, info.name);
+		fprintf(f, " %u ", info.nfields);
+		rt_pct(f, info.print_fmt);
+		fputc('\n', f);
+		for (uint32_t k = 0; k < info.nfields; k++) {
+			const struct ringtrace_field_desc *fd = &info.fields[k];
+			uint32_t ne = fd->enm ? fd->enm->count : 0;
+			fputs("field ", f);
+			rt_pct(f, fd->name);
+			fprintf(f, " %u %u %u %u %u %u\n", fd->type, fd->size, fd->is_signed, fd->align,
+				fd->count, ne);
+			for (uint32_t e = 0; e < ne; e++) {
+				fputs("enum ", f);
+				rt_pct(f, fd->enm->values[e].name);
+				fprintf(f, " %lld\n", (long long)fd->enm->values[e].value);
+			}
+		}
+	}
+	uint32_t ns = ringtrace_printf_site_count();
+	for (uint32_t id = 1; id <= ns; id++) {
+		const struct ringtrace_printf_site *site = ringtrace_printf_site_by_id(id);
+		if (!site)
+			continue;
+		fprintf(f, "site %u %u ", id, site->nargs);
+		if (site->nargs == 0)
+			fputc('-', f);
+		for (uint32_t a = 0; a < site->nargs; a++)
+			fputc('0' + (site->types[a] % 10), f);
+		fputc(' ', f);
+		rt_pct(f, site->fmt);
+		fputc(' ', f);
+		rt_pct(f, site->file);
+		fprintf(f, " %u\n", site->line);
+	}
+	if (st) {
+		fprintf(f, "stat hit %llu\nstat missed %llu\nstat overrun %llu\nstat read %llu\n"
+			"stat pages %llu\nstat bytes %llu\nstat duration_ns %llu\nstat mode %u\n",
+			(unsigned long long)st->hit, (unsigned long long)st->missed,
+			(unsigned long long)st->overrun, (unsigned long long)st->read,
+			(unsigned long long)st->pages, (unsigned long long)st->bytes,
+			(unsigned long long)st->duration_ns, st->mode);
+	}
+	fputs("end */\n", f);
+}
+
+int ringtrace_ctf_write_metadata(const ringtrace_rb *rb, FILE *f,
+				 const struct ringtrace_trace_stats *stats)
 {
 	if (!rb || !f)
 		return rt_error(RINGTRACE_EINVAL, "ctf_write_metadata: NULL argument");
@@ -207,6 +283,7 @@ int ringtrace_ctf_write_metadata(const ringtrace_rb *rb, FILE *f)
 		}
 		fputs("\t};\n};\n", f);
 	}
+	rt_schema_block(rb, f, stats);
 	if (fflush(f) != 0 || ferror(f))
 		return rt_error(RINGTRACE_ESYS, "metadata: write failed: %s", strerror(errno));
 	return 0;
