@@ -15,6 +15,11 @@
 RT_HIDDEN int rt_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 RT_HIDDEN void rt_error_clear(void);
 
+/* ---- events registry (src/event/registry.c), for the recorder ---- */
+struct ringtrace_rb;
+RT_HIDDEN int rt_events_set_buffer(struct ringtrace_rb *rb, int check_env_rules);
+RT_HIDDEN void rt_events_report_unmatched(void);
+
 /* ---- clock (src/common/clock.c) ---- */
 struct rt_clock {
 	int is_tsc;           /* 1: ticks are TSC cycles; 0: CLOCK_MONOTONIC ns */

@@ -22,7 +22,7 @@ struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {
 	0, 0, 0, 0, "ringtrace_printf", "site=%u args=%s", __FILE__, rt_printf_fields, 2,
 	RINGTRACE_KIND_INSTANT, NULL, NULL};
 
-__attribute__((constructor)) static void rt_printf_init(void)
+__attribute__((constructor(102))) static void rt_printf_init(void)
 {
 	ringtrace_event_register(&ringtrace_event_ringtrace_printf);
 }

@@ -84,7 +84,7 @@ static void rt_rcu_atfork_child(void)
 	}
 }
 
-__attribute__((constructor)) static void rt_rcu_init(void)
+__attribute__((constructor(101))) static void rt_rcu_init(void)
 {
 	pthread_key_create(&rt_node_key, rt_node_release);
 	pthread_atfork(NULL, NULL, rt_rcu_atfork_child);

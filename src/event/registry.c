@@ -66,7 +66,7 @@ static void rt_reg_postfork(void)
 {
 	pthread_mutex_unlock(&rt_reg_lock);
 }
-__attribute__((constructor)) static void rt_reg_init(void)
+__attribute__((constructor(101))) static void rt_reg_init(void)
 {
 	pthread_atfork(rt_reg_prefork, rt_reg_postfork, rt_reg_postfork);
 }
@@ -498,23 +498,44 @@ int ringtrace_event_disable(const char *pattern)
 
 /* ---- the buffer ------------------------------------------------------------ */
 
-int ringtrace_events_set_buffer(ringtrace_rb *rb)
+/* Say once, on stderr, which RINGTRACE_EVENTS patterns matched no event. Lock held. */
+static void rt_report_unmatched_locked(void)
+{
+	for (uint32_t i = 0; i < rt_nrules; i++)
+		if (rt_rules[i].from_env && !rt_rules[i].matched) {
+			rt_rules[i].matched = 1; /* say it once */
+			fprintf(stderr, "ringtrace: RINGTRACE_EVENTS: no event matches \"%s\"\n",
+				rt_rules[i].pattern);
+		}
+}
+
+void rt_events_report_unmatched(void)
+{
+	pthread_mutex_lock(&rt_reg_lock);
+	rt_report_unmatched_locked();
+	pthread_mutex_unlock(&rt_reg_lock);
+}
+
+/*
+ * check: report RINGTRACE_EVENTS patterns that match nothing. A session
+ * started from the environment runs before the program's own events have
+ * registered, so it asks for the report when it stops instead.
+ */
+int rt_events_set_buffer(ringtrace_rb *rb, int check)
 {
 	pthread_mutex_lock(&rt_reg_lock);
 	rt_read_env_locked();
-	if (rb) {
-		/* A user asked for events by name that no loaded code defines. */
-		for (uint32_t i = 0; i < rt_nrules; i++)
-			if (rt_rules[i].from_env && !rt_rules[i].matched) {
-				rt_rules[i].matched = 1; /* say it once */
-				fprintf(stderr, "ringtrace: RINGTRACE_EVENTS: no event matches \"%s\"\n",
-					rt_rules[i].pattern);
-			}
-	}
+	if (rb && check)
+		rt_report_unmatched_locked();
 	__atomic_store_n(&ringtrace_events_rb_, rb, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rt_reg_lock);
 	ringtrace_synchronize();
 	return 0;
+}
+
+int ringtrace_events_set_buffer(ringtrace_rb *rb)
+{
+	return rt_events_set_buffer(rb, 1);
 }
 
 /* ---- probes ---------------------------------------------------------------- */

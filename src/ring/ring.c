@@ -201,7 +201,7 @@ static void rt_process_exit(void);
  * low key never allocates, which keeps a thread's first event
  * async-signal-safe.
  */
-__attribute__((constructor)) static void rt_global_init(void)
+__attribute__((constructor(101))) static void rt_global_init(void)
 {
 	pthread_key_create(&rt_exit_key, rt_thread_exit);
 	pthread_atfork(NULL, NULL, rt_atfork_child);

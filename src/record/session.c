@@ -1,0 +1,497 @@
+/*
+ * The in-process recorder: a ring buffer, a consumer thread that appends
+ * pages to per-stream files, and the metadata written at the end.
+ *
+ * Pages are written whole and unchanged (a page is a CTF packet), with
+ * one write(2) each, to the file of their writer's stream; the consumer
+ * keeps a bounded number of those files open (a program with thousands of
+ * short-lived threads has thousands of streams) and closes a stream's file
+ * once its last page is written.
+ *
+ * Stopping is ordered so that nothing is lost: detach the buffer from the
+ * events (after which no thread writes into it), ask every writer's
+ * partial page out (flush), drain the FIFO into the files, write the
+ * metadata last (a library loaded late has registered its events by then).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "ringtrace/event.h"
+#include "ringtrace/session.h"
+
+#define RT_MAX_OPEN_FILES 64
+
+struct rt_file {
+	uint64_t stream;
+	int fd;
+	uint64_t last_use;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	int active;
+	ringtrace_rb *rb;
+	char *dir;
+	enum ringtrace_rb_mode mode;
+	pthread_t consumer;
+	int stop;                       /* consumer: drain and exit */
+	struct rt_file files[RT_MAX_OPEN_FILES];
+	uint64_t use_clock;
+	uint64_t pages, bytes, t0_ns;
+	int write_errno;                /* first write error, 0 if none */
+	int from_env;
+	unsigned nsnap;
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static volatile sig_atomic_t rt_snapshot_requested;
+
+static int rt_mkdir_empty(const char *dir)
+{
+	if (mkdir(dir, 0755) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return rt_error(RINGTRACE_ESYS, "cannot create output directory \"%s\": %s", dir,
+				strerror(errno));
+	/* An existing directory must be empty: never mix two traces. */
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return rt_error(RINGTRACE_ESYS, "output \"%s\" is not a usable directory: %s", dir,
+				strerror(errno));
+	close(fd);
+	char probe[4096];
+	snprintf(probe, sizeof(probe), "%s/metadata", dir);
+	if (access(probe, F_OK) == 0)
+		return rt_error(RINGTRACE_EINVAL,
+				"output directory \"%s\" already holds a trace (metadata exists)", dir);
+	return 0;
+}
+
+static int rt_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The file of a stream, opened (append) if needed; LRU eviction. */
+static int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock, uint64_t stream)
+{
+	struct rt_file *victim = NULL;
+	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
+		struct rt_file *f = &files[i];
+		if (f->fd > 0 && f->stream == stream) {
+			f->last_use = ++*clock;
+			return f->fd;
+		}
+		if (!victim || (victim->fd > 0 && (f->fd <= 0 || f->last_use < victim->last_use)))
+			victim = f;
+	}
+	if (victim->fd > 0)
+		close(victim->fd);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/stream_%llu", dir, (unsigned long long)stream);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	victim->fd = fd < 0 ? 0 : fd;
+	victim->stream = stream;
+	victim->last_use = ++*clock;
+	return fd;
+}
+
+static void rt_stream_close(struct rt_file *files, uint64_t stream)
+{
+	for (int i = 0; i < RT_MAX_OPEN_FILES; i++)
+		if (files[i].fd > 0 && files[i].stream == stream) {
+			close(files[i].fd);
+			files[i].fd = 0;
+		}
+}
+
+static void rt_close_all(struct rt_file *files)
+{
+	for (int i = 0; i < RT_MAX_OPEN_FILES; i++)
+		if (files[i].fd > 0) {
+			close(files[i].fd);
+			files[i].fd = 0;
+		}
+}
+
+/* Write one page to its stream file (consumer thread, or stop). */
+static void rt_save_page(const struct ringtrace_page_header *p)
+{
+	if (S.write_errno)
+		return; /* after a write error, pages are read (and counted) but not saved */
+	size_t ps = ringtrace_rb_page_size(S.rb);
+	int fd = rt_stream_fd(S.dir, S.files, &S.use_clock, p->stream_instance_id);
+	int err = fd < 0 ? -errno : rt_write_all(fd, p, ps);
+	if (err < 0) {
+		S.write_errno = -err;
+		fprintf(stderr, "ringtrace: writing stream_%llu in %s: %s (the rest of the trace is not saved)\n",
+			(unsigned long long)p->stream_instance_id, S.dir, strerror(-err));
+		return;
+	}
+	__atomic_add_fetch(&S.pages, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&S.bytes, ps, __ATOMIC_RELAXED);
+	if (p->flags & RINGTRACE_PAGE_F_LAST)
+		rt_stream_close(S.files, p->stream_instance_id);
+}
+
+static int rt_drain(void)
+{
+	int n = 0;
+	const struct ringtrace_page_header *p;
+	while ((p = ringtrace_rb_get_page(S.rb)) != NULL) {
+		rt_save_page(p);
+		ringtrace_rb_put_page(S.rb, p);
+		n++;
+	}
+	return n;
+}
+
+static uint64_t rt_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int rt_write_metadata(ringtrace_rb *rb, const char *dir,
+			     const struct ringtrace_trace_stats *st)
+{
+	char path[4096], tmp[4200];
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	/* Written under another name and renamed: a reader never sees half of it
+	 * (a name CTF readers would skip: it starts with a dot). */
+	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", dir);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return rt_error(RINGTRACE_ESYS, "cannot create %s: %s", tmp, strerror(errno));
+	int err = ringtrace_ctf_write_metadata(rb, f, st);
+	if (fclose(f) != 0 && err == 0)
+		err = rt_error(RINGTRACE_ESYS, "writing %s: %s", tmp, strerror(errno));
+	if (err == 0 && rename(tmp, path) != 0)
+		err = rt_error(RINGTRACE_ESYS, "renaming %s: %s", tmp, strerror(errno));
+	if (err < 0)
+		unlink(tmp);
+	return err;
+}
+
+static void rt_fill_stats(struct ringtrace_trace_stats *st)
+{
+	struct ringtrace_rb_stats rs;
+	ringtrace_rb_get_stats(S.rb, &rs);
+	st->hit = rs.hit;
+	st->missed = rs.missed;
+	st->overrun = rs.overrun;
+	st->read = rs.read;
+	st->pages = __atomic_load_n(&S.pages, __ATOMIC_RELAXED);
+	st->bytes = __atomic_load_n(&S.bytes, __ATOMIC_RELAXED);
+	st->duration_ns = rt_now_ns() - S.t0_ns;
+	st->mode = (uint32_t)S.mode;
+}
+
+static int rt_snapshot_locked(const char *dir);
+
+static void *rt_consumer(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the program's business */
+	pthread_setname_np(pthread_self(), "ringtrace-rec");
+	for (;;) {
+		if (rt_snapshot_requested) {
+			rt_snapshot_requested = 0;
+			char dir[4200];
+			pthread_mutex_lock(&S.lock);
+			snprintf(dir, sizeof(dir), "%s.snapshot-%u", S.dir, ++S.nsnap);
+			if (rt_snapshot_locked(dir) < 0)
+				fprintf(stderr, "ringtrace: snapshot: %s\n", ringtrace_last_error());
+			else
+				fprintf(stderr, "ringtrace: snapshot written to %s\n", dir);
+			pthread_mutex_unlock(&S.lock);
+		}
+		int stop = __atomic_load_n(&S.stop, __ATOMIC_ACQUIRE);
+		if (S.mode == RINGTRACE_RB_DISCARD) {
+			const struct ringtrace_page_header *p = ringtrace_rb_get_page(S.rb);
+			if (p) {
+				rt_save_page(p);
+				ringtrace_rb_put_page(S.rb, p);
+				continue;
+			}
+		}
+		if (stop)
+			break;
+		struct timespec d = {0, S.mode == RINGTRACE_RB_DISCARD ? 1000000 : 10000000};
+		nanosleep(&d, NULL);
+	}
+	return NULL;
+}
+
+static void rt_sigusr2(int sig)
+{
+	(void)sig;
+	rt_snapshot_requested = 1;
+}
+
+void ringtrace_session_config_init(struct ringtrace_session_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = RINGTRACE_RB_DISCARD;
+}
+
+static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_env);
+
+int ringtrace_session_start(const struct ringtrace_session_config *cfg)
+{
+	return rt_session_start(cfg, 0);
+}
+
+static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_env)
+{
+	int err;
+	if (!cfg || !cfg->output_dir || !*cfg->output_dir)
+		return rt_error(RINGTRACE_EINVAL, "session_start: an output directory is required");
+	pthread_mutex_lock(&S.lock);
+	if (S.active) {
+		pthread_mutex_unlock(&S.lock);
+		return rt_error(RINGTRACE_EINVAL, "session_start: a session is already recording to %s",
+				S.dir);
+	}
+	struct ringtrace_rb_config rc;
+	ringtrace_rb_config_init(&rc);
+	rc.mode = cfg->mode;
+	if (cfg->page_size)
+		rc.page_size = cfg->page_size;
+	if (cfg->pool_size)
+		rc.pool_size = cfg->pool_size;
+	if (cfg->max_writers)
+		rc.max_writers = cfg->max_writers;
+	rc.shm_name = cfg->shm_name;
+	if ((err = rt_mkdir_empty(cfg->output_dir)) < 0)
+		goto out;
+	if ((err = ringtrace_rb_create(&rc, &S.rb)) < 0)
+		goto out;
+	if ((err = ringtrace_events_configure(cfg->events ? cfg->events : "*")) < 0 &&
+	    err != -RINGTRACE_ENOENT) {
+		ringtrace_rb_destroy(S.rb);
+		S.rb = NULL;
+		goto out;
+	}
+	S.dir = strdup(cfg->output_dir);
+	S.mode = cfg->mode;
+	S.pages = S.bytes = 0;
+	S.write_errno = 0;
+	S.stop = 0;
+	S.nsnap = 0;
+	memset(S.files, 0, sizeof(S.files));
+	S.t0_ns = rt_now_ns();
+	rt_events_set_buffer(S.rb, !cfg_from_env);
+	if (pthread_create(&S.consumer, NULL, rt_consumer, NULL) != 0) {
+		ringtrace_events_set_buffer(NULL);
+		ringtrace_rb_destroy(S.rb);
+		S.rb = NULL;
+		free(S.dir);
+		S.dir = NULL;
+		err = rt_error(RINGTRACE_ESYS, "session_start: cannot start the consumer thread");
+		goto out;
+	}
+	S.active = 1;
+	err = 0;
+out:
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
+int ringtrace_session_stop(void)
+{
+	pthread_mutex_lock(&S.lock);
+	if (!S.active) {
+		pthread_mutex_unlock(&S.lock);
+		return rt_error(RINGTRACE_EINVAL, "session_stop: no session is recording");
+	}
+	/* No thread writes into the buffer after this returns. */
+	ringtrace_events_set_buffer(NULL);
+	rt_events_report_unmatched();
+	__atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&S.lock);
+	pthread_join(S.consumer, NULL);
+	pthread_mutex_lock(&S.lock);
+	ringtrace_rb_refresh_comm(S.rb);
+	ringtrace_rb_flush(S.rb, 0); /* every writer's partial page */
+	rt_drain();
+	rt_close_all(S.files);
+	struct ringtrace_trace_stats st;
+	rt_fill_stats(&st);
+	int err = rt_write_metadata(S.rb, S.dir, &st);
+	if (err == 0 && S.write_errno)
+		err = rt_error(RINGTRACE_ESYS, "the trace in %s is incomplete: %s", S.dir,
+			       strerror(S.write_errno));
+	ringtrace_rb_destroy(S.rb);
+	S.rb = NULL;
+	free(S.dir);
+	S.dir = NULL;
+	S.active = 0;
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
+/* Copy the buffer's content into DIR as a complete trace. Lock held. */
+static int rt_snapshot_locked(const char *dir)
+{
+	int err = rt_mkdir_empty(dir);
+	if (err < 0)
+		return err;
+	ringtrace_snapshot *snap;
+	if ((err = ringtrace_rb_snapshot(S.rb, &snap)) < 0)
+		return err;
+	struct rt_file files[RT_MAX_OPEN_FILES];
+	memset(files, 0, sizeof(files));
+	uint64_t clock = 0;
+	size_t ps = ringtrace_rb_page_size(S.rb);
+	for (uint32_t i = 0; i < ringtrace_snapshot_page_count(snap) && err == 0; i++) {
+		const struct ringtrace_page_header *p = ringtrace_snapshot_page(snap, i);
+		int fd = rt_stream_fd(dir, files, &clock, p->stream_instance_id);
+		int w = fd < 0 ? -errno : rt_write_all(fd, p, ps);
+		if (w < 0)
+			err = rt_error(RINGTRACE_ESYS, "snapshot: writing %s/stream_%llu: %s", dir,
+				       (unsigned long long)p->stream_instance_id, strerror(-w));
+	}
+	rt_close_all(files);
+	ringtrace_snapshot_free(snap);
+	if (err == 0) {
+		struct ringtrace_trace_stats st;
+		rt_fill_stats(&st);
+		err = rt_write_metadata(S.rb, dir, &st);
+	}
+	return err;
+}
+
+int ringtrace_session_snapshot(const char *dir)
+{
+	if (!dir)
+		return rt_error(RINGTRACE_EINVAL, "session_snapshot: NULL directory");
+	pthread_mutex_lock(&S.lock);
+	int err = S.active ? rt_snapshot_locked(dir)
+			   : rt_error(RINGTRACE_EINVAL, "session_snapshot: no session is recording");
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
+ringtrace_rb *ringtrace_session_buffer(void)
+{
+	pthread_mutex_lock(&S.lock);
+	ringtrace_rb *rb = S.active ? S.rb : NULL;
+	pthread_mutex_unlock(&S.lock);
+	return rb;
+}
+
+int ringtrace_session_stats(struct ringtrace_trace_stats *st)
+{
+	if (!st)
+		return rt_error(RINGTRACE_EINVAL, "session_stats: NULL argument");
+	pthread_mutex_lock(&S.lock);
+	int err = 0;
+	if (S.active)
+		rt_fill_stats(st);
+	else
+		err = rt_error(RINGTRACE_EINVAL, "session_stats: no session is recording");
+	pthread_mutex_unlock(&S.lock);
+	return err;
+}
+
+/* ---- started from the environment ------------------------------------------ */
+
+static int rt_parse_size(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	unsigned long long mul = 1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'g' || *end == 'G')
+		mul = 1024ull * 1024 * 1024, end++;
+	if (*end)
+		return -1;
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+static void rt_env_atexit(void)
+{
+	if (S.from_env && S.active && ringtrace_session_stop() < 0)
+		fprintf(stderr, "ringtrace: %s\n", ringtrace_last_error());
+}
+
+/* A forked child has no consumer thread: it only writes into the shared
+ * pool, which the parent's session reads. */
+static void rt_session_atfork_child(void)
+{
+	pthread_mutex_init(&S.lock, NULL);
+	S.active = 0;
+	S.from_env = 0;
+}
+
+__attribute__((constructor(200))) static void rt_env_start(void)
+{
+	pthread_atfork(NULL, NULL, rt_session_atfork_child);
+	const char *out = getenv("RINGTRACE_OUTPUT");
+	if (!out || !*out)
+		return;
+	struct ringtrace_session_config cfg;
+	ringtrace_session_config_init(&cfg);
+	cfg.output_dir = out;
+	cfg.events = getenv("RINGTRACE_EVENTS");
+	const char *mode = getenv("RINGTRACE_MODE");
+	const char *bs = getenv("RINGTRACE_BUFFER_SIZE"), *ps = getenv("RINGTRACE_PAGE_SIZE");
+	cfg.shm_name = getenv("RINGTRACE_SHM");
+	if (mode && strcmp(mode, "overwrite") == 0)
+		cfg.mode = RINGTRACE_RB_OVERWRITE;
+	else if (mode && strcmp(mode, "discard") != 0) {
+		fprintf(stderr, "ringtrace: RINGTRACE_MODE=\"%s\": use discard or overwrite; not tracing\n",
+			mode);
+		return;
+	}
+	if ((bs && rt_parse_size(bs, &cfg.pool_size) < 0) ||
+	    (ps && rt_parse_size(ps, &cfg.page_size) < 0)) {
+		fprintf(stderr, "ringtrace: RINGTRACE_BUFFER_SIZE/RINGTRACE_PAGE_SIZE: not a size (e.g. 64m, 64k); not tracing\n");
+		return;
+	}
+	if (rt_session_start(&cfg, 1) < 0) {
+		fprintf(stderr, "ringtrace: cannot record to %s: %s\n", out, ringtrace_last_error());
+		return;
+	}
+	S.from_env = 1;
+	atexit(rt_env_atexit);
+	struct sigaction old;
+	if (sigaction(SIGUSR2, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = rt_sigusr2;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGUSR2, &sa, NULL);
+	}
+}

@@ -1,0 +1,232 @@
+/*
+ * The in-process recorder: a session in discard mode writes a trace
+ * directory holding every event (checked event by event with
+ * babeltrace2, the reference CTF reader, and against the recorder's
+ * accounting); overwrite mode keeps the newest events; a snapshot taken
+ * while recording is a complete trace; RINGTRACE_OUTPUT traces a program
+ * without code changes (this binary re-executed with the variable set).
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RINGTRACE_CREATE_EVENTS
+#include <ringtrace/session.h>
+#include <ringtrace/tracepoint.h>
+
+#include "check.h"
+
+RINGTRACE_EVENT(rec_tick,
+	RINGTRACE_PROTO(uint32_t thread, uint64_t seq),
+	RINGTRACE_ARGS(thread, seq),
+	RINGTRACE_FIELDS(
+		ringtrace_integer(uint32_t, thread, thread)
+		ringtrace_integer(uint64_t, seq, seq)
+	),
+	RINGTRACE_PRINT("thread=%u seq=%llu"))
+
+#ifdef RINGTRACE_SANITIZED
+#define NPER 20000u
+#else
+#define NPER 200000u
+#endif
+#define NTHREADS 3u
+
+static void *worker(void *arg)
+{
+	uint32_t id = (uint32_t)(uintptr_t)arg;
+	for (uint64_t i = 0; i < NPER; i++)
+		trace_rec_tick(id, i);
+	return NULL;
+}
+
+static void run_workers(void)
+{
+	pthread_t t[NTHREADS];
+	for (uint32_t i = 0; i < NTHREADS; i++)
+		CHECK(pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i) == 0);
+	for (uint32_t i = 0; i < NTHREADS; i++)
+		CHECK(pthread_join(t[i], NULL) == 0);
+}
+
+/*
+ * Read a trace with babeltrace2: count rec_tick events per thread, check
+ * each thread's seq strictly increases, and return the last seq seen per
+ * thread and the total.
+ */
+static uint64_t bt_read(const char *dir, uint64_t last[NTHREADS], uint64_t count[NTHREADS])
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "babeltrace2 %s 2>%s.err", dir, dir);
+	CHECKF(system("command -v babeltrace2 >/dev/null 2>&1") == 0,
+	       "babeltrace2 is not installed (make check installs it)");
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	char line[1024];
+	uint64_t total = 0;
+	int64_t prev[NTHREADS];
+	for (unsigned i = 0; i < NTHREADS; i++) {
+		prev[i] = -1;
+		last[i] = 0;
+		count[i] = 0;
+	}
+	while (fgets(line, sizeof(line), p)) {
+		char *e = strstr(line, "rec_tick: ");
+		if (!e)
+			continue;
+		char *pl = strstr(e, "thread = ");
+		CHECKF(pl != NULL, "line: %s", line);
+		unsigned th;
+		unsigned long long seq;
+		CHECKF(sscanf(pl, "thread = %u, seq = %llu", &th, &seq) == 2, "line: %s", line);
+		CHECK(th < NTHREADS);
+		CHECKF((int64_t)seq > prev[th], "thread %u: seq %llu after %lld", th, seq,
+		       (long long)prev[th]);
+		prev[th] = (int64_t)seq;
+		last[th] = seq;
+		count[th]++;
+		total++;
+	}
+	int st = pclose(p);
+	if (st != 0) {
+		snprintf(cmd, sizeof(cmd), "tail -5 %s.err >&2", dir);
+		CHECKF(system(cmd) >= 0 && 0, "babeltrace2 failed on %s (status %d)", dir, st);
+	}
+	snprintf(cmd, sizeof(cmd), "%s.err", dir);
+	unlink(cmd);
+	return total;
+}
+
+static void rmtree(const char *dir)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* Read the "stat KEY VALUE" line of the metadata's schema block. */
+static uint64_t meta_stat(const char *dir, const char *key)
+{
+	char path[512], line[4096];
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	FILE *f = fopen(path, "r");
+	CHECKF(f != NULL, "%s: no metadata", dir);
+	size_t kl = strlen(key);
+	uint64_t v = UINT64_MAX;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "stat ", 5) == 0 && strncmp(line + 5, key, kl) == 0 &&
+		    line[5 + kl] == ' ')
+			v = strtoull(line + 6 + kl, NULL, 10);
+	fclose(f);
+	CHECKF(v != UINT64_MAX, "%s: no stat %s", dir, key);
+	return v;
+}
+
+static void test_discard(const char *base)
+{
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/discard", base);
+	struct ringtrace_session_config cfg;
+	ringtrace_session_config_init(&cfg);
+	cfg.output_dir = dir;
+	cfg.events = "rec_*";
+	CHECKF(ringtrace_session_start(&cfg) == 0, "%s", ringtrace_last_error());
+	CHECK(ringtrace_session_start(&cfg) < 0); /* one at a time */
+	run_workers();
+	CHECKF(ringtrace_session_stop() == 0, "%s", ringtrace_last_error());
+	CHECK(ringtrace_session_stop() < 0);
+	uint64_t last[NTHREADS], count[NTHREADS];
+	uint64_t total = bt_read(dir, last, count);
+	uint64_t hit = meta_stat(dir, "hit"), missed = meta_stat(dir, "missed");
+	uint64_t overrun = meta_stat(dir, "overrun");
+	/* Every event is either in the trace or counted as lost. */
+	CHECKF(hit + missed == (uint64_t)NTHREADS * NPER, "hit %" PRIu64 " + missed %" PRIu64, hit,
+	       missed);
+	CHECKF(total == hit && overrun == 0, "trace %" PRIu64 " events, hit %" PRIu64, total, hit);
+	printf("discard: %" PRIu64 " events in the trace, %" PRIu64 " counted as dropped\n", total,
+	       missed);
+	rmtree(dir);
+}
+
+static void test_overwrite(const char *base)
+{
+	char dir[256], snap[256];
+	snprintf(dir, sizeof(dir), "%s/overwrite", base);
+	snprintf(snap, sizeof(snap), "%s/overwrite-snap", base);
+	struct ringtrace_session_config cfg;
+	ringtrace_session_config_init(&cfg);
+	cfg.output_dir = dir;
+	cfg.events = "rec_*";
+	cfg.mode = RINGTRACE_RB_OVERWRITE;
+	cfg.page_size = 4096;
+	cfg.pool_size = 64 * 4096; /* far smaller than what is written */
+	CHECKF(ringtrace_session_start(&cfg) == 0, "%s", ringtrace_last_error());
+	run_workers();
+	/* A flight-recorder dump while still recording. */
+	CHECKF(ringtrace_session_snapshot(snap) == 0, "%s", ringtrace_last_error());
+	CHECKF(ringtrace_session_stop() == 0, "%s", ringtrace_last_error());
+	uint64_t last[NTHREADS], count[NTHREADS];
+	uint64_t total = bt_read(dir, last, count);
+	uint64_t overrun = meta_stat(dir, "overrun");
+	CHECK(overrun > 0);
+	CHECK(total > 0 && total < (uint64_t)NTHREADS * NPER);
+	/* The oldest pages, whoever wrote them, were recycled: the thread that
+	 * finished last has its final event in the trace. */
+	int newest = 0;
+	for (unsigned i = 0; i < NTHREADS; i++)
+		newest |= count[i] && last[i] == NPER - 1;
+	CHECKF(newest, "no thread's final event (seq %u) is in the flight-recorder trace", NPER - 1);
+	uint64_t slast[NTHREADS], scount[NTHREADS];
+	uint64_t stotal = bt_read(snap, slast, scount);
+	CHECK(stotal > 0);
+	printf("overwrite: %" PRIu64 " newest events kept, %" PRIu64 " overrun; snapshot: %" PRIu64
+	       " events\n", total, overrun, stotal);
+	rmtree(dir);
+	rmtree(snap);
+}
+
+static void test_env(const char *self, const char *base)
+{
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/env", base);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		setenv("RINGTRACE_OUTPUT", dir, 1);
+		setenv("RINGTRACE_EVENTS", "rec_tick", 1);
+		execl(self, self, "--child", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	uint64_t last[NTHREADS], count[NTHREADS];
+	uint64_t total = bt_read(dir, last, count);
+	CHECK(total + meta_stat(dir, "missed") == (uint64_t)NTHREADS * NPER);
+	printf("RINGTRACE_OUTPUT: a program without tracing code recorded %" PRIu64 " events\n",
+	       total);
+	rmtree(dir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--child") == 0) {
+		/* Traced from the environment only: no session calls here. */
+		CHECK(ringtrace_session_buffer() != NULL);
+		run_workers();
+		return 0;
+	}
+	char base[] = "/tmp/ringtrace-rec-XXXXXX";
+	CHECK(mkdtemp(base) != NULL);
+	test_discard(base);
+	test_overwrite(base);
+	test_env(argv[0], base);
+	rmtree(base);
+	printf("test_record: OK\n");
+	return 0;
+}
