@@ -19,6 +19,7 @@ RT_HIDDEN void rt_error_clear(void);
 struct ringtrace_rb;
 RT_HIDDEN int rt_events_set_buffer(struct ringtrace_rb *rb, int check_env_rules);
 RT_HIDDEN void rt_events_report_unmatched(void);
+RT_HIDDEN extern const int rt_session_linked;
 
 /* ---- clock (src/common/clock.c) ---- */
 struct rt_clock {

@@ -305,6 +305,7 @@ static struct rt_entry *rt_new_entry(const struct ringtrace_event_desc *d)
 
 void ringtrace_event_register(struct ringtrace_event_desc *ev)
 {
+	__asm__ __volatile__("" ::"r"(&rt_session_linked)); /* see session.c */
 	pthread_mutex_lock(&rt_reg_lock);
 	rt_read_env_locked();
 	if (ev->reg) {

@@ -55,6 +55,11 @@ static struct {
 
 static volatile sig_atomic_t rt_snapshot_requested;
 
+/* Referenced by the registry so that a static link always pulls this file
+ * in: RINGTRACE_OUTPUT must work for programs that never call a session
+ * function (its constructor lives here). */
+const int rt_session_linked = 1;
+
 static int rt_mkdir_empty(const char *dir)
 {
 	if (mkdir(dir, 0755) == 0)
