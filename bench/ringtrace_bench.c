@@ -33,6 +33,8 @@ static const struct bench_command commands[] = {
 	  "cost of a disabled, probed, recorded tracepoint and of binary printf (markers)" },
 	{ "event", event_bench_main,
 	  "time each trace event and record the statistics in the next (trace_benchmark)" },
+	{ "record", record_bench_main,
+	  "can the recorder write 20 M events/s to a trace directory without loss?" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
