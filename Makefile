@@ -1,6 +1,6 @@
 # Quick start:
-#   make demo    build, then run the demo (an instrumented program recorded and
-#                read back) and the ring-buffer benchmark
+#   make demo    build, record the demo program with `ringtrace record`, print
+#                `ringtrace stat` and the head of `ringtrace report`
 #   make check   every test: normal build (gcc), ASan+UBSan (gcc), TSan (clang)
 #
 # Everything is driven through CMake; build folders: build/, build-asan/,
@@ -18,13 +18,17 @@ build:
 	cmake --build build -j$(JOBS)
 
 demo: build
-	@echo "== ringtrace-demo: 4 instrumented worker threads recorded for 1 s, read back and checked"
-	./build/bin/ringtrace-demo --seconds 1 --threads 4 --lines 20
-	@echo "== ring buffer benchmark: no reader, reader by pages, reader by events, overwrite mode"
-	./build/bin/ringtrace-bench rb --seconds 1 --reader none
+	@echo "== ringtrace record: 4 instrumented worker threads of ringtrace-demo, 1 s"
+	rm -rf out/demo && mkdir -p out
+	./build/bin/ringtrace record -o out/demo -- ./build/bin/ringtrace-demo --seconds 1 --threads 4
+	@echo "== ringtrace stat out/demo"
+	./build/bin/ringtrace stat out/demo
+	@echo "== ringtrace report out/demo | head -20"
+	./build/bin/ringtrace report out/demo | head -20
+	@echo "== the same trace read by babeltrace2, the reference CTF reader (event count)"
+	@command -v babeltrace2 >/dev/null && babeltrace2 out/demo 2>/dev/null | wc -l || echo "(babeltrace2 not installed: make deps)"
+	@echo "== ring buffer benchmark (kernel ring_buffer_benchmark shape), reader by pages"
 	./build/bin/ringtrace-bench rb --seconds 1 --reader page
-	./build/bin/ringtrace-bench rb --seconds 1 --reader event
-	./build/bin/ringtrace-bench rb --seconds 1 --reader page --mode overwrite
 
 # Installs the compilers and tools the tests need when they are missing
 # (Debian). A check is never skipped for lack of a tool.

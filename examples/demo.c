@@ -6,6 +6,10 @@
  * and checks that no demo_tick was lost or duplicated.
  *
  *   ringtrace-demo [--seconds S] [--threads N] [--lines L]
+ *
+ * Run under `ringtrace record` (or with RINGTRACE_OUTPUT set) it is just an
+ * instrumented program: the recorder writes its events to a trace
+ * directory, and `ringtrace stat` / `ringtrace report` read it.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -17,6 +21,7 @@
 
 #define RINGTRACE_CREATE_EVENTS
 #include "demo_events.h"
+#include <ringtrace/session.h>
 
 #define MAX_THREADS 16
 
@@ -70,7 +75,8 @@ static void *worker(void *arg)
 					 (unsigned long long)seq, (unsigned long long)digest);
 		seq++;
 	}
-	ringtrace_rb_writer_release(rb);
+	if (rb)
+		ringtrace_rb_writer_release(rb);
 	return NULL;
 }
 
@@ -185,6 +191,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringtrace-demo: --threads 1..%d, --seconds 0..60\n", MAX_THREADS);
 		return 2;
 	}
+	pthread_t w[MAX_THREADS];
+	if (ringtrace_session_buffer()) {
+		/* Recorded by `ringtrace record`: just do the work. */
+		for (int i = 0; i < nthreads; i++)
+			pthread_create(&w[i], NULL, worker, (void *)(uintptr_t)i);
+		for (int i = 0; i < nthreads; i++)
+			pthread_join(w[i], NULL);
+		printf("ringtrace-demo: %d workers ran %.1f s, recorded by the session\n", nthreads,
+		       run_seconds);
+		return 0;
+	}
 	struct ringtrace_rb_config cfg;
 	ringtrace_rb_config_init(&cfg);
 	cfg.pool_size = 32u << 20;
@@ -197,7 +214,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringtrace-demo: %s\n", ringtrace_last_error());
 		return 1;
 	}
-	pthread_t rt, w[MAX_THREADS];
+	pthread_t rt;
 	pthread_create(&rt, NULL, reader, NULL);
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&w[i], NULL, worker, (void *)(uintptr_t)i);

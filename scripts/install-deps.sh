@@ -12,6 +12,7 @@ command -v clang++ >/dev/null 2>&1 || need="$need clang"
 # The reference CTF reader: tests check that it reads ringtrace's pages.
 command -v babeltrace2 >/dev/null 2>&1 || need="$need babeltrace2"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+command -v python3 >/dev/null 2>&1 || need="$need python3"
 # ASan/UBSan/TSan runtimes for gcc (clang's come with the clang package).
 [ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] && \
 	[ -e "$(gcc -print-file-name=libasan.so)" ] || need="$need libasan8"

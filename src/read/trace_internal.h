@@ -21,6 +21,26 @@ struct rt_arena_chunk {
 	max_align_t data[];
 };
 
+/*
+ * A print format compiled for the common case (literals and %d %i %u %x %X
+ * with optional length modifiers on integer fields, %s on string fields,
+ * no flags, width or precision): formatted without snprintf, with the
+ * same output as ringtrace_record_format. Anything else uses that.
+ */
+struct rt_seg {
+	const char *lit;   /* literal text (conv == 0) */
+	uint32_t litlen;
+	char conv;         /* 'd' 'u' 'x' 'X' 's', or 0 for a literal */
+	uint8_t mod;       /* 0 int, 1 hh, 2 h, 3 wide */
+	uint16_t value;    /* index into the decoded values */
+};
+
+struct rt_plan {
+	int state;         /* 0 not compiled, 1 compiled, 2 use record_format */
+	uint32_t nseg;
+	struct rt_seg *seg;
+};
+
 struct rt_tstream {
 	struct ringtrace_trace_stream_info info;
 	const unsigned char *map; /* the whole file, read-only (NULL if empty) */
@@ -49,6 +69,7 @@ struct ringtrace_trace {
 	struct ringtrace_trace_clock clock;
 	struct ringtrace_trace_event_def *events;
 	uint32_t nevents, cap_events;
+	struct rt_plan *plans;                    /* [nevents] */
 	struct ringtrace_trace_event_def **by_id; /* [0 .. max_id] */
 	uint32_t by_id_len;
 	struct ringtrace_trace_event_def printf_def; /* used if the schema lacks id 0 */

@@ -1,0 +1,152 @@
+/*
+ * ringtrace/trace.h - reading a trace directory (docs/format.md, section 7).
+ *
+ * A trace directory holds `metadata` (CTF 1.8 TSDL followed by the
+ * ringtrace-schema comment block) and `stream_<N>` files of whole pages.
+ * The reader parses the schema block strictly, opens every stream file,
+ * walks its packets and merges all streams by timestamp.
+ *
+ * Nothing read from the directory is trusted: every size, offset and id is
+ * checked before use. Damage in a stream is reported through the error
+ * callback with the file name and byte offset (file offset of the packet
+ * plus the offset in the page); every event before the damage is still
+ * delivered, and the other streams are read on. The reader library is not
+ * linked into traced programs (library ringtrace_read).
+ *
+ * This header compiles as C and as C++.
+ */
+#ifndef RINGTRACE_TRACE_H
+#define RINGTRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtrace/event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ringtrace_trace ringtrace_trace;
+
+/* Called for each damage found (one line, no newline). */
+typedef void (*ringtrace_trace_error_fn)(void *arg, const char *msg);
+
+struct ringtrace_trace_clock {
+	int is_tsc;
+	uint64_t freq, base_ticks, base_ns;
+};
+
+/* An event class of the schema block. */
+struct ringtrace_trace_event_def {
+	uint32_t id;
+	uint32_t kind;         /* enum ringtrace_event_kind */
+	const char *name;
+	const char *print_fmt;
+	const struct ringtrace_field_desc *fields;
+	uint32_t nfields;
+};
+
+/* A ringtrace_printf call site of the schema block. */
+struct ringtrace_trace_site {
+	uint32_t id;
+	uint32_t nargs;
+	uint8_t types[RINGTRACE_PRINTF_MAX_ARGS]; /* enum ringtrace_pf_type */
+	const char *fmt;
+	const char *file;
+	uint32_t line;
+};
+
+struct ringtrace_trace_stat {
+	const char *key;
+	uint64_t value;
+};
+
+/* One stream file; the counters grow as the stream is read. */
+struct ringtrace_trace_stream_info {
+	uint64_t id;           /* N of stream_<N> */
+	const char *path;
+	uint64_t bytes;        /* file size */
+	uint32_t tid;          /* from the last page read */
+	char comm[17];         /* from the last page read, NUL-terminated */
+	uint64_t pages;        /* packets read (damaged ones included) */
+	uint64_t events;       /* events delivered */
+	uint64_t dropped;      /* events dropped by the writer (events_discarded) */
+	uint64_t overrun;      /* events lost to recycled pages */
+	uint64_t first_ts, last_ts; /* ticks of the first and last event (0 if none) */
+	uint64_t errors;       /* damage found */
+};
+
+enum ringtrace_trace_rec_kind {
+	RINGTRACE_TRACE_EVENT = 0,
+	RINGTRACE_TRACE_LOST = 1, /* `lost` events were lost before this point */
+};
+
+struct ringtrace_trace_record {
+	uint32_t kind;          /* enum ringtrace_trace_rec_kind */
+	uint32_t id;            /* event id */
+	uint64_t ts;            /* ticks */
+	uint64_t ns;            /* CLOCK_MONOTONIC ns (ringtrace_trace_ticks_to_ns) */
+	const void *data;       /* payload (8-aligned), valid until the next call */
+	uint32_t len;
+	uint32_t tid;
+	uint32_t cpu;           /* from the page header (0xFFFFFFFF unknown) */
+	uint32_t stream_index;  /* index for ringtrace_trace_stream() */
+	uint64_t stream;        /* stream id */
+	const char *comm;       /* thread name of the page, NUL-terminated */
+	uint64_t lost;          /* RINGTRACE_TRACE_LOST: how many */
+	uint64_t file_offset;   /* byte offset of the event in its stream file */
+	const struct ringtrace_trace_event_def *def; /* the event's class */
+};
+
+/*
+ * Open a trace directory: parse `metadata` and open every stream_<N>.
+ * err (may be NULL: messages are then only counted) receives every damage
+ * found while reading. Returns 0, or a negative error with a message
+ * (ringtrace_trace_open_error()) naming the file, line or offset.
+ */
+int ringtrace_trace_open(const char *dir, ringtrace_trace_error_fn err, void *arg,
+			 ringtrace_trace **out);
+/* The message of the last failed ringtrace_trace_open() in this thread. */
+const char *ringtrace_trace_open_error(void);
+void ringtrace_trace_close(ringtrace_trace *t);
+
+/*
+ * The next record, merged by timestamp across streams (ties by stream id):
+ * 1 and *rec filled, 0 at the end. Damage is reported and skipped.
+ */
+int ringtrace_trace_next(ringtrace_trace *t, struct ringtrace_trace_record *rec);
+
+/* Damage found so far (errors reported through the callback). */
+uint64_t ringtrace_trace_errors(const ringtrace_trace *t);
+
+/*
+ * Format the fields of an event record: with its print format, or for
+ * ringtrace_printf records (id 0) with its call site's format. Returns the
+ * length (as snprintf), or a negative error (the damage is reported through
+ * the callback with the file and offset, and counted).
+ */
+int ringtrace_trace_format(ringtrace_trace *t, const struct ringtrace_trace_record *rec, char *buf,
+			   size_t size);
+/* The name shown for a record's event ("ringtrace_printf" for id 0). */
+const char *ringtrace_trace_event_name(const struct ringtrace_trace_record *rec);
+
+uint64_t ringtrace_trace_ticks_to_ns(const ringtrace_trace *t, uint64_t ticks);
+const struct ringtrace_trace_clock *ringtrace_trace_clock(const ringtrace_trace *t);
+
+uint32_t ringtrace_trace_event_count(const ringtrace_trace *t);
+const struct ringtrace_trace_event_def *ringtrace_trace_event(const ringtrace_trace *t, uint32_t i);
+const struct ringtrace_trace_event_def *ringtrace_trace_event_by_id(const ringtrace_trace *t,
+								      uint32_t id);
+uint32_t ringtrace_trace_site_count(const ringtrace_trace *t);
+const struct ringtrace_trace_site *ringtrace_trace_site(const ringtrace_trace *t, uint32_t i);
+uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t);
+const struct ringtrace_trace_stat *ringtrace_trace_stat(const ringtrace_trace *t, uint32_t i);
+uint32_t ringtrace_trace_stream_count(const ringtrace_trace *t);
+const struct ringtrace_trace_stream_info *ringtrace_trace_stream(const ringtrace_trace *t,
+								   uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RINGTRACE_TRACE_H */

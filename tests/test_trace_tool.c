@@ -1,0 +1,243 @@
+/*
+ * The ringtrace command: exit codes (0 ok, 1 damaged or unreadable trace,
+ * 2 usage), --help of every subcommand, and the report's lines, exactly
+ * in the ftrace shape "%16s-%-7u [%03u] %5llu.%06llu: %s: %s", merged by
+ * time; --events, --from/--to, --raw; stat and list; a truncated stream
+ * still prints what is readable, reports the file and offset on stderr and
+ * exits 1.
+ */
+#define RINGTRACE_CREATE_EVENTS
+#include <sys/wait.h>
+
+#include "test_trace_util.h"
+
+static char out[512], err[512];
+
+static int run(const char *args)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", RINGTRACE_TOOL, args, out, err);
+	int st = system(cmd);
+	CHECK(st != -1 && WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *d;
+	size_t l;
+	tt_read_file(path, &d, &l);
+	if (len)
+		*len = l;
+	return d;
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static ringtrace_rb *rb;
+
+static void *writer(void *arg)
+{
+	int base = (int)(intptr_t)arg;
+	char s[64];
+	pthread_setname_np(pthread_self(), base == 1 ? "tool-a" : "tool-b");
+	for (int i = 0; i < 500; i++) {
+		switch (i % 4) {
+		case 0:
+			snprintf(s, sizeof(s), "w%d-%d", base, i);
+			trace_tr_str((int16_t)i, s);
+			break;
+		case 1:
+			trace_tr_mix(i);
+			break;
+		case 2:
+			ringtrace_printf("w%d i=%d", base, i);
+			break;
+		default:
+			trace_tr_num(i, (uint64_t)i);
+		}
+	}
+	ringtrace_rb_writer_release(rb);
+	return NULL;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/ringtrace-tool-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(out, sizeof(out), "%s.out", dir);
+	snprintf(err, sizeof(err), "%s.err", dir);
+	struct ringtrace_rb_config cfg;
+	ringtrace_rb_config_init(&cfg);
+	cfg.page_size = 4096;
+	cfg.pool_size = 4096 * 256;
+	CHECK(ringtrace_rb_create(&cfg, &rb) == 0);
+	CHECK(ringtrace_events_set_buffer(rb) == 0);
+	CHECK(ringtrace_event_enable("tr_*") == 4);
+	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		CHECK(pthread_create(&th[i], NULL, writer, (void *)(intptr_t)(i + 1)) == 0);
+	for (int i = 0; i < 2; i++)
+		CHECK(pthread_join(th[i], NULL) == 0);
+	CHECK(ringtrace_events_set_buffer(NULL) == 0);
+	struct tt_trace tt = {0};
+	struct ringtrace_trace_stats tst = {1000, 0, 0, 1000, 3, 12288, 5, 0};
+	tt_write_trace(rb, dir, &tt, &tst);
+	CHECK(tt.n == 1000);
+
+	/* usage and help */
+	CHECK(run("") == 2);
+	CHECK(run("--help") == 0);
+	char *o = slurp(out, NULL);
+	CHECK(strstr(o, "report") && strstr(o, "stat") && strstr(o, "list"));
+	free(o);
+	CHECK(run("bogus") == 2);
+	o = slurp(err, NULL);
+	CHECK(strstr(o, "unknown command") && strstr(o, "usage"));
+	free(o);
+	const char *cmds[] = {"report", "stat", "list"};
+	for (int i = 0; i < 3; i++) {
+		char a[256];
+		snprintf(a, sizeof(a), "%s --help", cmds[i]);
+		CHECK(run(a) == 0);
+		o = slurp(out, NULL);
+		CHECK(strstr(o, "usage: ringtrace") && strstr(o, cmds[i]));
+		free(o);
+		CHECK(run(cmds[i]) == 2); /* no directory */
+		snprintf(a, sizeof(a), "%s --bogus '%s'", cmds[i], dir);
+		CHECK(run(a) == 2);
+		snprintf(a, sizeof(a), "%s '%s' extra", cmds[i], dir);
+		CHECK(run(a) == 2);
+		snprintf(a, sizeof(a), "%s /nonexistent/trace", cmds[i]);
+		CHECK(run(a) == 1);
+		o = slurp(err, NULL);
+		CHECK(strstr(o, "/nonexistent/trace/metadata"));
+		free(o);
+	}
+	CHECK(run("report --from") == 2);
+	CHECK(run("report --to abc x") == 2);
+
+	/* report: every line as expected */
+	char a[1024];
+	snprintf(a, sizeof(a), "report '%s'", dir);
+	CHECK(run(a) == 0);
+	size_t olen;
+	o = slurp(out, &olen);
+	CHECK(count_lines(o) == tt.n);
+	char *line = o;
+	for (size_t i = 0; i < tt.n; i++) {
+		const struct tt_expect *e = &tt.ev[i];
+		char want[1024];
+		uint64_t ns = ringtrace_rb_ticks_to_ns(rb, e->ts);
+		int n = snprintf(want, sizeof(want), "%16s-%-7u [%03u] %5llu.%06llu: %s: %s\n", e->comm,
+				 e->tid, e->cpu, (unsigned long long)(ns / 1000000000),
+				 (unsigned long long)(ns % 1000000000 / 1000), e->name, e->text);
+		CHECKF(strncmp(line, want, (size_t)n) == 0, "line %zu:\n%.*s\nexpected:\n%s", i,
+		       (int)(strchr(line, '\n') - line), line, want);
+		line += n;
+	}
+	free(o);
+	o = slurp(err, NULL);
+	CHECK(o[0] == 0);
+	free(o);
+
+	/* --events, --raw, --from/--to */
+	snprintf(a, sizeof(a), "report '%s' --events 'tr_n*'", dir);
+	CHECK(run(a) == 0);
+	o = slurp(out, NULL);
+	CHECK(count_lines(o) == 250);
+	CHECK(strstr(o, "tr_str") == NULL && strstr(o, ": tr_num: v=") != NULL);
+	free(o);
+	snprintf(a, sizeof(a), "report --events ringtrace_printf '%s'", dir);
+	CHECK(run(a) == 0);
+	o = slurp(out, NULL);
+	CHECK(count_lines(o) == 250 && strstr(o, ": ringtrace_printf: w1 i=2\n"));
+	free(o);
+	snprintf(a, sizeof(a), "report --raw '%s'", dir);
+	CHECK(run(a) == 0);
+	o = slurp(out, NULL);
+	char ticks[64];
+	snprintf(ticks, sizeof(ticks), "] %" PRIu64 ": ", tt.ev[0].ts);
+	CHECK(count_lines(o) == tt.n && strstr(o, ticks));
+	free(o);
+	uint64_t mid = ringtrace_rb_ticks_to_ns(rb, tt.ev[500].ts);
+	size_t want_from = 0;
+	for (size_t i = 0; i < tt.n; i++)
+		want_from += ringtrace_rb_ticks_to_ns(rb, tt.ev[i].ts) >= mid / 1000 * 1000 + 1;
+	snprintf(a, sizeof(a), "report '%s' --from %llu.%06llu001", dir,
+		 (unsigned long long)(mid / 1000000000), (unsigned long long)(mid % 1000000000 / 1000));
+	CHECK(run(a) == 0);
+	o = slurp(out, NULL);
+	CHECKF(count_lines(o) == want_from, "%zu lines, want %zu", count_lines(o), want_from);
+	free(o);
+	snprintf(a, sizeof(a), "report '%s' --to 0.5", dir);
+	CHECK(run(a) == 0);
+	o = slurp(out, NULL);
+	CHECK(o[0] == 0);
+	free(o);
+
+	/* stat and list */
+	snprintf(a, sizeof(a), "stat '%s'", dir);
+	CHECK(run(a) == 0);
+	o = slurp(out, NULL);
+	CHECK(strstr(o, "tool-a") && strstr(o, "tool-b") && strstr(o, "total"));
+	CHECK(strstr(o, "events by name") && strstr(o, "tr_num") && strstr(o, "ringtrace_printf"));
+	CHECK(strstr(o, "recorder") && strstr(o, "duration_ns"));
+	free(o);
+	snprintf(a, sizeof(a), "list '%s'", dir);
+	CHECK(run(a) == 0);
+	o = slurp(out, NULL);
+	CHECK(strstr(o, "tr_mix") && strstr(o, "GREEN=2") && strstr(o, "print \"k=%d s=%s\""));
+	CHECK(strstr(o, "\"w%d i=%d\" args s64,s64"));
+	free(o);
+
+	/* a damaged trace: readable part printed, error on stderr, exit 1 */
+	char spath[512] = "";
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "stream_", 7) == 0 && !spath[0])
+			snprintf(spath, sizeof(spath), "%s/%s", dir, de->d_name);
+	closedir(d);
+	char *sd;
+	size_t sl;
+	tt_read_file(spath, &sd, &sl);
+	tt_write_file(spath, sd, sl - 100);
+	snprintf(a, sizeof(a), "report '%s'", dir);
+	CHECK(run(a) == 1);
+	o = slurp(out, NULL);
+	CHECK(count_lines(o) > tt.n / 2 && count_lines(o) <= tt.n);
+	free(o);
+	o = slurp(err, NULL);
+	CHECKF(strstr(o, spath) && strstr(o, ": byte "), "%s", o);
+	free(o);
+	snprintf(a, sizeof(a), "stat '%s'", dir);
+	CHECK(run(a) == 1);
+	tt_write_file(spath, sd, sl);
+	free(sd);
+
+	/* an extra file is named */
+	char extra[600];
+	snprintf(extra, sizeof(extra), "%s/notes.txt", dir);
+	tt_write_file(extra, "x", 1);
+	CHECK(run(a) == 1);
+	o = slurp(err, NULL);
+	CHECK(strstr(o, "notes.txt"));
+	free(o);
+	unlink(extra);
+
+	unlink(out);
+	unlink(err);
+	free(tt.ev);
+	ringtrace_rb_destroy(rb);
+	tt_rm_dir(dir);
+	printf("test_trace_tool: ok\n");
+	return 0;
+}

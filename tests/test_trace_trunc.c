@@ -1,0 +1,161 @@
+/*
+ * A truncated stream file: a one-thread trace of 3 pages of 4096 bytes is
+ * cut at every byte offset from 0 to its size. The reader never crashes
+ * or hangs, delivers exactly the events that are complete before the cut,
+ * and (unless the cut falls between packets) reports an error naming the
+ * file and a byte offset.
+ *
+ * Then a damaged event header (a payload length that overruns the page)
+ * in every event in turn: the error names the exact file offset of the
+ * event, the events before it are delivered and the stream goes on with
+ * the next packet.
+ */
+#define RINGTRACE_CREATE_EVENTS
+#include "test_trace_util.h"
+
+struct evpos {
+	uint64_t off; /* file offset of the event */
+	uint64_t end; /* file offset where its payload ends */
+	uint64_t pkt; /* file offset of its packet */
+};
+
+static uint64_t read_all(const char *dir, struct tt_errs *errs)
+{
+	ringtrace_trace *t;
+	memset(errs, 0, sizeof(*errs));
+	CHECKF(ringtrace_trace_open(dir, tt_on_error, errs, &t) == 0, "%s",
+	       ringtrace_trace_open_error());
+	struct ringtrace_trace_record r;
+	uint64_t n = 0;
+	char buf[2048];
+	while (ringtrace_trace_next(t, &r) == 1) {
+		CHECK(r.kind == RINGTRACE_TRACE_EVENT);
+		CHECK(ringtrace_trace_format(t, &r, buf, sizeof(buf)) >= 0);
+		n++;
+	}
+	CHECK(ringtrace_trace_errors(t) == errs->n);
+	ringtrace_trace_close(t);
+	return n;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/ringtrace-trunc-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	struct ringtrace_rb_config cfg;
+	ringtrace_rb_config_init(&cfg);
+	cfg.page_size = 4096;
+	cfg.pool_size = 4096 * 16;
+	ringtrace_rb *rb;
+	CHECK(ringtrace_rb_create(&cfg, &rb) == 0);
+	CHECK(ringtrace_events_set_buffer(rb) == 0);
+	CHECK(ringtrace_event_enable("tr_*") == 4);
+	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
+	/* fill a bit more than 2 pages, with mixed event sizes */
+	char s[64];
+	size_t bytes = 0;
+	for (int i = 0; bytes < 2 * (4096 - 112) + 1500; i++) {
+		switch (i % 4) {
+		case 0:
+			snprintf(s, sizeof(s), "s%d%.*s", i, i % 23, "abcdefghijklmnopqrstuvw");
+			trace_tr_str((int16_t)i, s);
+			bytes += 8 + 3 + strlen(s) + 8;
+			break;
+		case 1:
+			trace_tr_mix(i);
+			bytes += 48;
+			break;
+		case 2:
+			ringtrace_printf("i=%d %s", i, "x");
+			bytes += 40;
+			break;
+		default:
+			trace_tr_num(i, (uint64_t)i);
+			bytes += 24;
+		}
+	}
+	ringtrace_rb_writer_release(rb);
+	CHECK(ringtrace_events_set_buffer(NULL) == 0);
+	struct tt_trace tt = {0};
+	tt_write_trace(rb, dir, &tt, NULL);
+	CHECKF(tt.pages == 3, "%u pages", tt.pages);
+
+	/* the one stream file, and where each event ends in it */
+	char spath[512] = "";
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "stream_", 7) == 0)
+			snprintf(spath, sizeof(spath), "%s/%s", dir, de->d_name);
+	closedir(d);
+	CHECK(spath[0]);
+	char *data;
+	size_t size;
+	tt_read_file(spath, &data, &size);
+	CHECK(size == 3 * 4096);
+	struct evpos *pos = calloc(tt.n, sizeof(*pos));
+	size_t ne = 0;
+	for (size_t off = 0; off < size; off += 4096) {
+		const struct ringtrace_page_header *h = (const void *)(data + off);
+		struct ringtrace_page_cursor c;
+		struct ringtrace_event ev;
+		ringtrace_page_cursor_init(&c, h);
+		while (ringtrace_page_next(&c, &ev) == 1) {
+			CHECK(ne < tt.n);
+			pos[ne].pkt = off;
+			pos[ne].off = off + ev.offset;
+			pos[ne++].end = off + (uint64_t)((const char *)ev.data - (const char *)h) + ev.len;
+		}
+	}
+	CHECK(ne == tt.n);
+
+	struct tt_errs errs;
+	CHECK(read_all(dir, &errs) == tt.n && errs.n == 0);
+
+	/* cut at every offset */
+	for (size_t cut = 0; cut <= size; cut++) {
+		tt_write_file(spath, data, cut);
+		uint64_t want = 0;
+		for (size_t i = 0; i < ne; i++)
+			want += pos[i].end <= cut;
+		uint64_t got = read_all(dir, &errs);
+		CHECKF(got == want, "cut at %zu: %" PRIu64 " events, expected %" PRIu64, cut, got, want);
+		if (cut % 4096 != 0 || cut == 0) {
+			CHECKF(errs.n >= 1, "cut at %zu: no error", cut);
+			CHECKF(strstr(errs.first, spath) && strstr(errs.first, ": byte "),
+			       "cut at %zu: error does not name the file and offset: %s", cut, errs.first);
+		} else {
+			CHECKF(errs.n == 0, "cut at %zu (between packets): %s", cut, errs.first);
+		}
+	}
+
+	/* a damaged event header in each event in turn */
+	for (size_t i = 0; i < ne; i++) {
+		char *copy = malloc(size);
+		memcpy(copy, data, size);
+		uint16_t bad = 0xFFFF;
+		memcpy(copy + pos[i].off + 6, &bad, 2); /* len bits 48..63 */
+		tt_write_file(spath, copy, size);
+		free(copy);
+		uint64_t want = 0;
+		for (size_t k = 0; k < ne; k++)
+			want += k < i || pos[k].pkt != pos[i].pkt;
+		uint64_t got = read_all(dir, &errs);
+		CHECKF(got == want, "event %zu damaged: %" PRIu64 " events, expected %" PRIu64, i, got, want);
+		char at[64];
+		snprintf(at, sizeof(at), ": byte %" PRIu64 ": ", pos[i].off);
+		CHECKF(errs.n == 1 && strstr(errs.first, spath) && strstr(errs.first, at),
+		       "event %zu at %" PRIu64 ": %u errors, first: %s", i, pos[i].off, errs.n,
+		       errs.first);
+	}
+	tt_write_file(spath, data, size);
+	CHECK(read_all(dir, &errs) == tt.n && errs.n == 0);
+
+	free(pos);
+	free(data);
+	free(tt.ev);
+	ringtrace_rb_destroy(rb);
+	tt_rm_dir(dir);
+	printf("test_trace_trunc: ok (%zu events, %zu cuts)\n", ne, size + 1);
+	return 0;
+}

@@ -1,0 +1,286 @@
+/*
+ * ringtrace record / ringtrace snapshot.
+ *
+ * record runs a command with the recorder switched on through the
+ * environment (RINGTRACE_OUTPUT and friends, read by libringtrace's
+ * constructor in the traced program: see include/ringtrace/session.h), so
+ * any program linked with libringtrace can be traced without code
+ * changes. The pool is a named shared-memory object, which lets this
+ * process map it and show a live status line while the program runs.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "ringtrace/ring.h"
+
+static volatile sig_atomic_t child_pid;
+
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringtrace record [options] -- CMD [ARGS...]\n"
+		"\n"
+		"Run CMD (a program linked with libringtrace) with tracing on and write the\n"
+		"trace to a CTF directory.\n"
+		"\n"
+		"options:\n"
+		"  -e, --events SPEC      events to enable: names or globs, comma-separated,\n"
+		"                         '-' in front to disable (default: all)\n"
+		"  -o, --output DIR       trace directory (default: ringtrace-YYYYmmdd-HHMMSS)\n"
+		"      --overwrite        flight recorder: keep only the last buffer's worth,\n"
+		"                         written when CMD exits or on `ringtrace snapshot PID`\n"
+		"      --buffer-size SIZE ring buffer pool (default 16m; k/m/g suffixes)\n"
+		"      --page-size SIZE   ring buffer page (default 64k)\n"
+		"  -q, --quiet            no status line, no summary\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"SIGINT, SIGTERM and SIGUSR2 are passed on to CMD. The exit status is CMD's.\n");
+}
+
+static int valid_size(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || v == 0)
+		return 0;
+	if (*end && strchr("kKmMgG", *end))
+		end++;
+	return *end == 0;
+}
+
+static uint64_t dir_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	uint64_t n = 0;
+	struct dirent *e;
+	char path[4200];
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			n += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return n;
+}
+
+static uint64_t meta_stat(const char *dir, const char *key, int *found)
+{
+	char path[4200], line[512];
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	FILE *f = fopen(path, "r");
+	uint64_t v = 0;
+	size_t kl = strlen(key);
+	*found = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "stat ", 5) == 0 && strncmp(line + 5, key, kl) == 0 &&
+		    line[5 + kl] == ' ') {
+			v = strtoull(line + 6 + kl, NULL, 10);
+			*found = 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+int ringtrace_cmd_record(int argc, char **argv)
+{
+	const char *events = "*", *out = NULL, *bufsize = NULL, *pagesize = NULL;
+	int overwrite = 0, quiet = 0;
+	static const struct option longopts[] = {
+		{"events", required_argument, NULL, 'e'},
+		{"output", required_argument, NULL, 'o'},
+		{"overwrite", no_argument, NULL, 'w'},
+		{"buffer-size", required_argument, NULL, 'b'},
+		{"page-size", required_argument, NULL, 'p'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at the first non-option (the command). */
+	while ((c = getopt_long(argc, argv, "+:e:o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e': events = optarg; break;
+		case 'o': out = optarg; break;
+		case 'w': overwrite = 1; break;
+		case 'b': bufsize = optarg; break;
+		case 'p': pagesize = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': record_usage(stdout); return 0;
+		default:
+			fprintf(stderr, "ringtrace record: unknown option or missing value: %s\n",
+				argv[optind - 1]);
+			record_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "ringtrace record: no command to run (ringtrace record [options] -- CMD)\n");
+		return 2;
+	}
+	if ((bufsize && !valid_size(bufsize)) || (pagesize && !valid_size(pagesize))) {
+		fprintf(stderr, "ringtrace record: --buffer-size/--page-size: '%s' is not a size (e.g. 64m, 64k)\n",
+			bufsize && !valid_size(bufsize) ? bufsize : pagesize);
+		return 2;
+	}
+	char defdir[64];
+	if (!out) {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(defdir, sizeof(defdir), "ringtrace-%Y%m%d-%H%M%S", &tm);
+		out = defdir;
+	}
+	struct stat st;
+	char meta[4200];
+	snprintf(meta, sizeof(meta), "%s/metadata", out);
+	if (stat(meta, &st) == 0) {
+		fprintf(stderr, "ringtrace record: %s already holds a trace; choose another -o DIR\n", out);
+		return 1;
+	}
+	char shm[64];
+	snprintf(shm, sizeof(shm), "/ringtrace-rec-%d", (int)getpid());
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+
+	uint64_t t0 = 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ringtrace record: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		setenv("RINGTRACE_OUTPUT", out, 1);
+		setenv("RINGTRACE_EVENTS", events, 1);
+		setenv("RINGTRACE_MODE", overwrite ? "overwrite" : "discard", 1);
+		setenv("RINGTRACE_SHM", shm, 1);
+		if (bufsize)
+			setenv("RINGTRACE_BUFFER_SIZE", bufsize, 1);
+		if (pagesize)
+			setenv("RINGTRACE_PAGE_SIZE", pagesize, 1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGUSR2, SIG_DFL);
+		execvp(argv[optind], argv + optind);
+		fprintf(stderr, "ringtrace record: cannot run %s: %s\n", argv[optind], strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+
+	/* Live status on a terminal, from the child's pool (mapped by name). */
+	int live = !quiet && isatty(STDERR_FILENO);
+	ringtrace_rb *rb = NULL;
+	uint64_t last_hit = 0, last_t = t0;
+	int status = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, &status, live ? WNOHANG : 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			fprintf(stderr, "ringtrace record: waitpid: %s\n", strerror(errno));
+			return 1;
+		}
+		if (!live)
+			continue;
+		struct timespec d = {0, 500 * 1000 * 1000};
+		nanosleep(&d, NULL);
+		if (!rb && ringtrace_rb_attach_name(shm, &rb) < 0)
+			rb = NULL;
+		if (rb) {
+			struct ringtrace_rb_stats s;
+			ringtrace_rb_get_stats(rb, &s);
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			double rate = now > last_t ? (double)(s.hit - last_hit) * 1e9 / (double)(now - last_t) : 0;
+			last_hit = s.hit;
+			last_t = now;
+			fprintf(stderr, "\rringtrace: %.2f M events/s, %" PRIu64 " events, %.1f MB written, %" PRIu64
+				" lost   ", rate / 1e6, s.hit, (double)dir_bytes(out) / 1e6,
+				s.missed + s.overrun);
+		}
+	}
+	if (rb)
+		ringtrace_rb_destroy(rb);
+	if (live)
+		fputc('\n', stderr);
+	child_pid = 0;
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+	int have;
+	uint64_t hit = meta_stat(out, "hit", &have);
+	if (!have) {
+		fprintf(stderr, "ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "
+			"and did it exit normally (status %d)?\n", argv[optind], out, code);
+		return code ? code : 1;
+	}
+	if (!quiet) {
+		int f;
+		uint64_t missed = meta_stat(out, "missed", &f), overrun = meta_stat(out, "overrun", &f);
+		uint64_t bytes = meta_stat(out, "bytes", &f), dur = meta_stat(out, "duration_ns", &f);
+		fprintf(stderr,
+			"ringtrace: %s: %" PRIu64 " events recorded, %" PRIu64 " dropped, %" PRIu64
+			" overwritten; %.1f MB in %.2f s (see `ringtrace stat %s`)\n",
+			out, hit, missed, overrun, (double)bytes / 1e6, (double)dur / 1e9, out);
+	}
+	return code;
+}
+
+int ringtrace_cmd_snapshot(int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: ringtrace snapshot PID\n\n"
+		       "Ask a program recording with `ringtrace record` (or RINGTRACE_OUTPUT=DIR) to\n"
+		       "write the current content of its buffer as a trace in DIR.snapshot-N, while\n"
+		       "it goes on recording: the flight recorder's dump. Sends SIGUSR2.\n");
+		return 0;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "usage: ringtrace snapshot PID\n");
+		return 2;
+	}
+	char *end;
+	long pid = strtol(argv[1], &end, 10);
+	if (*end || pid <= 0) {
+		fprintf(stderr, "ringtrace snapshot: '%s' is not a process id\n", argv[1]);
+		return 2;
+	}
+	if (kill((pid_t)pid, SIGUSR2) < 0) {
+		fprintf(stderr, "ringtrace snapshot: process %ld: %s\n", pid, strerror(errno));
+		return 1;
+	}
+	return 0;
+}

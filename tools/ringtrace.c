@@ -1,0 +1,523 @@
+/*
+ * ringtrace - record and read trace directories.
+ *
+ *   ringtrace record [options] -- CMD [ARGS...]   (tools/cmd_record.c)
+ *   ringtrace snapshot PID
+ *   ringtrace export --format=json DIR -o FILE    (tools/cmd_export.c)
+ *   ringtrace report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]
+ *   ringtrace stat DIR
+ *   ringtrace list DIR
+ *
+ * Exit status: 0 success, 1 the trace is damaged or unreadable (everything
+ * readable is still printed), 2 usage error. Errors go to stderr.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "ringtrace/trace.h"
+
+static const char *prog = "ringtrace";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s <command> [options]\n"
+		"\n"
+		"commands:\n"
+		"  record [-e EVENTS] [--overwrite] [--buffer-size SIZE] [-o DIR] -- CMD [ARGS...]\n"
+		"                 run CMD (linked with libringtrace) and record a trace\n"
+		"  snapshot PID   dump the buffer of a recording program (flight recorder)\n"
+		"  report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]\n"
+		"                 print the events of a trace, merged by time\n"
+		"  stat DIR       per-stream and per-event accounting\n"
+		"  list DIR       the events and printf call sites a trace defines\n"
+		"  export --format=json DIR -o FILE\n"
+		"                 Chrome/Perfetto trace event JSON\n"
+		"\n"
+		"'%s <command> --help' describes a command.\n",
+		prog, prog);
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s%s%s: ", prog, cmd ? " " : "", cmd ? cmd : "");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '%s%s%s --help'.\n", prog, cmd ? " " : "", cmd ? cmd : "");
+	return 2;
+}
+
+static void on_error(void *arg, const char *msg)
+{
+	(void)arg;
+	fflush(stdout);
+	fprintf(stderr, "%s: %s\n", prog, msg);
+}
+
+static ringtrace_trace *open_trace(const char *dir)
+{
+	ringtrace_trace *t;
+	if (ringtrace_trace_open(dir, on_error, NULL, &t) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, ringtrace_trace_open_error());
+		return NULL;
+	}
+	return t;
+}
+
+static int is_help(const char *a)
+{
+	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* ---- report ---------------------------------------------------------------- */
+
+static const char report_help[] =
+	"usage: ringtrace report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]\n"
+	"\n"
+	"Print every event of the trace in DIR, merged by timestamp, one line each:\n"
+	"  COMM-TID [CPU] SECONDS.MICROS: EVENT: FIELDS\n"
+	"Lost events appear as '*** N events lost ***' where they were lost.\n"
+	"\n"
+	"  --events GLOB  only events whose name matches GLOB (* ? [...])\n"
+	"  --from SEC     only events at or after SEC (CLOCK_MONOTONIC seconds)\n"
+	"  --to SEC       only events at or before SEC\n"
+	"  --raw          print raw clock ticks instead of seconds\n"
+	"\n"
+	"Exits 1 if any damage was found (after printing everything readable).\n";
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* Right-aligned in `width`, padded with `pad`. */
+static char *put_u64_w(char *p, uint64_t v, int width, char pad)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = n; i < width; i++)
+		*p++ = pad;
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* "%16s-%-7u [%03u] " then the timestamp and ": " */
+static char *put_prefix(char *p, const struct ringtrace_trace_record *r, int raw)
+{
+	size_t cl = strlen(r->comm);
+	for (size_t i = cl; i < 16; i++)
+		*p++ = ' ';
+	memcpy(p, r->comm, cl);
+	p += cl;
+	*p++ = '-';
+	char *s = p;
+	p = put_u64(p, r->tid);
+	while (p - s < 7)
+		*p++ = ' ';
+	*p++ = ' ';
+	*p++ = '[';
+	p = put_u64_w(p, r->cpu, 3, '0');
+	*p++ = ']';
+	*p++ = ' ';
+	if (raw) {
+		p = put_u64(p, r->ts);
+	} else {
+		p = put_u64_w(p, r->ns / 1000000000u, 5, ' ');
+		*p++ = '.';
+		p = put_u64_w(p, r->ns % 1000000000u / 1000u, 6, '0');
+	}
+	*p++ = ':';
+	*p++ = ' ';
+	return p;
+}
+
+/* SEC[.FRACTION] to nanoseconds, exactly (digits past 1 ns are ignored). */
+static int parse_sec(const char *s, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	int nd = 0, nf = 0;
+	for (; *s >= '0' && *s <= '9'; s++, nd++) {
+		if (sec > (UINT64_MAX / 1000000000u - 9) / 10)
+			return -1;
+		sec = sec * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s == '.') {
+		for (s++; *s >= '0' && *s <= '9'; s++, nf++)
+			if (nf < 9)
+				frac = frac * 10 + (uint64_t)(*s - '0');
+		for (int i = nf; i < 9; i++)
+			frac *= 10;
+	}
+	if (*s || (nd == 0 && nf == 0))
+		return -1;
+	*ns = sec * 1000000000u + frac;
+	return 0;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	const char *dir = NULL, *glob = NULL;
+	uint64_t from = 0, to = UINT64_MAX;
+	int raw = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (is_help(a)) {
+			fputs(report_help, stdout);
+			return 0;
+		}
+		if (strcmp(a, "--raw") == 0) {
+			raw = 1;
+		} else if (strcmp(a, "--events") == 0 || strcmp(a, "--from") == 0 ||
+			   strcmp(a, "--to") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("report", "%s needs a value", a);
+			const char *v = argv[++i];
+			if (a[2] == 'e')
+				glob = v;
+			else if (parse_sec(v, a[2] == 'f' ? &from : &to) < 0)
+				return usage_error("report", "invalid number of seconds: %s", v);
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("report", "unknown option %s", a);
+		} else if (!dir) {
+			dir = a;
+		} else {
+			return usage_error("report", "unexpected argument %s", a);
+		}
+	}
+	if (!dir)
+		return usage_error("report", "%s", "missing trace directory");
+	ringtrace_trace *t = open_trace(dir);
+	if (!t)
+		return 1;
+	static char obuf[1 << 20];
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	/* per event id: 0 not decided, 1 shown, 2 hidden */
+	unsigned char *sel = calloc(65536, 1);
+	size_t cap = 1 << 16;
+	char *line = malloc(cap + 256);
+	if (!sel || !line) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	struct ringtrace_trace_record r;
+	while (ringtrace_trace_next(t, &r) == 1) {
+		if (r.ns < from || r.ns > to)
+			continue;
+		char *p;
+		if (r.kind == RINGTRACE_TRACE_LOST) {
+			p = put_prefix(line, &r, raw);
+			p += sprintf(p, "*** %" PRIu64 " events lost ***\n", r.lost);
+			fwrite(line, 1, (size_t)(p - line), stdout);
+			continue;
+		}
+		const char *name = ringtrace_trace_event_name(&r);
+		if (glob) {
+			unsigned char *c = r.id < 65536 ? &sel[r.id] : NULL;
+			int show;
+			if (c && *c)
+				show = *c == 1;
+			else {
+				show = fnmatch(glob, name, 0) == 0;
+				if (c)
+					*c = show ? 1 : 2;
+			}
+			if (!show)
+				continue;
+		}
+		p = put_prefix(line, &r, raw);
+		size_t nl = strlen(name);
+		if (nl > 128)
+			nl = 128;
+		memcpy(p, name, nl);
+		p += nl;
+		*p++ = ':';
+		*p++ = ' ';
+		size_t used = (size_t)(p - line);
+		int n = ringtrace_trace_format(t, &r, p, cap + 256 - used - 1);
+		if (n < 0)
+			continue; /* reported, with the file and offset */
+		if ((size_t)n > cap + 256 - used - 2)
+			n = (int)(cap + 256 - used - 2);
+		p += n;
+		*p++ = '\n';
+		fwrite(line, 1, (size_t)(p - line), stdout);
+	}
+	int rc = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+		rc = 1;
+	}
+	if (ringtrace_trace_errors(t)) {
+		fprintf(stderr, "%s: %s: %" PRIu64 " error%s found in the trace\n", prog, dir,
+			ringtrace_trace_errors(t), ringtrace_trace_errors(t) == 1 ? "" : "s");
+		rc = 1;
+	}
+	ringtrace_trace_close(t);
+	free(sel);
+	free(line);
+	return rc;
+}
+
+/* ---- stat ------------------------------------------------------------------ */
+
+static const char stat_help[] =
+	"usage: ringtrace stat DIR\n"
+	"\n"
+	"Per stream: thread id, thread name, events, events lost (dropped by the\n"
+	"writer, overrun by recycled pages), bytes and time span; totals; event\n"
+	"counts by name; and the recorder's accounting if the trace has it.\n";
+
+struct name_count {
+	const char *name;
+	uint64_t n;
+};
+
+static int cmp_count(const void *a, const void *b)
+{
+	const struct name_count *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void print_span(ringtrace_trace *t, uint64_t a, uint64_t b)
+{
+	uint64_t na = ringtrace_trace_ticks_to_ns(t, a), nb = ringtrace_trace_ticks_to_ns(t, b);
+	printf(" %" PRIu64 ".%06" PRIu64 " .. %" PRIu64 ".%06" PRIu64 " (%.6f s)", na / 1000000000,
+	       na % 1000000000 / 1000, nb / 1000000000, nb % 1000000000 / 1000,
+	       (double)(nb - na) / 1e9);
+}
+
+static int cmd_stat(int argc, char **argv)
+{
+	const char *dir = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			fputs(stat_help, stdout);
+			return 0;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("stat", "unknown option %s", argv[i]);
+		if (dir)
+			return usage_error("stat", "unexpected argument %s", argv[i]);
+		dir = argv[i];
+	}
+	if (!dir)
+		return usage_error("stat", "%s", "missing trace directory");
+	ringtrace_trace *t = open_trace(dir);
+	if (!t)
+		return 1;
+	uint64_t *count = calloc(65536, sizeof(uint64_t));
+	if (!count)
+		return 1;
+	uint64_t other = 0;
+	struct ringtrace_trace_record r;
+	while (ringtrace_trace_next(t, &r) == 1) {
+		if (r.kind != RINGTRACE_TRACE_EVENT)
+			continue;
+		if (r.id < 65536)
+			count[r.id]++;
+		else
+			other++;
+	}
+	uint32_t ns = ringtrace_trace_stream_count(t);
+	printf("%-10s %-8s %-16s %12s %10s %10s %12s  %s\n", "stream", "tid", "comm", "events",
+	       "dropped", "overrun", "bytes", "time span");
+	uint64_t te = 0, td = 0, to = 0, tb = 0, t0 = UINT64_MAX, t1 = 0;
+	for (uint32_t i = 0; i < ns; i++) {
+		const struct ringtrace_trace_stream_info *s = ringtrace_trace_stream(t, i);
+		printf("%-10" PRIu64 " %-8u %-16s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " ",
+		       s->id, s->tid, s->comm, s->events, s->dropped, s->overrun, s->bytes);
+		if (s->events) {
+			print_span(t, s->first_ts, s->last_ts);
+			if (s->first_ts < t0)
+				t0 = s->first_ts;
+			if (s->last_ts > t1)
+				t1 = s->last_ts;
+		}
+		if (s->errors)
+			printf(" [%" PRIu64 " errors]", s->errors);
+		putchar('\n');
+		te += s->events;
+		td += s->dropped;
+		to += s->overrun;
+		tb += s->bytes;
+	}
+	printf("%-10s %-8s %-16u %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " ", "total",
+	       "", ns, te, td, to, tb);
+	if (te)
+		print_span(t, t0, t1);
+	putchar('\n');
+
+	uint32_t ne = ringtrace_trace_event_count(t);
+	struct name_count *nc = calloc(ne + 2, sizeof(*nc));
+	uint32_t k = 0;
+	if (!nc)
+		return 1;
+	for (uint32_t i = 0; i < ne; i++) {
+		const struct ringtrace_trace_event_def *d = ringtrace_trace_event(t, i);
+		if (count[d->id]) {
+			nc[k].name = d->id == 0 ? "ringtrace_printf" : d->name;
+			nc[k++].n = count[d->id];
+			count[d->id] = 0;
+		}
+	}
+	if (count[0]) {
+		nc[k].name = "ringtrace_printf";
+		nc[k++].n = count[0];
+	}
+	qsort(nc, k, sizeof(*nc), cmp_count);
+	printf("\nevents by name:\n");
+	for (uint32_t i = 0; i < k; i++)
+		printf("  %-32s %12" PRIu64 "\n", nc[i].name, nc[i].n);
+	(void)other;
+	uint32_t nst = ringtrace_trace_stat_count(t);
+	if (nst) {
+		printf("\nrecorder:\n");
+		for (uint32_t i = 0; i < nst; i++) {
+			const struct ringtrace_trace_stat *st = ringtrace_trace_stat(t, i);
+			printf("  %-32s %12" PRIu64 "\n", st->key, st->value);
+		}
+	}
+	int rc = 0;
+	fflush(stdout);
+	if (ringtrace_trace_errors(t)) {
+		fprintf(stderr, "%s: %s: %" PRIu64 " error%s found in the trace\n", prog, dir,
+			ringtrace_trace_errors(t), ringtrace_trace_errors(t) == 1 ? "" : "s");
+		rc = 1;
+	}
+	free(nc);
+	free(count);
+	ringtrace_trace_close(t);
+	return rc;
+}
+
+/* ---- list ------------------------------------------------------------------ */
+
+static const char list_help[] =
+	"usage: ringtrace list DIR\n"
+	"\n"
+	"The events the trace in DIR defines: id, name, kind, fields (name, type,\n"
+	"size, signedness) and print format; then the ringtrace_printf call sites.\n";
+
+static const char *const kind_names[] = {"instant", "begin", "end", "counter"};
+
+static void print_type(const struct ringtrace_field_desc *f)
+{
+	char sg = f->is_signed ? 's' : 'u';
+	switch (f->type) {
+	case RINGTRACE_FT_INT: printf("%c%u", sg, f->size * 8); break;
+	case RINGTRACE_FT_FLOAT: printf("float%u", f->size * 8); break;
+	case RINGTRACE_FT_BOOL: printf("bool"); break;
+	case RINGTRACE_FT_POINTER: printf("pointer"); break;
+	case RINGTRACE_FT_ENUM: printf("enum %c%u", sg, f->size * 8); break;
+	case RINGTRACE_FT_ARRAY: printf("%c%u[%u]", sg, f->size * 8, f->count); break;
+	case RINGTRACE_FT_FLOAT_ARRAY: printf("float%u[%u]", f->size * 8, f->count); break;
+	case RINGTRACE_FT_STRING: printf("string (max %u bytes)", f->count); break;
+	case RINGTRACE_FT_BYTES: printf("bytes (max %u)", f->count); break;
+	default: printf("type %u", f->type); break;
+	}
+	printf(" (size %u, %s, align %u)", f->size, f->is_signed ? "signed" : "unsigned", f->align);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	const char *dir = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			fputs(list_help, stdout);
+			return 0;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("list", "unknown option %s", argv[i]);
+		if (dir)
+			return usage_error("list", "unexpected argument %s", argv[i]);
+		dir = argv[i];
+	}
+	if (!dir)
+		return usage_error("list", "%s", "missing trace directory");
+	ringtrace_trace *t = open_trace(dir);
+	if (!t)
+		return 1;
+	uint32_t ne = ringtrace_trace_event_count(t);
+	printf("events (%u):\n", ne);
+	for (uint32_t i = 0; i < ne; i++) {
+		const struct ringtrace_trace_event_def *d = ringtrace_trace_event(t, i);
+		printf("  %u %s (%s)\n", d->id, d->name, d->kind < 4 ? kind_names[d->kind] : "?");
+		for (uint32_t k = 0; k < d->nfields; k++) {
+			const struct ringtrace_field_desc *f = &d->fields[k];
+			printf("      %-20s ", f->name);
+			print_type(f);
+			if (f->type == RINGTRACE_FT_ENUM && f->enm) {
+				printf(" {");
+				for (uint32_t e = 0; e < f->enm->count; e++)
+					printf("%s %s=%" PRId64, e ? "," : "", f->enm->values[e].name,
+					       f->enm->values[e].value);
+				printf(" }");
+			}
+			putchar('\n');
+		}
+		printf("      print \"%s\"\n", d->print_fmt);
+	}
+	uint32_t nsite = ringtrace_trace_site_count(t);
+	printf("printf sites (%u):\n", nsite);
+	for (uint32_t i = 0; i < nsite; i++) {
+		const struct ringtrace_trace_site *s = ringtrace_trace_site(t, i);
+		printf("  %u \"%s\" args", s->id, s->fmt);
+		static const char *const tn[] = {"?", "s64", "u64", "double", "string", "pointer"};
+		for (uint32_t a = 0; a < s->nargs; a++)
+			printf("%s%s", a ? "," : " ", s->types[a] <= 5 ? tn[s->types[a]] : "?");
+		if (!s->nargs)
+			printf(" none");
+		printf(" at %s:%u\n", s->file, s->line);
+	}
+	fflush(stdout);
+	ringtrace_trace_close(t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (is_help(cmd)) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "report") == 0)
+		return cmd_report(argc - 1, argv + 1);
+	if (strcmp(cmd, "stat") == 0)
+		return cmd_stat(argc - 1, argv + 1);
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "record") == 0)
+		return ringtrace_cmd_record(argc - 1, argv + 1);
+	if (strcmp(cmd, "snapshot") == 0)
+		return ringtrace_cmd_snapshot(argc - 1, argv + 1);
+	if (strcmp(cmd, "export") == 0)
+		return ringtrace_cmd_export(argc - 1, argv + 1);
+	fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
+	usage(stderr);
+	return 2;
+}
