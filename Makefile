@@ -9,7 +9,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure --no-tests=error
 
-.PHONY: all build demo check check-normal check-asan check-tsan deps clean
+.PHONY: all build demo check check-normal check-asan check-tsan check-fuzz deps clean
 
 all: build
 
@@ -35,8 +35,8 @@ demo: build
 deps:
 	@sh scripts/install-deps.sh
 
-check: deps check-normal check-asan check-tsan
-	@echo "== all test builds passed (normal, asan+ubsan, tsan)"
+check: deps check-normal check-asan check-tsan check-fuzz
+	@echo "== all test builds passed (normal, asan+ubsan, tsan) and the fuzzer found nothing"
 
 check-normal:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
@@ -55,5 +55,17 @@ check-tsan:
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest --test-dir build-tsan $(CTEST_FLAGS)
 
+# libFuzzer on the trace reader's stream decoding (clang, ASan+UBSan), seeded
+# with a real trace; FUZZ_SECONDS of fuzzing.
+FUZZ_SECONDS ?= 60
+check-fuzz:
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	cmake --build build-fuzz -j$(JOBS) --target fuzz_stream test_trace_gen
+	rm -rf build-fuzz/seed-trace build-fuzz/corpus && mkdir -p build-fuzz/corpus
+	./build-fuzz/bin/test_trace_gen build-fuzz/seed-trace 3000 2 >/dev/null
+	cp build-fuzz/seed-trace/stream_* build-fuzz/corpus/
+	RINGTRACE_FUZZ_TRACE=build-fuzz/seed-trace ./build-fuzz/bin/fuzz_stream build-fuzz/corpus \
+		-max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1
+
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz

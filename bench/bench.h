@@ -16,5 +16,6 @@ int rb_bench_main(int argc, char **argv);
 int tp_bench_main(int argc, char **argv);
 int event_bench_main(int argc, char **argv);
 int record_bench_main(int argc, char **argv);
+int report_bench_main(int argc, char **argv);
 
 #endif /* RINGTRACE_BENCH_H */

@@ -7,6 +7,9 @@
  *                                  Markers, seed 002)
  *   ringtrace-bench event [options] trace event benchmark (kernel
  *                                  trace_benchmark.c, seed 003)
+ *   ringtrace-bench record [options] recorder throughput without loss
+ *   ringtrace-bench report [options] trace reading speed of `ringtrace
+ *                                  report`/`stat` vs babeltrace2
  *   ringtrace-bench --help         this list
  *   ringtrace-bench CMD --help     options of CMD
  *
@@ -35,6 +38,8 @@ static const struct bench_command commands[] = {
 	  "time each trace event and record the statistics in the next (trace_benchmark)" },
 	{ "record", record_bench_main,
 	  "can the recorder write 20 M events/s to a trace directory without loss?" },
+	{ "report", report_bench_main,
+	  "how fast do `ringtrace report` and `stat` (and babeltrace2) read a trace?" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

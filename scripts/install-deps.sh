@@ -13,6 +13,8 @@ command -v clang++ >/dev/null 2>&1 || need="$need clang"
 command -v babeltrace2 >/dev/null 2>&1 || need="$need babeltrace2"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
+# libFuzzer for clang (make check-fuzz)
+ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need="$need libclang-rt-14-dev"
 # ASan/UBSan/TSan runtimes for gcc (clang's come with the clang package).
 [ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] && \
 	[ -e "$(gcc -print-file-name=libasan.so)" ] || need="$need libasan8"

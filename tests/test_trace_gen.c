@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	cfg.pool_size = (size_t)65536 * 1024;
 	CHECK(ringtrace_rb_create(&cfg, &rb) == 0);
 	CHECK(ringtrace_events_set_buffer(rb) == 0);
-	CHECK(ringtrace_event_enable("tr_*") == 3);
+	CHECK(ringtrace_event_enable("tr_*") >= 3);
 	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
 	long rounds = (total + 999999) / 1000000;
 	per_thread = total / rounds / nth;

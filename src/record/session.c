@@ -53,7 +53,9 @@ static struct {
 	unsigned nsnap;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static volatile sig_atomic_t rt_snapshot_requested;
+/* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
+ * on different threads; lock-free atomics are async-signal-safe). */
+static int rt_snapshot_requested;
 
 /* Referenced by the registry so that a static link always pulls this file
  * in: RINGTRACE_OUTPUT must work for programs that never call a session
@@ -223,8 +225,7 @@ static void *rt_consumer(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the program's business */
 	pthread_setname_np(pthread_self(), "ringtrace-rec");
 	for (;;) {
-		if (rt_snapshot_requested) {
-			rt_snapshot_requested = 0;
+		if (__atomic_exchange_n(&rt_snapshot_requested, 0, __ATOMIC_ACQ_REL)) {
 			char dir[4200];
 			pthread_mutex_lock(&S.lock);
 			snprintf(dir, sizeof(dir), "%s.snapshot-%u", S.dir, ++S.nsnap);
@@ -254,7 +255,7 @@ static void *rt_consumer(void *arg)
 static void rt_sigusr2(int sig)
 {
 	(void)sig;
-	rt_snapshot_requested = 1;
+	__atomic_store_n(&rt_snapshot_requested, 1, __ATOMIC_RELEASE);
 }
 
 void ringtrace_session_config_init(struct ringtrace_session_config *cfg)
