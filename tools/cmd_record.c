@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "ringtrace/format.h"
 #include "ringtrace/ring.h"
 
 static volatile sig_atomic_t child_pid;
@@ -103,6 +105,56 @@ static uint64_t meta_stat(const char *dir, const char *key, int *found)
 	if (f)
 		fclose(f);
 	return v;
+}
+
+/*
+ * Per-writer summary from the stream files' page headers alone (112 bytes
+ * per page, whatever the trace's size): events, drops, pages lost to
+ * overwrite, bytes.
+ */
+static void print_summary(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	fprintf(stderr, "%-8s %-16s %12s %10s %12s %12s\n", "tid", "thread", "events", "dropped",
+		"pages lost", "bytes");
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "stream_", 7) != 0)
+			continue;
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			continue;
+		struct ringtrace_page_header h, last;
+		memset(&last, 0, sizeof(last));
+		uint64_t events = 0, bytes = 0, pages = 0, lostpages = 0, off = 0;
+		int have = 0;
+		while (fseeko(f, (off_t)off, SEEK_SET) == 0 && fread(&h, sizeof(h), 1, f) == 1) {
+			if (h.magic != RINGTRACE_PAGE_MAGIC || h.packet_size < sizeof(h) * 8 ||
+			    h.packet_size % 8)
+				break;
+			if (have && h.packet_seq_num > last.packet_seq_num + 1)
+				lostpages += h.packet_seq_num - last.packet_seq_num - 1;
+			events += h.events;
+			pages++;
+			bytes += h.packet_size / 8;
+			off += h.packet_size / 8;
+			last = h;
+			have = 1;
+		}
+		fclose(f);
+		if (!have)
+			continue;
+		char comm[17];
+		memcpy(comm, last.comm, 16);
+		comm[16] = 0;
+		fprintf(stderr, "%-8u %-16s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+			last.tid, comm, events, (uint64_t)last.events_discarded, lostpages, bytes);
+	}
+	closedir(d);
 }
 
 int ringtrace_cmd_record(int argc, char **argv)
@@ -255,6 +307,7 @@ int ringtrace_cmd_record(int argc, char **argv)
 			"ringtrace: %s: %" PRIu64 " events recorded, %" PRIu64 " dropped, %" PRIu64
 			" overwritten; %.1f MB in %.2f s (see `ringtrace stat %s`)\n",
 			out, hit, missed, overrun, (double)bytes / 1e6, (double)dur / 1e9, out);
+		print_summary(out);
 	}
 	return code;
 }
@@ -283,4 +336,64 @@ int ringtrace_cmd_snapshot(int argc, char **argv)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * ringtrace list -- CMD: the events a program defines. The program runs
+ * (give it arguments that make it exit soon) with the recorder on and every
+ * event disabled; the registry it had at exit is in the metadata, which
+ * `ringtrace list` then shows.
+ */
+int ringtrace_cmd_list_program(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: ringtrace list -- CMD [ARGS...]\n");
+		return 2;
+	}
+	char tmp[] = "/tmp/ringtrace-list-XXXXXX";
+	if (!mkdtemp(tmp)) {
+		fprintf(stderr, "ringtrace list: cannot create a temporary directory: %s\n", strerror(errno));
+		return 1;
+	}
+	char dir[64];
+	snprintf(dir, sizeof(dir), "%s/t", tmp);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ringtrace list: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		setenv("RINGTRACE_OUTPUT", dir, 1);
+		setenv("RINGTRACE_EVENTS", "-*", 1);
+		int devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0)
+			dup2(devnull, STDOUT_FILENO);
+		execvp(argv[1], argv + 1);
+		fprintf(stderr, "ringtrace list: cannot run %s: %s\n", argv[1], strerror(errno));
+		_exit(127);
+	}
+	int status, rc = 1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	char meta[128];
+	snprintf(meta, sizeof(meta), "%s/metadata", dir);
+	struct stat st;
+	if (stat(meta, &st) != 0) {
+		fprintf(stderr, "ringtrace list: %s defined no events we could see: is it linked with "
+			"libringtrace, and did it exit normally?\n", argv[1]);
+	} else {
+		pid_t p2 = fork();
+		if (p2 == 0) {
+			execl("/proc/self/exe", "ringtrace", "list", dir, (char *)NULL);
+			_exit(127);
+		}
+		while (p2 > 0 && waitpid(p2, &status, 0) < 0 && errno == EINTR)
+			;
+		rc = p2 > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	}
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "ringtrace list: could not remove %s\n", tmp);
+	return rc;
 }

@@ -5,5 +5,6 @@
 int ringtrace_cmd_record(int argc, char **argv);
 int ringtrace_cmd_snapshot(int argc, char **argv);
 int ringtrace_cmd_export(int argc, char **argv);
+int ringtrace_cmd_list_program(int argc, char **argv);
 
 #endif

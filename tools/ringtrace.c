@@ -37,6 +37,8 @@ static void usage(FILE *f)
 		"                 print the events of a trace, merged by time\n"
 		"  stat DIR       per-stream and per-event accounting\n"
 		"  list DIR       the events and printf call sites a trace defines\n"
+		"  list -- CMD [ARGS...]\n"
+		"                 the events a program defines (it is run, tracing off)\n"
 		"  export --format=json DIR -o FILE\n"
 		"                 Chrome/Perfetto trace event JSON\n"
 		"\n"
@@ -509,6 +511,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (strcmp(cmd, "stat") == 0)
 		return cmd_stat(argc - 1, argv + 1);
+	if (strcmp(cmd, "list") == 0 && argc > 2 && strcmp(argv[2], "--") == 0)
+		return ringtrace_cmd_list_program(argc - 2, argv + 2);
 	if (strcmp(cmd, "list") == 0)
 		return cmd_list(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
