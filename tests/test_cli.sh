@@ -29,6 +29,16 @@ bt=$(babeltrace2 "$tmp/t" 2>/dev/null | wc -l)
 [ "$total" = "$bt" ] || fail "ringtrace reads $total events, babeltrace2 $bt"
 "$bin/ringtrace" report "$tmp/t" | head -1 | grep -Eq '^ *worker-[0-9]+-[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: demo_' ||
 	fail "report line not in the ftrace shape: $("$bin/ringtrace" report "$tmp/t" | head -1)"
+# the same events at the same raw timestamps (ticks), and the same strings
+"$bin/ringtrace" report --raw "$tmp/t" | awk '{ sub(":", "", $3); print $3, $4 }' | sort > "$tmp/ours"
+babeltrace2 --clock-cycles "$tmp/t" 2>/dev/null |
+	awk '{ ts = $1; gsub(/[\[\]]/, "", ts); sub(/^0+/, "", ts); print ts, $3 }' | sort > "$tmp/theirs"
+[ "$(wc -l < "$tmp/ours")" = "$total" ] || fail "report --raw printed $(wc -l < "$tmp/ours") lines, not $total"
+cmp -s "$tmp/ours" "$tmp/theirs" || fail "ringtrace report --raw and babeltrace2 --clock-cycles differ: $(diff "$tmp/ours" "$tmp/theirs" | head -3)"
+"$bin/ringtrace" report "$tmp/t" --events demo_work_begin | grep -o 'item=[^ ]*' | sed 's/item=//' | sort > "$tmp/items-ours"
+babeltrace2 "$tmp/t" 2>/dev/null | grep 'demo_work_begin:' | grep -o 'item = "[^"]*"' | sed 's/item = "//; s/"$//' | sort > "$tmp/items-theirs"
+cmp -s "$tmp/items-ours" "$tmp/items-theirs" || fail "string fields differ between ringtrace report and babeltrace2"
+
 # the demo's completeness check: demo_tick seq has no gap per thread
 "$bin/ringtrace" report "$tmp/t" --events demo_tick | awk '
 	{ split($1, a, "-"); tid = a[length(a)]; for (i = 1; i <= NF; i++) if ($i ~ /^seq=/) { s = substr($i, 5) + 0 } }
