@@ -81,7 +81,10 @@ static struct ringtrace_printf_site *rt_site_copy(const struct ringtrace_printf_
 	memcpy(strs, site->fmt, lf);
 	memcpy(strs + lf, site->file ? site->file : "", lfile);
 	memcpy(strs + lf + lfile, site->types, site->nargs);
-	*c = *site;
+	/* field by field: site->id is being set by other threads (CAS) */
+	memset(c, 0, sizeof(*c));
+	c->line = site->line;
+	c->nargs = site->nargs;
 	c->fmt = strs;
 	c->file = strs + lf;
 	c->types = (const uint8_t *)(strs + lf + lfile);
