@@ -30,17 +30,44 @@ static void export_usage(FILE *f)
 		   "B/E/C events, the others instant events.\n");
 }
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+	if (len == 0 || len > n || s[0] > 0xF4)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* A JSON string: UTF-8 passes through, invalid bytes become U+FFFD. */
 static void json_str(FILE *f, const char *s, size_t n)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	fputc('"', f);
-	for (size_t i = 0; i < n && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
+	for (size_t i = 0; i < n && u[i];) {
+		unsigned char c = u[i];
+		if (c == '"' || c == '\\') {
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c); /* bytes, not UTF-8 decoding: stays valid JSON */
-		else
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		} else if (c < 0x80) {
 			fputc(c, f);
+			i++;
+		} else {
+			size_t l = utf8_len(u + i, n - i);
+			if (l) {
+				fwrite(u + i, 1, l, f);
+				i += l;
+			} else {
+				fputs("\\ufffd", f);
+				i++;
+			}
+		}
 	}
 	fputc('"', f);
 }
@@ -73,6 +100,8 @@ static int json_args(FILE *f, const struct ringtrace_trace_record *rec, int nume
 			      fd->type == RINGTRACE_FT_BOOL || fd->type == RINGTRACE_FT_ENUM;
 		if (numeric_only && !numeric)
 			continue;
+		if (numeric_only && fd->type == RINGTRACE_FT_FLOAT && (isnan(v->v.f) || isinf(v->v.f)))
+			continue; /* a counter series has no NaN */
 		fputs(first ? "" : ",", f);
 		first = 0;
 		json_str(f, fd->name, strlen(fd->name));

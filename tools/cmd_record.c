@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,9 +30,14 @@
 
 static volatile sig_atomic_t child_pid;
 
-static void forward(int sig)
+/*
+ * Pass signals on to the child, except those the terminal sent to the
+ * whole foreground process group (Ctrl-C): the child got those already.
+ */
+static void forward(int sig, siginfo_t *info, void *ctx)
 {
-	if (child_pid > 0)
+	(void)ctx;
+	if (child_pid > 0 && !(info && info->si_code == SI_KERNEL))
 		kill(child_pid, sig);
 }
 
@@ -220,8 +226,8 @@ int ringtrace_cmd_record(int argc, char **argv)
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = forward;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
@@ -287,6 +293,7 @@ int ringtrace_cmd_record(int argc, char **argv)
 	}
 	if (rb)
 		ringtrace_rb_destroy(rb);
+	shm_unlink(shm); /* if the program died without removing it */
 	if (live)
 		fputc('\n', stderr);
 	child_pid = 0;

@@ -14,7 +14,9 @@
  * metadata last (a library loaded late has registered its events by then).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -50,12 +52,17 @@ static struct {
 	uint64_t pages, bytes, t0_ns;
 	int write_errno;                /* first write error, 0 if none */
 	int from_env;
+	int stopping;
 	unsigned nsnap;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
  * on different threads; lock-free atomics are async-signal-safe). */
 static int rt_snapshot_requested;
+/* SIGINT/SIGTERM received by a program traced from the environment: the
+ * consumer saves the trace, then lets the signal do what it would have. */
+static int rt_exit_signal;
+static int rt_pending_signal;
 
 /* Referenced by the registry so that a static link always pulls this file
  * in: RINGTRACE_OUTPUT must work for programs that never call a session
@@ -70,16 +77,20 @@ static int rt_mkdir_empty(const char *dir)
 		return rt_error(RINGTRACE_ESYS, "cannot create output directory \"%s\": %s", dir,
 				strerror(errno));
 	/* An existing directory must be empty: never mix two traces. */
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	DIR *d = opendir(dir);
+	if (!d)
 		return rt_error(RINGTRACE_ESYS, "output \"%s\" is not a usable directory: %s", dir,
 				strerror(errno));
-	close(fd);
-	char probe[4096];
-	snprintf(probe, sizeof(probe), "%s/metadata", dir);
-	if (access(probe, F_OK) == 0)
+	struct dirent *e;
+	int empty = 1;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	if (!empty)
 		return rt_error(RINGTRACE_EINVAL,
-				"output directory \"%s\" already holds a trace (metadata exists)", dir);
+				"output directory \"%s\" is not empty (a trace is written only into an empty or new directory)",
+				dir);
 	return 0;
 }
 
@@ -105,19 +116,19 @@ static int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock,
 	struct rt_file *victim = NULL;
 	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
 		struct rt_file *f = &files[i];
-		if (f->fd > 0 && f->stream == stream) {
+		if (f->fd >= 0 && f->stream == stream) {
 			f->last_use = ++*clock;
 			return f->fd;
 		}
-		if (!victim || (victim->fd > 0 && (f->fd <= 0 || f->last_use < victim->last_use)))
+		if (!victim || (victim->fd >= 0 && (f->fd < 0 || f->last_use < victim->last_use)))
 			victim = f;
 	}
-	if (victim->fd > 0)
+	if (victim->fd >= 0)
 		close(victim->fd);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/stream_%llu", dir, (unsigned long long)stream);
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	victim->fd = fd < 0 ? 0 : fd;
+	victim->fd = fd;
 	victim->stream = stream;
 	victim->last_use = ++*clock;
 	return fd;
@@ -126,18 +137,27 @@ static int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock,
 static void rt_stream_close(struct rt_file *files, uint64_t stream)
 {
 	for (int i = 0; i < RT_MAX_OPEN_FILES; i++)
-		if (files[i].fd > 0 && files[i].stream == stream) {
+		if (files[i].fd >= 0 && files[i].stream == stream) {
 			close(files[i].fd);
-			files[i].fd = 0;
+			files[i].fd = -1;
 		}
+}
+
+static void rt_files_init(struct rt_file *files)
+{
+	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
+		files[i].fd = -1;
+		files[i].stream = 0;
+		files[i].last_use = 0;
+	}
 }
 
 static void rt_close_all(struct rt_file *files)
 {
 	for (int i = 0; i < RT_MAX_OPEN_FILES; i++)
-		if (files[i].fd > 0) {
+		if (files[i].fd >= 0) {
 			close(files[i].fd);
-			files[i].fd = 0;
+			files[i].fd = -1;
 		}
 }
 
@@ -216,6 +236,7 @@ static void rt_fill_stats(struct ringtrace_trace_stats *st)
 }
 
 static int rt_snapshot_locked(const char *dir);
+static int rt_stop_from_consumer(void);
 
 static void *rt_consumer(void *arg)
 {
@@ -235,6 +256,16 @@ static void *rt_consumer(void *arg)
 				fprintf(stderr, "ringtrace: snapshot written to %s\n", dir);
 			pthread_mutex_unlock(&S.lock);
 		}
+		int sig = __atomic_exchange_n(&rt_exit_signal, 0, __ATOMIC_ACQ_REL);
+		if (sig) {
+			if (rt_stop_from_consumer()) {
+				signal(sig, SIG_DFL);
+				kill(getpid(), sig);
+				return NULL;
+			}
+			/* A stop is already under way (exit): it re-raises the signal. */
+			__atomic_store_n(&rt_pending_signal, sig, __ATOMIC_RELEASE);
+		}
 		int stop = __atomic_load_n(&S.stop, __ATOMIC_ACQUIRE);
 		if (S.mode == RINGTRACE_RB_DISCARD) {
 			const struct ringtrace_page_header *p = ringtrace_rb_get_page(S.rb);
@@ -250,6 +281,11 @@ static void *rt_consumer(void *arg)
 		nanosleep(&d, NULL);
 	}
 	return NULL;
+}
+
+static void rt_deadly(int sig)
+{
+	__atomic_store_n(&rt_exit_signal, sig, __ATOMIC_RELEASE);
 }
 
 static void rt_sigusr2(int sig)
@@ -302,13 +338,22 @@ static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_
 		S.rb = NULL;
 		goto out;
 	}
-	S.dir = strdup(cfg->output_dir);
+	/* Absolute: the program may chdir() while recording. */
+	S.dir = realpath(cfg->output_dir, NULL);
+	if (!S.dir) {
+		err = rt_error(RINGTRACE_ESYS, "output directory \"%s\": %s", cfg->output_dir,
+			       strerror(errno));
+		ringtrace_rb_destroy(S.rb);
+		S.rb = NULL;
+		goto out;
+	}
 	S.mode = cfg->mode;
 	S.pages = S.bytes = 0;
 	S.write_errno = 0;
 	S.stop = 0;
 	S.nsnap = 0;
-	memset(S.files, 0, sizeof(S.files));
+	rt_files_init(S.files);
+	__atomic_store_n(&rt_snapshot_requested, 0, __ATOMIC_RELAXED);
 	S.t0_ns = rt_now_ns();
 	rt_events_set_buffer(S.rb, !cfg_from_env);
 	if (pthread_create(&S.consumer, NULL, rt_consumer, NULL) != 0) {
@@ -327,20 +372,9 @@ out:
 	return err;
 }
 
-int ringtrace_session_stop(void)
+/* Flush, drain, metadata, free. Lock held, consumer stopped or current. */
+static int rt_finish_locked(void)
 {
-	pthread_mutex_lock(&S.lock);
-	if (!S.active) {
-		pthread_mutex_unlock(&S.lock);
-		return rt_error(RINGTRACE_EINVAL, "session_stop: no session is recording");
-	}
-	/* No thread writes into the buffer after this returns. */
-	ringtrace_events_set_buffer(NULL);
-	rt_events_report_unmatched();
-	__atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&S.lock);
-	pthread_join(S.consumer, NULL);
-	pthread_mutex_lock(&S.lock);
 	ringtrace_rb_refresh_comm(S.rb);
 	ringtrace_rb_flush(S.rb, 0); /* every writer's partial page */
 	rt_drain();
@@ -356,8 +390,54 @@ int ringtrace_session_stop(void)
 	free(S.dir);
 	S.dir = NULL;
 	S.active = 0;
-	pthread_mutex_unlock(&S.lock);
+	S.stopping = 0;
 	return err;
+}
+
+int ringtrace_session_stop(void)
+{
+	pthread_mutex_lock(&S.lock);
+	if (!S.active || S.stopping) {
+		pthread_mutex_unlock(&S.lock);
+		return rt_error(RINGTRACE_EINVAL, "session_stop: no session is recording");
+	}
+	S.stopping = 1; /* a second stop (another thread, atexit) returns at once */
+	/* No thread writes into the buffer after this returns. */
+	ringtrace_events_set_buffer(NULL);
+	rt_events_report_unmatched();
+	__atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&S.lock);
+	pthread_join(S.consumer, NULL);
+	pthread_mutex_lock(&S.lock);
+	int err = rt_finish_locked();
+	pthread_mutex_unlock(&S.lock);
+	/* A SIGINT/SIGTERM that came while stopping: now the trace is safe. */
+	int sig = __atomic_exchange_n(&rt_pending_signal, 0, __ATOMIC_ACQ_REL);
+	if (sig) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	return err;
+}
+
+/*
+ * The consumer thread itself stops the session (a deadly signal arrived).
+ * 1 if it did; 0 if another thread is stopping it (that one finishes).
+ */
+static int rt_stop_from_consumer(void)
+{
+	int done = 0;
+	pthread_mutex_lock(&S.lock);
+	if (S.active && !S.stopping) {
+		S.stopping = 1;
+		ringtrace_events_set_buffer(NULL);
+		pthread_detach(pthread_self());
+		if (rt_finish_locked() < 0)
+			fprintf(stderr, "ringtrace: %s\n", ringtrace_last_error());
+		done = 1;
+	}
+	pthread_mutex_unlock(&S.lock);
+	return done;
 }
 
 /* Copy the buffer's content into DIR as a complete trace. Lock held. */
@@ -370,7 +450,7 @@ static int rt_snapshot_locked(const char *dir)
 	if ((err = ringtrace_rb_snapshot(S.rb, &snap)) < 0)
 		return err;
 	struct rt_file files[RT_MAX_OPEN_FILES];
-	memset(files, 0, sizeof(files));
+	rt_files_init(files);
 	uint64_t clock = 0;
 	size_t ps = ringtrace_rb_page_size(S.rb);
 	for (uint32_t i = 0; i < ringtrace_snapshot_page_count(snap) && err == 0; i++) {
@@ -492,12 +572,23 @@ __attribute__((constructor(200))) static void rt_env_start(void)
 	}
 	S.from_env = 1;
 	atexit(rt_env_atexit);
-	struct sigaction old;
+	/* A program this one executes must not record into the same directory
+	 * or claim the same shm name. */
+	unsetenv("RINGTRACE_OUTPUT");
+	unsetenv("RINGTRACE_SHM");
+	/* Only where the program left the default action. */
+	struct sigaction old, sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_flags = SA_RESTART;
 	if (sigaction(SIGUSR2, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = rt_sigusr2;
-		sa.sa_flags = SA_RESTART;
 		sigaction(SIGUSR2, &sa, NULL);
 	}
+	/* Ctrl-C or kill must not lose the trace: the consumer saves it, then
+	 * the signal takes its default effect (the exit status stays right). */
+	sa.sa_handler = rt_deadly;
+	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+		sigaction(SIGINT, &sa, NULL);
+	if (sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+		sigaction(SIGTERM, &sa, NULL);
 }
