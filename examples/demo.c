@@ -26,7 +26,7 @@
 #define MAX_THREADS 16
 
 static ringtrace_rb *rb;
-static volatile int stop_workers, stop_reader;
+static int stop_workers, stop_reader; /* read and written with __atomic builtins */
 static double run_seconds = 1.0;
 static int nthreads = 4, nlines = 20;
 
@@ -55,7 +55,7 @@ static void *worker(void *arg)
 	int32_t hist[4] = {0, 0, 0, 0};
 	uint8_t buf[64];
 	uint64_t end = now_ns() + (uint64_t)(run_seconds * 1e9);
-	while (!stop_workers && now_ns() < end) {
+	while (!__atomic_load_n(&stop_workers, __ATOMIC_RELAXED) && now_ns() < end) {
 		int op = (int)(seq % 3);
 		char item[32];
 		snprintf(item, sizeof(item), "item-%u-%" PRIu64, id, seq);
@@ -159,7 +159,7 @@ static void *reader(void *arg)
 			ringtrace_rb_put_page(rb, p);
 			continue;
 		}
-		if (stop_reader) {
+		if (__atomic_load_n(&stop_reader, __ATOMIC_ACQUIRE)) {
 			ringtrace_rb_flush(rb, 0);
 			if (!(p = ringtrace_rb_get_page(rb)))
 				break;
@@ -220,7 +220,7 @@ int main(int argc, char **argv)
 		pthread_create(&w[i], NULL, worker, (void *)(uintptr_t)i);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(w[i], NULL);
-	stop_reader = 1;
+	__atomic_store_n(&stop_reader, 1, __ATOMIC_RELEASE);
 	pthread_join(rt, NULL);
 	ringtrace_events_set_buffer(NULL);
 

@@ -75,4 +75,20 @@ btsnap=$(babeltrace2 "$tmp/fr.snapshot-1" 2>/dev/null | wc -l)
 final=$("$bin/ringtrace" stat "$tmp/fr" | awk '$1 == "total" { print $3 }')
 [ "$final" -gt 0 ] || fail "flight recorder: nothing written at exit"
 "$bin/ringtrace" snapshot 999999999 2>/dev/null && fail "snapshot of a missing process must fail"
+# a program killed while recording still leaves a complete trace, and dies by the signal
+RINGTRACE_OUTPUT="$tmp/killed" "$bin/ringtrace-demo" --seconds 5 --threads 2 >/dev/null &
+pid=$!
+sleep 0.4
+kill -TERM "$pid"
+st=0
+wait "$pid" || st=$?
+[ "$st" = 143 ] || fail "killed program: exit status $st, expected 143 (SIGTERM)"
+killed=$("$bin/ringtrace" stat "$tmp/killed" | awk '$1 == "total" { print $3 }')
+[ "$killed" -gt 0 ] || fail "killed program: no events in its trace"
+# a trace is only written into an empty or new directory
+mkdir "$tmp/busy" && touch "$tmp/busy/x"
+RINGTRACE_OUTPUT="$tmp/busy" "$bin/ringtrace-demo" --seconds 0.01 2>"$tmp/busy.err" >/dev/null
+grep -q "not empty" "$tmp/busy.err" || fail "recording into a non-empty directory was not refused"
+[ ! -e "$tmp/busy/metadata" ] || fail "a trace was written into a non-empty directory"
+
 echo "test_cli: record/stat/report/babeltrace2 agree on $total events; JSON export valid; snapshot of a running flight recorder: $snap events"
