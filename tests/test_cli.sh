@@ -64,7 +64,9 @@ PY
 RINGTRACE_OUTPUT="$tmp/fr" RINGTRACE_MODE=overwrite RINGTRACE_BUFFER_SIZE=1m \
 	"$bin/ringtrace-demo" --seconds 1.5 --threads 2 >/dev/null &
 pid=$!
-sleep 0.5
+# the session exists once its directory does (slow under sanitizers)
+i=0; while [ ! -d "$tmp/fr" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.3
 "$bin/ringtrace" snapshot "$pid"
 wait "$pid"
 [ -f "$tmp/fr.snapshot-1/metadata" ] || fail "no snapshot written"
@@ -78,7 +80,7 @@ final=$("$bin/ringtrace" stat "$tmp/fr" | awk '$1 == "total" { print $3 }')
 # a program killed while recording still leaves a complete trace, and dies by the signal
 RINGTRACE_OUTPUT="$tmp/killed" "$bin/ringtrace-demo" --seconds 5 --threads 2 >/dev/null &
 pid=$!
-sleep 0.4
+i=0; while ! ls "$tmp/killed"/stream_* >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 kill -TERM "$pid"
 st=0
 wait "$pid" || st=$?
