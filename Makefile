@@ -58,17 +58,25 @@ check-tsan:
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest --test-dir build-tsan $(CTEST_FLAGS)
 
-# libFuzzer on the trace reader's stream decoding (clang, ASan+UBSan), seeded
-# with a real trace; FUZZ_SECONDS of fuzzing.
+# libFuzzer (clang, ASan+UBSan) on the trace reader's stream decoding, seeded
+# with a real trace (FUZZ_SECONDS), and on the filter-expression compiler
+# and evaluator (FUZZ_FILTER_SECONDS).
 FUZZ_SECONDS ?= 60
+FUZZ_FILTER_SECONDS ?= 30
 check-fuzz:
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-	cmake --build build-fuzz -j$(JOBS) --target fuzz_stream test_trace_gen
+	cmake --build build-fuzz -j$(JOBS) --target fuzz_stream fuzz_filter test_trace_gen
 	rm -rf build-fuzz/seed-trace build-fuzz/corpus && mkdir -p build-fuzz/corpus
 	./build-fuzz/bin/test_trace_gen build-fuzz/seed-trace 3000 2 >/dev/null
 	cp build-fuzz/seed-trace/stream_* build-fuzz/corpus/
 	RINGTRACE_FUZZ_TRACE=build-fuzz/seed-trace ./build-fuzz/bin/fuzz_stream build-fuzz/corpus \
 		-max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1
+	rm -rf build-fuzz/filter-corpus && mkdir -p build-fuzz/filter-corpus
+	printf 'value & 1' > build-fuzz/filter-corpus/a
+	printf 's32 < -5 && (name ~ "eth*" || !flag)' > build-fuzz/filter-corpus/b
+	printf 'color == "RED" || f64 >= 1.5e3' > build-fuzz/filter-corpus/c
+	./build-fuzz/bin/fuzz_filter build-fuzz/filter-corpus -max_total_time=$(FUZZ_FILTER_SECONDS) \
+		-max_len=512 -print_final_stats=1
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -1,0 +1,892 @@
+/*
+ * Filter expressions: a recursive-descent parser that emits a flat program
+ * for a one-register machine, and its interpreter.
+ *
+ * The program is a sequence of predicates (each sets the register `acc`
+ * to 0 or 1), NOT (inverts it) and conditional jumps that implement the
+ * short-circuit of && and ||:
+ *   a && b   ->   a; JF end; b; end:
+ *   a || b   ->   a; JT end; b; end:
+ * so evaluation needs no stack and no allocation. Each predicate carries
+ * its field's offset when that offset is the same in every record (no
+ * string or byte sequence before the field); otherwise the interpreter
+ * walks the variable-length fields from the end of the fixed prefix.
+ *
+ * The record is untrusted. match() first requires the whole fixed-size
+ * prefix of the schema (one compare, after which every fixed-offset load
+ * is in bounds - the compiler checked each predicate's field ends inside
+ * it); variable-offset fields are checked as they are walked. A damaged
+ * record rejects the whole expression rather than one predicate, so that
+ * `!(x == 1)` cannot accept a record whose x could not be read.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/internal.h"
+#include "ringtrace/filter.h"
+
+enum rt_fcode {
+	RT_F_JF,    /* jump to arg if acc == 0 */
+	RT_F_JT,    /* jump to arg if acc != 0 */
+	RT_F_NOT,
+	RT_F_INT,   /* signed integer compare */
+	RT_F_UINT,  /* unsigned integer compare */
+	RT_F_FLOAT, /* double compare */
+	RT_F_BITS,  /* (value & mask) != 0 */
+	RT_F_STR,   /* string ==, != */
+	RT_F_GLOB,  /* string ~ */
+	RT_F_BYTES, /* byte sequence ==, != */
+};
+
+enum rt_fcmp { RT_C_EQ, RT_C_NE, RT_C_LT, RT_C_LE, RT_C_GT, RT_C_GE };
+
+#define RT_VAR_OFF UINT32_MAX
+
+struct rt_finsn {
+	uint8_t code;       /* enum rt_fcode */
+	uint8_t cmp;        /* enum rt_fcmp; STR/BYTES: EQ or NE */
+	uint8_t size;       /* scalar size */
+	uint8_t is_signed;
+	uint32_t field;     /* index in the schema */
+	uint32_t off;       /* fixed offset, or RT_VAR_OFF */
+	uint32_t arg;       /* jump target, or literal offset in the pool */
+	uint32_t arglen;    /* literal length */
+	uint32_t pad;
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+	} v;
+};
+
+/* What the interpreter needs of each field to walk a record. */
+struct rt_flayout {
+	uint8_t type;
+	uint8_t size;
+	uint8_t align;
+	uint8_t pad;
+	uint32_t bytes;     /* fixed size (scalars, arrays) */
+};
+
+struct ringtrace_filter {
+	uint32_t ninsn;
+	uint32_t min_len;    /* the schema's fixed-size prefix */
+	uint32_t var_field;  /* first variable-length field (nfields if none) */
+	uint32_t nfields;
+	const struct rt_flayout *layout;
+	const char *pool;    /* NUL-terminated literals */
+	struct rt_finsn insn[];
+};
+
+/* ---- evaluation ------------------------------------------------------------ */
+
+static inline uint64_t rt_fload(const char *p, unsigned size)
+{
+	switch (size) {
+	case 1: { uint8_t v; memcpy(&v, p, 1); return v; }
+	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+	default: { uint64_t v; memcpy(&v, p, 8); return v; }
+	}
+}
+
+static inline int64_t rt_fsext(uint64_t v, unsigned size)
+{
+	if (size >= 8)
+		return (int64_t)v;
+	unsigned shift = 64 - 8 * size;
+	return (int64_t)(v << shift) >> shift;
+}
+
+#define RT_FCMP(cmp, a, b)                                                     \
+	((cmp) == RT_C_EQ   ? (a) == (b)                                       \
+	 : (cmp) == RT_C_NE ? (a) != (b)                                       \
+	 : (cmp) == RT_C_LT ? (a) < (b)                                        \
+	 : (cmp) == RT_C_LE ? (a) <= (b)                                       \
+	 : (cmp) == RT_C_GT ? (a) > (b)                                        \
+			    : (a) >= (b))
+
+/*
+ * Offset of field `target` (at or after the first variable-length field)
+ * in this record, or SIZE_MAX if the record ends or is damaged before it.
+ * The returned offset is <= len; the caller checks the field's own extent.
+ */
+static size_t rt_fwalk(const struct ringtrace_filter *f, uint32_t target, const char *p,
+		       size_t len)
+{
+	size_t o = f->min_len;
+	for (uint32_t i = f->var_field;; i++) {
+		const struct rt_flayout *l = &f->layout[i];
+		o = (o + l->align - 1) & ~(size_t)(l->align - 1);
+		if (o > len)
+			return SIZE_MAX;
+		if (i == target)
+			return o;
+		if (l->type == RINGTRACE_FT_STRING) {
+			if (o == len)
+				return SIZE_MAX;
+			const char *nul = memchr(p + o, 0, len - o);
+			if (!nul)
+				return SIZE_MAX;
+			o = (size_t)(nul - p) + 1;
+		} else if (l->type == RINGTRACE_FT_BYTES) {
+			uint32_t n;
+			if (len - o < 4)
+				return SIZE_MAX;
+			memcpy(&n, p + o, 4);
+			if (n > len - o - 4)
+				return SIZE_MAX;
+			o += 4 + (size_t)n;
+		} else {
+			if (len - o < l->bytes)
+				return SIZE_MAX;
+			o += l->bytes;
+		}
+	}
+}
+
+int ringtrace_filter_match(const ringtrace_filter *f, const void *payload, size_t len)
+{
+	const char *p = payload;
+	if (rt_unlikely(len < f->min_len))
+		return 0;
+	int acc = 0;
+	uint32_t pc = 0;
+	while (pc < f->ninsn) {
+		const struct rt_finsn *in = &f->insn[pc];
+		size_t o = in->off;
+		if (in->code >= RT_F_INT && o == RT_VAR_OFF) {
+			o = rt_fwalk(f, in->field, p, len);
+			if (o == SIZE_MAX)
+				return 0;
+			if (in->code <= RT_F_BITS && len - o < in->size)
+				return 0;
+		}
+		switch (in->code) {
+		case RT_F_JF:
+			if (!acc) {
+				pc = in->arg;
+				continue;
+			}
+			break;
+		case RT_F_JT:
+			if (acc) {
+				pc = in->arg;
+				continue;
+			}
+			break;
+		case RT_F_NOT:
+			acc = !acc;
+			break;
+		case RT_F_INT: {
+			int64_t x = rt_fsext(rt_fload(p + o, in->size), in->size);
+			acc = RT_FCMP(in->cmp, x, in->v.i);
+			break;
+		}
+		case RT_F_UINT: {
+			uint64_t x = rt_fload(p + o, in->size);
+			acc = RT_FCMP(in->cmp, x, in->v.u);
+			break;
+		}
+		case RT_F_BITS: {
+			uint64_t x = rt_fload(p + o, in->size);
+			if (in->is_signed)
+				x = (uint64_t)rt_fsext(x, in->size);
+			acc = (x & in->v.u) != 0;
+			break;
+		}
+		case RT_F_FLOAT: {
+			double x;
+			if (in->size == 4) {
+				float y;
+				memcpy(&y, p + o, 4);
+				x = y;
+			} else {
+				memcpy(&x, p + o, 8);
+			}
+			acc = RT_FCMP(in->cmp, x, in->v.d);
+			break;
+		}
+		case RT_F_STR:
+		case RT_F_GLOB: {
+			if (o >= len)
+				return 0;
+			const char *s = p + o;
+			const char *nul = memchr(s, 0, len - o);
+			if (!nul)
+				return 0;
+			if (in->code == RT_F_GLOB)
+				acc = fnmatch(f->pool + in->arg, s, 0) == 0;
+			else
+				acc = (size_t)(nul - s) == in->arglen &&
+				      memcmp(s, f->pool + in->arg, in->arglen) == 0;
+			if (in->cmp == RT_C_NE)
+				acc = !acc;
+			break;
+		}
+		case RT_F_BYTES: {
+			uint32_t n;
+			if (len - o < 4)
+				return 0;
+			memcpy(&n, p + o, 4);
+			if (n > len - o - 4)
+				return 0;
+			acc = n == in->arglen && memcmp(p + o + 4, f->pool + in->arg, n) == 0;
+			if (in->cmp == RT_C_NE)
+				acc = !acc;
+			break;
+		}
+		}
+		pc++;
+	}
+	return acc;
+}
+
+void ringtrace_filter_free(ringtrace_filter *f)
+{
+	free(f);
+}
+
+/* ---- lexer ------------------------------------------------------------------- */
+
+enum rt_tok {
+	T_END, T_IDENT, T_NUM, T_STR,
+	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_BAND, T_GLOB,
+	T_AND, T_OR, T_NOT, T_LP, T_RP,
+	T_ERR,
+};
+
+static const char *const rt_tok_text[] = {
+	[T_END] = "end of expression", [T_IDENT] = "field", [T_NUM] = "number",
+	[T_STR] = "string", [T_EQ] = "==", [T_NE] = "!=", [T_LT] = "<", [T_LE] = "<=",
+	[T_GT] = ">", [T_GE] = ">=", [T_BAND] = "&", [T_GLOB] = "~", [T_AND] = "&&",
+	[T_OR] = "||", [T_NOT] = "!", [T_LP] = "(", [T_RP] = ")", [T_ERR] = "?",
+};
+
+/* Deeper nesting of ( and ! is refused, bounding the parser's recursion. */
+#define RT_FMAX_DEPTH 200
+
+struct rt_fparser {
+	const char *s;
+	size_t n;
+	const struct ringtrace_field_desc *fields;
+	uint32_t nfields;
+	/* current token */
+	int tok;
+	size_t pos, len;
+	int depth;
+	/* the program being built */
+	struct rt_finsn *insn;
+	uint32_t ninsn, cap;
+	char *pool;
+	size_t npool, pcap;
+	/* the first error */
+	int err;
+	unsigned col;
+};
+
+static int rt_ferr(struct rt_fparser *P, size_t pos, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int rt_ferr(struct rt_fparser *P, size_t pos, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	P->col = (unsigned)pos + 1;
+	P->err = rt_error(RINGTRACE_EINVAL, "filter: %s at column %u", msg, P->col);
+	return -1;
+}
+
+static int rt_fnomem(struct rt_fparser *P)
+{
+	P->col = 0;
+	P->err = rt_error(RINGTRACE_ENOMEM, "filter: out of memory");
+	return -1;
+}
+
+static int rt_isident0(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int rt_isdigit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int rt_isident(char c)
+{
+	return rt_isident0(c) || rt_isdigit(c);
+}
+
+/* Read the next token into P->tok/pos/len; -1 (error set) on a bad one. */
+static int rt_fnext(struct rt_fparser *P)
+{
+	const char *s = P->s;
+	size_t i = P->pos + P->len;
+	while (i < P->n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	P->pos = i;
+	P->len = 1;
+	if (i >= P->n) {
+		P->tok = T_END;
+		P->len = 0;
+		return 0;
+	}
+	char c = s[i], d = i + 1 < P->n ? s[i + 1] : 0;
+	if (rt_isident0(c)) {
+		size_t j = i;
+		while (j < P->n && rt_isident(s[j]))
+			j++;
+		P->tok = T_IDENT;
+		P->len = j - i;
+		return 0;
+	}
+	if (rt_isdigit(c) || ((c == '-' || c == '.') && (rt_isdigit(d) || d == '.'))) {
+		/* Take everything a number could be made of; rt_fnumber() then
+		 * decides whether it is one ("12ab" is malformed, not 12 then ab). */
+		size_t j = i + 1;
+		int hex = c == '0' && (d == 'x' || d == 'X');
+		while (j < P->n) {
+			char e = s[j];
+			if (rt_isident(e) || e == '.' ||
+			    ((e == '+' || e == '-') && !hex && (s[j - 1] == 'e' || s[j - 1] == 'E')))
+				j++;
+			else
+				break;
+		}
+		P->tok = T_NUM;
+		P->len = j - i;
+		return 0;
+	}
+	if (c == '"') {
+		size_t j = i + 1;
+		while (j < P->n && s[j] != '"') {
+			if (s[j] == '\\' && j + 1 < P->n)
+				j++;
+			j++;
+		}
+		if (j >= P->n)
+			return rt_ferr(P, i, "unterminated string (missing closing '\"')");
+		P->tok = T_STR;
+		P->len = j + 1 - i;
+		return 0;
+	}
+	switch (c) {
+	case '=':
+		if (d == '=') { P->tok = T_EQ; P->len = 2; return 0; }
+		return rt_ferr(P, i, "unknown operator '=' (use '==')");
+	case '!':
+		if (d == '=') { P->tok = T_NE; P->len = 2; return 0; }
+		P->tok = T_NOT;
+		return 0;
+	case '<':
+		if (d == '=') { P->tok = T_LE; P->len = 2; return 0; }
+		P->tok = T_LT;
+		return 0;
+	case '>':
+		if (d == '=') { P->tok = T_GE; P->len = 2; return 0; }
+		P->tok = T_GT;
+		return 0;
+	case '&':
+		if (d == '&') { P->tok = T_AND; P->len = 2; return 0; }
+		P->tok = T_BAND;
+		return 0;
+	case '|':
+		if (d == '|') { P->tok = T_OR; P->len = 2; return 0; }
+		return rt_ferr(P, i, "unknown operator '|' (use '||')");
+	case '~': P->tok = T_GLOB; return 0;
+	case '(': P->tok = T_LP; return 0;
+	case ')': P->tok = T_RP; return 0;
+	}
+	if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f)
+		return rt_ferr(P, i, "unexpected character '%c'", c);
+	return rt_ferr(P, i, "unexpected byte 0x%02x", (unsigned char)c);
+}
+
+/* The current token, for messages: its text (at most 32 bytes). */
+#define RT_TOKFMT "'%.*s'"
+#define RT_TOKARG(P) (int)((P)->len > 32 ? 32 : (P)->len), (P)->s + (P)->pos
+
+/* ---- code generation ----------------------------------------------------------- */
+
+static struct rt_finsn *rt_femit(struct rt_fparser *P, int code)
+{
+	if (P->ninsn == P->cap) {
+		uint32_t cap = P->cap ? P->cap * 2 : 16;
+		struct rt_finsn *n = realloc(P->insn, cap * sizeof(*n));
+		if (!n) {
+			rt_fnomem(P);
+			return NULL;
+		}
+		P->insn = n;
+		P->cap = cap;
+	}
+	struct rt_finsn *in = &P->insn[P->ninsn++];
+	memset(in, 0, sizeof(*in));
+	in->code = (uint8_t)code;
+	return in;
+}
+
+/* Decode the quoted literal of the current token into the pool. */
+static int rt_fstring(struct rt_fparser *P, uint32_t *off, uint32_t *len)
+{
+	size_t need = P->len; /* the decoded text and its NUL fit in the token's length */
+	if (P->npool + need > P->pcap) {
+		size_t cap = P->pcap ? P->pcap : 64;
+		while (cap < P->npool + need)
+			cap *= 2;
+		char *n = realloc(P->pool, cap);
+		if (!n)
+			return rt_fnomem(P);
+		P->pool = n;
+		P->pcap = cap;
+	}
+	if (P->npool + need > UINT32_MAX)
+		return rt_ferr(P, P->pos, "string literal too long");
+	char *d = P->pool + P->npool;
+	const char *s = P->s + P->pos + 1, *e = P->s + P->pos + P->len - 1;
+	size_t k = 0;
+	while (s < e) {
+		/* \" and \\ are escapes; any other backslash stays, for fnmatch. */
+		if (s[0] == '\\' && s + 1 < e && (s[1] == '"' || s[1] == '\\'))
+			s++;
+		d[k++] = *s++;
+	}
+	d[k] = 0;
+	*off = (uint32_t)P->npool;
+	*len = (uint32_t)k;
+	P->npool += k + 1;
+	return 0;
+}
+
+struct rt_fnum {
+	int is_float;
+	int negative;
+	uint64_t mag;   /* integers: the magnitude */
+	double d;       /* floats, and integers as double */
+};
+
+/* Parse the current T_NUM token: decimal or 0x integer, or a decimal float. */
+static int rt_fnumber(struct rt_fparser *P, struct rt_fnum *out)
+{
+	char buf[80];
+	const char *t = P->s + P->pos;
+	size_t n = P->len;
+	if (n >= sizeof(buf))
+		return rt_ferr(P, P->pos, "malformed number " RT_TOKFMT " (too long)", RT_TOKARG(P));
+	memcpy(buf, t, n);
+	buf[n] = 0;
+	memset(out, 0, sizeof(*out));
+	const char *b = buf;
+	if (*b == '-') {
+		out->negative = 1;
+		b++;
+	}
+	int hex = b[0] == '0' && (b[1] == 'x' || b[1] == 'X');
+	int is_float = !hex && strpbrk(b, ".eE") != NULL;
+	char *end;
+	errno = 0;
+	if (is_float) {
+		/* strtod would also take "inf", "nan" and hex floats; the lexer only
+		 * lets digits, '.', letters and exponent signs through, so check
+		 * the shape: digits and one '.', then an optional exponent. */
+		const char *q = b;
+		int digits = 0;
+		while (rt_isdigit(*q)) { q++; digits++; }
+		if (*q == '.') {
+			q++;
+			while (rt_isdigit(*q)) { q++; digits++; }
+		}
+		if (*q == 'e' || *q == 'E') {
+			q++;
+			if (*q == '+' || *q == '-')
+				q++;
+			if (!rt_isdigit(*q))
+				digits = 0;
+			while (rt_isdigit(*q))
+				q++;
+		}
+		if (!digits || *q)
+			return rt_ferr(P, P->pos, "malformed number " RT_TOKFMT, RT_TOKARG(P));
+		out->d = strtod(buf, &end);
+		if (*end || errno == ERANGE)
+			return rt_ferr(P, P->pos, "number " RT_TOKFMT " is out of range", RT_TOKARG(P));
+		out->is_float = 1;
+		return 0;
+	}
+	const char *digits = hex ? b + 2 : b;
+	for (const char *q = digits; *q; q++) {
+		int ok = rt_isdigit(*q) ||
+			 (hex && ((*q >= 'a' && *q <= 'f') || (*q >= 'A' && *q <= 'F')));
+		if (!ok)
+			return rt_ferr(P, P->pos, "malformed number " RT_TOKFMT, RT_TOKARG(P));
+	}
+	if (!*digits)
+		return rt_ferr(P, P->pos, "malformed number " RT_TOKFMT, RT_TOKARG(P));
+	out->mag = strtoull(digits, &end, hex ? 16 : 10);
+	if (*end || errno == ERANGE)
+		return rt_ferr(P, P->pos, "number " RT_TOKFMT " is out of range", RT_TOKARG(P));
+	if (out->negative && out->mag > (uint64_t)1 << 63)
+		return rt_ferr(P, P->pos, "number " RT_TOKFMT " is out of range", RT_TOKARG(P));
+	out->d = out->negative ? -(double)out->mag : (double)out->mag;
+	return 0;
+}
+
+static const char *rt_ftype_name(const struct ringtrace_field_desc *fd)
+{
+	switch (fd->type) {
+	case RINGTRACE_FT_INT: return fd->is_signed ? "signed integer" : "unsigned integer";
+	case RINGTRACE_FT_FLOAT: return "float";
+	case RINGTRACE_FT_BOOL: return "bool";
+	case RINGTRACE_FT_ENUM: return "enum";
+	case RINGTRACE_FT_POINTER: return "pointer";
+	case RINGTRACE_FT_ARRAY: return "array";
+	case RINGTRACE_FT_FLOAT_ARRAY: return "float array";
+	case RINGTRACE_FT_STRING: return "string";
+	case RINGTRACE_FT_BYTES: return "bytes";
+	default: return "unknown";
+	}
+}
+
+static int rt_is_scalar(int type)
+{
+	return type == RINGTRACE_FT_INT || type == RINGTRACE_FT_FLOAT || type == RINGTRACE_FT_BOOL ||
+	       type == RINGTRACE_FT_ENUM || type == RINGTRACE_FT_POINTER;
+}
+
+/* pred := FIELD OP VALUE; the current token is the field name. */
+static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
+{
+	size_t fpos = P->pos, flen = P->len;
+	int fl = (int)(flen > 64 ? 64 : flen);
+	const char *fname = P->s + fpos;
+	uint32_t fi;
+	for (fi = 0; fi < P->nfields; fi++) {
+		const char *nm = P->fields[fi].name;
+		if (nm && strlen(nm) == flen && memcmp(nm, fname, flen) == 0)
+			break;
+	}
+	if (fi == P->nfields)
+		return rt_ferr(P, fpos, "unknown field \"%.*s\"", fl, fname);
+	const struct ringtrace_field_desc *fd = &P->fields[fi];
+
+	if (rt_fnext(P))
+		return -1;
+	int op = P->tok;
+	size_t opos = P->pos;
+	if (op < T_EQ || op > T_GLOB) {
+		if (op == T_END)
+			return rt_ferr(P, opos, "missing operator after field \"%.*s\"", fl, fname);
+		return rt_ferr(P, opos, "missing operator after field \"%.*s\" (found " RT_TOKFMT ")",
+			       fl, fname, RT_TOKARG(P));
+	}
+	const char *optext = rt_tok_text[op];
+	if (rt_fnext(P))
+		return -1;
+	if (P->tok != T_NUM && P->tok != T_STR) {
+		if (P->tok == T_END)
+			return rt_ferr(P, P->pos, "missing value after '%s'", optext);
+		return rt_ferr(P, P->pos, "missing value after '%s' (found " RT_TOKFMT ")", optext,
+			       RT_TOKARG(P));
+	}
+	size_t vpos = P->pos;
+	const char *tn = rt_ftype_name(fd);
+	int cmp = op == T_EQ ? RT_C_EQ : op == T_NE ? RT_C_NE : op == T_LT ? RT_C_LT
+		: op == T_LE ? RT_C_LE : op == T_GT ? RT_C_GT : RT_C_GE;
+	struct rt_finsn *in;
+
+	if (fd->type == RINGTRACE_FT_ARRAY || fd->type == RINGTRACE_FT_FLOAT_ARRAY)
+		return rt_ferr(P, fpos, "type mismatch: field \"%.*s\" is an array; arrays cannot be filtered on",
+			       fl, fname);
+	if (fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES) {
+		int is_str = fd->type == RINGTRACE_FT_STRING;
+		if (op != T_EQ && op != T_NE && !(is_str && op == T_GLOB))
+			return rt_ferr(P, opos, "type mismatch: %s field \"%.*s\" takes %s, not '%s'", tn, fl,
+				       fname, is_str ? "==, != or ~" : "== or !=", optext);
+		if (P->tok != T_STR)
+			return rt_ferr(P, vpos, "type mismatch: %s field \"%.*s\" is compared with a quoted string, not a number",
+				       tn, fl, fname);
+		uint32_t so, sl;
+		if (rt_fstring(P, &so, &sl))
+			return -1;
+		if (!(in = rt_femit(P, !is_str ? RT_F_BYTES : op == T_GLOB ? RT_F_GLOB : RT_F_STR)))
+			return -1;
+		in->cmp = (uint8_t)(op == T_NE ? RT_C_NE : RT_C_EQ);
+		in->arg = so;
+		in->arglen = sl;
+	} else {
+		int is_float = fd->type == RINGTRACE_FT_FLOAT;
+		if (op == T_GLOB)
+			return rt_ferr(P, opos, "type mismatch: glob '~' needs a string field; \"%.*s\" is of type %s",
+				       fl, fname, tn);
+		if (op == T_BAND && is_float)
+			return rt_ferr(P, opos, "type mismatch: '&' needs an integer field; \"%.*s\" is a float",
+				       fl, fname);
+		if (!(in = rt_femit(P, RT_F_INT)))
+			return -1;
+		in->cmp = (uint8_t)cmp;
+		int sgn = fd->is_signed && !is_float && fd->type != RINGTRACE_FT_BOOL &&
+			  fd->type != RINGTRACE_FT_POINTER;
+		if (P->tok == T_STR) {
+			if (fd->type != RINGTRACE_FT_ENUM)
+				return rt_ferr(P, vpos, "type mismatch: %s field \"%.*s\" is compared with a number, not a quoted string",
+					       tn, fl, fname);
+			if (op != T_EQ && op != T_NE)
+				return rt_ferr(P, opos, "type mismatch: enum names compare only with == and !=, not '%s'",
+					       optext);
+			uint32_t so, sl;
+			size_t mark = P->npool;
+			if (rt_fstring(P, &so, &sl))
+				return -1;
+			const char *name = P->pool + so;
+			const struct ringtrace_enum_desc *ed = fd->enm;
+			uint32_t k = 0;
+			for (; ed && k < ed->count; k++)
+				if (ed->values[k].name && strcmp(ed->values[k].name, name) == 0)
+					break;
+			if (!ed || k == ed->count)
+				return rt_ferr(P, vpos, "unknown enum name \"%.*s\" for field \"%.*s\"",
+					       (int)(sl > 64 ? 64 : sl), name, fl, fname);
+			P->npool = mark; /* the name is not needed at run time */
+			in = &P->insn[P->ninsn - 1];
+			in->v.i = ed->values[k].value;
+			in->code = sgn ? RT_F_INT : RT_F_UINT;
+		} else {
+			struct rt_fnum num;
+			if (rt_fnumber(P, &num))
+				return -1;
+			in = &P->insn[P->ninsn - 1];
+			if (is_float) {
+				in->code = RT_F_FLOAT;
+				/* A float field holds the literal rounded to float. */
+				in->v.d = fd->size == 4 ? (double)(float)num.d : num.d;
+			} else if (num.is_float) {
+				return rt_ferr(P, vpos, "type mismatch: float literal " RT_TOKFMT " for %s field \"%.*s\"",
+					       RT_TOKARG(P), tn, fl, fname);
+			} else if (op == T_BAND) {
+				in->code = RT_F_BITS;
+				in->is_signed = (uint8_t)sgn;
+				in->v.u = num.negative ? (uint64_t)0 - num.mag : num.mag;
+			} else if (sgn) {
+				if (!num.negative && num.mag > INT64_MAX)
+					return rt_ferr(P, vpos, "number " RT_TOKFMT " is out of range for signed field \"%.*s\"",
+						       RT_TOKARG(P), fl, fname);
+				in->code = RT_F_INT;
+				in->v.u = num.negative ? (uint64_t)0 - num.mag : num.mag;
+			} else {
+				if (num.negative && num.mag)
+					return rt_ferr(P, vpos, "type mismatch: negative number " RT_TOKFMT " for %s field \"%.*s\"",
+						       RT_TOKARG(P), tn, fl, fname);
+				in->code = RT_F_UINT;
+				in->v.u = num.mag;
+			}
+		}
+	}
+	in->field = fi;
+	in->size = fd->size;
+	in->off = fixed_off[fi];
+	return rt_fnext(P);
+}
+
+static int rt_for(struct rt_fparser *P, const uint32_t *fixed_off);
+
+/* unary := "!" unary | "(" or ")" | pred */
+static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
+{
+	if (P->tok == T_NOT || P->tok == T_LP) {
+		if (++P->depth > RT_FMAX_DEPTH)
+			return rt_ferr(P, P->pos, "expression nested too deeply (more than %d levels)",
+				       RT_FMAX_DEPTH);
+		int r;
+		if (P->tok == T_NOT) {
+			if (rt_fnext(P) || rt_funary(P, fixed_off))
+				return -1;
+			r = rt_femit(P, RT_F_NOT) ? 0 : -1;
+		} else {
+			size_t lp = P->pos;
+			if (rt_fnext(P) || rt_for(P, fixed_off))
+				return -1;
+			if (P->tok != T_RP) {
+				if (P->tok == T_END)
+					return rt_ferr(P, lp, "unbalanced parentheses: '(' is never closed");
+				return rt_ferr(P, P->pos, "expected ')' or an operator, found " RT_TOKFMT,
+					       RT_TOKARG(P));
+			}
+			r = rt_fnext(P);
+		}
+		P->depth--;
+		return r;
+	}
+	if (P->tok == T_IDENT)
+		return rt_fpred(P, fixed_off);
+	if (P->tok == T_END)
+		return rt_ferr(P, P->pos, "missing operand: expected a field, '!' or '(' at the end");
+	if (P->tok == T_NUM || P->tok == T_STR)
+		return rt_ferr(P, P->pos, "expected a field name, found %s " RT_TOKFMT " (the field goes on the left)",
+			       rt_tok_text[P->tok], RT_TOKARG(P));
+	return rt_ferr(P, P->pos, "missing operand: expected a field, '!' or '(', found " RT_TOKFMT,
+		       RT_TOKARG(P));
+}
+
+/* and := unary ("&&" unary)*; or := and ("||" and)* */
+static int rt_fbinary(struct rt_fparser *P, const uint32_t *fixed_off, int is_or)
+{
+	if (is_or ? rt_fbinary(P, fixed_off, 0) : rt_funary(P, fixed_off))
+		return -1;
+	int optok = is_or ? T_OR : T_AND;
+	while (P->tok == optok) {
+		struct rt_finsn *j = rt_femit(P, is_or ? RT_F_JT : RT_F_JF);
+		if (!j)
+			return -1;
+		uint32_t ji = P->ninsn - 1;
+		if (rt_fnext(P))
+			return -1;
+		if (is_or ? rt_fbinary(P, fixed_off, 0) : rt_funary(P, fixed_off))
+			return -1;
+		P->insn[ji].arg = P->ninsn;
+	}
+	return 0;
+}
+
+static int rt_for(struct rt_fparser *P, const uint32_t *fixed_off)
+{
+	return rt_fbinary(P, fixed_off, 1);
+}
+
+/* ---- compile ----------------------------------------------------------------- */
+
+int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t nfields,
+			     const char *expr, ringtrace_filter **out, unsigned *err_column)
+{
+	if (err_column)
+		*err_column = 0;
+	if (!out || !expr || (nfields && !fields))
+		return rt_error(RINGTRACE_EINVAL, "filter: NULL argument");
+	*out = NULL;
+
+	/* The layout: validate the schema and find the fixed offsets. */
+	struct rt_flayout *layout = calloc(nfields ? nfields : 1, sizeof(*layout));
+	uint32_t *fixed_off = calloc(nfields ? nfields : 1, sizeof(*fixed_off));
+	struct rt_fparser P;
+	memset(&P, 0, sizeof(P));
+	int rc = 0;
+	if (!layout || !fixed_off) {
+		rc = rt_error(RINGTRACE_ENOMEM, "filter: out of memory");
+		goto done;
+	}
+	uint64_t o = 0;
+	uint32_t var_field = nfields, min_len = 0;
+	for (uint32_t i = 0; i < nfields; i++) {
+		const struct ringtrace_field_desc *fd = &fields[i];
+		struct rt_flayout *l = &layout[i];
+		unsigned al = fd->align ? fd->align : 1;
+		const char *nm = fd->name ? fd->name : "?";
+		if (al > 8 || (al & (al - 1))) {
+			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": alignment %u is invalid", nm, al);
+			goto done;
+		}
+		int sz_ok = fd->size == 1 || fd->size == 2 || fd->size == 4 || fd->size == 8;
+		if (fd->type == RINGTRACE_FT_FLOAT || fd->type == RINGTRACE_FT_FLOAT_ARRAY)
+			sz_ok = fd->size == 4 || fd->size == 8;
+		if (fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES)
+			sz_ok = 1;
+		if (!rt_is_scalar(fd->type) && fd->type != RINGTRACE_FT_ARRAY &&
+		    fd->type != RINGTRACE_FT_FLOAT_ARRAY && fd->type != RINGTRACE_FT_STRING &&
+		    fd->type != RINGTRACE_FT_BYTES) {
+			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": type %u is invalid", nm, fd->type);
+			goto done;
+		}
+		if (!sz_ok) {
+			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": size %u is invalid", nm, fd->size);
+			goto done;
+		}
+		l->type = fd->type;
+		l->size = fd->size;
+		l->align = (uint8_t)al;
+		uint64_t bytes = rt_is_scalar(fd->type) ? fd->size : (uint64_t)fd->size * fd->count;
+		if (fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES)
+			bytes = 0;
+		l->bytes = (uint32_t)(bytes > UINT32_MAX ? UINT32_MAX : bytes);
+		if (var_field == nfields) {
+			o = (o + al - 1) & ~(uint64_t)(al - 1);
+			if (o + bytes > UINT32_MAX - 8) {
+				rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": record too large", nm);
+				goto done;
+			}
+			fixed_off[i] = (uint32_t)o;
+			if (fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES) {
+				/* Its offset is still fixed; the ones after it are not. */
+				var_field = i;
+				min_len = (uint32_t)o;
+			} else {
+				o += bytes;
+			}
+		} else {
+			fixed_off[i] = RT_VAR_OFF;
+		}
+	}
+	if (var_field == nfields)
+		min_len = (uint32_t)o;
+
+	P.s = expr;
+	P.n = strlen(expr);
+	P.fields = fields;
+	P.nfields = nfields;
+	if (rt_fnext(&P))
+		goto perr;
+	if (P.tok == T_END) {
+		rt_ferr(&P, P.pos, "empty expression");
+		goto perr;
+	}
+	if (rt_for(&P, fixed_off))
+		goto perr;
+	if (P.tok != T_END) {
+		if (P.tok == T_RP)
+			rt_ferr(&P, P.pos, "unbalanced parentheses: ')' without '('");
+		else
+			rt_ferr(&P, P.pos, "trailing " RT_TOKFMT " after a complete condition (missing && or ||?)",
+				RT_TOKARG(&P));
+		goto perr;
+	}
+
+	/* One block: the filter, its program, the layout and the literals. */
+	size_t isz = (size_t)P.ninsn * sizeof(struct rt_finsn);
+	size_t lsz = (size_t)nfields * sizeof(struct rt_flayout);
+	struct ringtrace_filter *f = malloc(sizeof(*f) + isz + lsz + P.npool + 1);
+	if (!f) {
+		rc = rt_error(RINGTRACE_ENOMEM, "filter: out of memory");
+		goto done;
+	}
+	f->ninsn = P.ninsn;
+	f->min_len = min_len;
+	f->var_field = var_field;
+	f->nfields = nfields;
+	memcpy(f->insn, P.insn, isz);
+	char *tail = (char *)f->insn + isz;
+	memcpy(tail, layout, lsz);
+	f->layout = (const struct rt_flayout *)tail;
+	if (P.npool)
+		memcpy(tail + lsz, P.pool, P.npool);
+	f->pool = tail + lsz;
+	*out = f;
+	rt_error_clear();
+	goto done;
+perr:
+	rc = P.err;
+	if (err_column)
+		*err_column = P.col;
+done:
+	free(P.insn);
+	free(P.pool);
+	free(layout);
+	free(fixed_off);
+	return rc;
+}
