@@ -308,25 +308,42 @@ static void print_span(ringtrace_trace *t, uint64_t a, uint64_t b)
 	       (double)(nb - na) / 1e9);
 }
 
-static int cmd_stat(int argc, char **argv)
+/*
+ * The arguments of a command that takes one trace directory and no option
+ * (stat, list): *t is the opened trace, or the return value is the exit
+ * status to return now (help shown, usage error, unreadable trace).
+ */
+static int open_dir_arg(const char *cmd, const char *help, int argc, char **argv,
+			ringtrace_trace **t, const char **dirp)
 {
 	const char *dir = NULL;
+	*t = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (is_help(argv[i])) {
-			fputs(stat_help, stdout);
+			fputs(help, stdout);
 			return 0;
 		}
 		if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("stat", "unknown option %s", argv[i]);
+			return usage_error(cmd, "unknown option %s", argv[i]);
 		if (dir)
-			return usage_error("stat", "unexpected argument %s", argv[i]);
+			return usage_error(cmd, "unexpected argument %s", argv[i]);
 		dir = argv[i];
 	}
 	if (!dir)
-		return usage_error("stat", "%s", "missing trace directory");
-	ringtrace_trace *t = open_trace(dir);
+		return usage_error(cmd, "%s", "missing trace directory");
+	*dirp = dir;
+	*t = open_trace(dir);
+	return *t ? 0 : 1;
+}
+
+static int cmd_stat(int argc, char **argv)
+{
+	ringtrace_trace *t;
+	const char *dir = NULL;
+	int st = open_dir_arg("stat", stat_help, argc, argv, &t, &dir);
 	if (!t)
-		return 1;
+		return st;
+	(void)dir;
 	uint64_t *count = calloc(65536, sizeof(uint64_t));
 	if (!count)
 		return 1;
@@ -442,23 +459,12 @@ static void print_type(const struct ringtrace_field_desc *f)
 
 static int cmd_list(int argc, char **argv)
 {
+	ringtrace_trace *t;
 	const char *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
-			fputs(list_help, stdout);
-			return 0;
-		}
-		if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("list", "unknown option %s", argv[i]);
-		if (dir)
-			return usage_error("list", "unexpected argument %s", argv[i]);
-		dir = argv[i];
-	}
-	if (!dir)
-		return usage_error("list", "%s", "missing trace directory");
-	ringtrace_trace *t = open_trace(dir);
+	int st = open_dir_arg("list", list_help, argc, argv, &t, &dir);
 	if (!t)
-		return 1;
+		return st;
+	(void)dir;
 	uint32_t ne = ringtrace_trace_event_count(t);
 	printf("events (%u):\n", ne);
 	for (uint32_t i = 0; i < ne; i++) {
