@@ -433,9 +433,13 @@ static int cmd_stat(int argc, char **argv)
 
 static const char list_help[] =
 	"usage: ringtrace list DIR\n"
+	"       ringtrace list -- CMD [ARGS...]\n"
 	"\n"
 	"The events the trace in DIR defines: id, name, kind, fields (name, type,\n"
-	"size, signedness) and print format; then the ringtrace_printf call sites.\n";
+	"size, signedness) and print format; then the ringtrace_printf call sites.\n"
+	"With -- CMD: the events the program CMD (linked with libringtrace) defines;\n"
+	"it is run with tracing on and every event disabled, so give it arguments\n"
+	"that make it exit soon.\n";
 
 static const char *const kind_names[] = {"instant", "begin", "end", "counter"};
 
