@@ -4,12 +4,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "bench_common.h"
 
 /* cheapest event: 64 KiB buffer, 16-byte records */
@@ -189,4 +192,23 @@ double bench_measure_cheapest(int cpu)
 	}
 	pthread_join(t, NULL);
 	return a.ns;
+}
+
+int bench_usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ringtrace-bench %s: ", cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'ringtrace-bench %s --help'.\n", cmd);
+	return BENCH_EXIT_USAGE;
+}
+
+int bench_getopt_error(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		return bench_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	if (optopt && optopt < 256) {
+		char s[3] = {'-', (char)optopt, 0};
+		return bench_usage_error(cmd, "unknown option '%s'", s);
+	}
+	return bench_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }

@@ -52,6 +52,11 @@ int bench_parse_size(const char *s, size_t *out);
 /* Parse a number of seconds, 0 < v <= max: 0, or -1 if invalid. */
 int bench_parse_seconds(const char *s, double max, double *out);
 
+/* "ringtrace-bench CMD: <fmt with arg>" and a hint on stderr; BENCH_EXIT_USAGE. */
+int bench_usage_error(const char *cmd, const char *fmt, const char *arg);
+/* The usage error for getopt_long's ':' (missing value) or '?' (unknown option). */
+int bench_getopt_error(const char *cmd, int c, char **argv);
+
 /*
  * "cheapest event": a floor for any tracer. Per iteration one timestamp
  * read (rdtsc on x86, else clock_gettime), one 16-byte store (timestamp +

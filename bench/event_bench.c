@@ -218,13 +218,7 @@ static void event_usage(FILE *f)
 		"exit status: 0 ok, 1 a check failed (accounting, reader), 2 usage error\n");
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "ringtrace-bench event: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'ringtrace-bench event --help'.\n");
-	return BENCH_EXIT_USAGE;
-}
+#define usage_error(fmt, arg) bench_usage_error("event", fmt, arg)
 
 enum { OPT_SECONDS = 256 };
 
@@ -250,15 +244,8 @@ int event_bench_main(int argc, char **argv)
 			if (bench_parse_seconds(arg, EV_MAX_SECONDS, &seconds))
 				return usage_error("--seconds: '%s' is not a number of seconds > 0", arg);
 			break;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		case '?':
-		default:
-			if (optopt && optopt < 256) {
-				char s[3] = { '-', (char)optopt, 0 };
-				return usage_error("unknown option '%s'", s);
-			}
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			return bench_getopt_error("event", c, argv);
 		}
 	}
 	if (optind < argc)

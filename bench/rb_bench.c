@@ -663,13 +663,7 @@ static void rb_usage(FILE *f)
 		RINGTRACE_RB_DEFAULT_PAGE_SIZE, RINGTRACE_RB_DEFAULT_POOL_SIZE);
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "ringtrace-bench rb: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'ringtrace-bench rb --help'.\n");
-	return BENCH_EXIT_USAGE;
-}
+#define usage_error(fmt, arg) bench_usage_error("rb", fmt, arg)
 
 enum { OPT_SECONDS = 256, OPT_READER, OPT_MODE, OPT_PRODUCERS, OPT_PAGE_SIZE, OPT_POOL_SIZE,
        OPT_RUNS };
@@ -751,15 +745,8 @@ int rb_bench_main(int argc, char **argv)
 			if (bench_parse_uint(arg, 1, RB_MAX_RUNS, &o.runs))
 				return usage_error("--runs: '%s' is not a count from 1 to 1000", arg);
 			break;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		case '?':
-		default:
-			if (optopt && optopt < 256) {
-				char s[3] = { '-', (char)optopt, 0 };
-				return usage_error("unknown option '%s'", s);
-			}
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			return bench_getopt_error("rb", c, argv);
 		}
 	}
 	if (optind < argc)

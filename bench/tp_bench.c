@@ -326,13 +326,7 @@ static void tp_usage(FILE *f)
 		"exit status: 0 ok, 1 a recorded loop lost events or setup failed, 2 usage error\n");
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "ringtrace-bench tp: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'ringtrace-bench tp --help'.\n");
-	return BENCH_EXIT_USAGE;
-}
+#define usage_error(fmt, arg) bench_usage_error("tp", fmt, arg)
 
 enum { OPT_ITERATIONS = 256, OPT_RUNS, OPT_CPU, OPT_POOL_SIZE };
 
@@ -376,15 +370,8 @@ int tp_bench_main(int argc, char **argv)
 			if (bench_parse_size(arg, &o.pool_size))
 				return usage_error("--pool-size: '%s' is not a size in bytes", arg);
 			break;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		case '?':
-		default:
-			if (optopt && optopt < 256) {
-				char s[3] = { '-', (char)optopt, 0 };
-				return usage_error("unknown option '%s'", s);
-			}
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* ':' missing value, '?' unknown option */
+			return bench_getopt_error("tp", c, argv);
 		}
 	}
 	if (optind < argc)
