@@ -34,7 +34,7 @@ extern char **environ;
 
 static int desc_on(const struct ringtrace_event_desc *d)
 {
-	return __atomic_load_n(&d->enabled, __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&d->state, __ATOMIC_RELAXED) != 0;
 }
 
 #define CHECK_RC(call, want)                                                              \

@@ -85,9 +85,9 @@ static void test_basic(void)
 	struct args_seen seen;
 	memset(&seen, 0, sizeof(seen));
 
-	CHECK(ringtrace_event_pr_ev.enabled == 0);
+	CHECK(ringtrace_event_pr_ev.state == 0);
 	CHECK_RC(ringtrace_probe_register_pr_ev(probe_args, &seen), 0);
-	CHECK(ringtrace_event_pr_ev.enabled != 0);
+	CHECK(ringtrace_event_pr_ev.state != 0);
 	CHECK_EQ_U64(ringtrace_event_pr_ev.state, RINGTRACE_EV_PROBES);
 	CHECK_EQ_U64(probes_of("pr_ev"), 1);
 	CHECK(!evu_enabled("pr_ev"));
@@ -163,7 +163,7 @@ static void test_basic(void)
 	CHECK_EQ_U64(probes_of("pr_ev"), 0);
 	CHECK_EQ_U64(ringtrace_event_pr_ev.state, RINGTRACE_EV_RECORD);
 	CHECK_RC(ringtrace_event_disable("pr_*"), 3);
-	CHECK(ringtrace_event_pr_ev.enabled == 0 && ringtrace_event_pr_ev.state == 0);
+	CHECK(ringtrace_event_pr_ev.state == 0);
 	CHECK(ringtrace_event_pr_ev.probes == NULL);
 	trace_pr_ev(5, "w", 0, 0);
 	CHECK(seen.calls == 14 && count_b == 12 && nested == 1);
@@ -282,7 +282,7 @@ static void test_threads(void)
 		free(held);
 	}
 	CHECK_EQ_U64(probes_of("pr_hot"), 0);
-	CHECK(ringtrace_event_pr_hot.enabled == 0);
+	CHECK(ringtrace_event_pr_hot.state == 0);
 	uint64_t tot = __atomic_load_n(&total_calls, __ATOMIC_RELAXED);
 	CHECKF(seen_calls == tot, "calls counted in the data %" PRIu64 ", by the probes %" PRIu64,
 	       seen_calls, tot);

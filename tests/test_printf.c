@@ -258,7 +258,7 @@ int main(void)
 	CHECK_EQ_U64(l.n, 0);
 
 	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
-	CHECK(ringtrace_event_ringtrace_printf.enabled != 0);
+	CHECK(ringtrace_event_ringtrace_printf.state != 0);
 
 	/* 2. */
 	record_all();

@@ -36,6 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ringtrace/ring.h"
 
@@ -109,20 +110,31 @@ struct ringtrace_probe_set {
 /* state bits */
 #define RINGTRACE_EV_RECORD 0x1u /* recorded into the events buffer */
 #define RINGTRACE_EV_PROBES 0x2u /* probes attached */
+#define RINGTRACE_EV_CTL 0x4u    /* a filter or triggers attached (desc->ctl) */
+
+struct ringtrace_event_ctl_;
 
 /* One per event, defined by RINGTRACE_EVENT in the CREATE_EVENTS file. */
 struct ringtrace_event_desc {
-	uint32_t enabled;    /* state != 0: the one word a call site reads */
-	uint32_t state;      /* RINGTRACE_EV_* */
+	/*
+	 * RINGTRACE_EV_* bits; the one word a call site reads (non-zero:
+	 * call in). Changed only by atomic read-modify-writes of single bits
+	 * (the registry under its mutex, triggers from tracepoints), so that
+	 * an enable_event trigger and a probe registration never undo each
+	 * other.
+	 */
+	uint32_t state;
 	uint32_t id;         /* assigned at registration */
 	uint32_t flags;
+	uint32_t kind;       /* enum ringtrace_event_kind */
 	const char *name;
 	const char *print_fmt;
 	const char *file;
 	const struct ringtrace_field_desc *fields;
 	uint32_t nfields;
-	uint32_t kind;       /* enum ringtrace_event_kind */
+	uint32_t pad;
 	const struct ringtrace_probe_set *probes;
+	const struct ringtrace_event_ctl_ *ctl; /* filter and triggers (RCU) */
 	void *reg;           /* registry entry (internal) */
 };
 
@@ -146,6 +158,8 @@ struct ringtrace_event_info {
 	int loaded;          /* 0 after its library was unloaded */
 	int enabled;         /* recorded */
 	uint64_t probes;     /* probes attached */
+	int has_filter;      /* a filter decides what is recorded */
+	uint64_t rejected;   /* calls the filter kept out of the buffer, ever */
 	const char *file;
 };
 
@@ -194,18 +208,35 @@ int ringtrace_probe_unregister(struct ringtrace_event_desc *ev, ringtrace_probe_
 
 /* ---- read-side critical sections (a small RCU) ---------------------------- */
 
+/*
+ * Per-thread counters of filtered events: slot i counts the calls that the
+ * filter of the event holding slot i kept out of the buffer. [0] is written
+ * only by the thread's outermost read-side section (a plain load and
+ * store: no bus lock on the path a rejected event takes), [1] by nested
+ * ones (signal handlers; an atomic add, so that a handler interrupting
+ * another handler loses nothing). Summed by the registry when asked.
+ */
+#define RINGTRACE_COUNT_SLOTS 256u
+
 struct ringtrace_reader_node {
 	uint64_t seq;    /* odd (the grace-period counter | 1) inside a section, else 0 */
 	uint32_t nest;   /* sections nested inside the outermost (signal handlers) */
 	uint32_t in_use;
 	struct ringtrace_reader_node *next;
+	uint64_t count[2][RINGTRACE_COUNT_SLOTS];
 };
 
 extern __thread struct ringtrace_reader_node *ringtrace_rnode_
 	__attribute__((tls_model("initial-exec")));
 extern int ringtrace_rcu_fence_;
 extern uint64_t ringtrace_rcu_gp_;
-extern ringtrace_rb *ringtrace_events_rb_;
+/*
+ * The events buffer, with bit 0 set while tracing is off
+ * (ringtrace_tracing_off(), a traceoff trigger): one word, so that a
+ * trigger can turn tracing off or on from a tracepoint with one atomic
+ * operation and never race with ringtrace_events_set_buffer().
+ */
+extern uintptr_t ringtrace_events_rb_;
 struct ringtrace_reader_node *ringtrace_read_register_(void);
 
 /*
@@ -247,9 +278,103 @@ static inline void ringtrace_read_unlock(unsigned nested)
 /* Wait until every read-side section that began before the call has ended. */
 void ringtrace_synchronize(void);
 
+/* The buffer to record into: NULL if none is set or tracing is off. */
 static inline ringtrace_rb *ringtrace_events_buffer_(void)
 {
-	return __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE);
+	uintptr_t v = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE);
+	return (v & 1) ? (ringtrace_rb *)0 : (ringtrace_rb *)v;
+}
+
+/* ---- filters and triggers, as tracepoints see them (internal) --------------
+ *
+ * desc->ctl points to one of these while the event has a filter or
+ * triggers (RINGTRACE_EV_CTL set); it is replaced as a whole and freed
+ * after a grace period. The API is in ringtrace/filter.h.
+ */
+struct ringtrace_filter;
+
+/* A filter that is one integer predicate on a fixed-offset field
+ * (`value & 1`, `pid == 42`, `len > 64`), evaluated inline. */
+enum {
+	RINGTRACE_FP_NONE = 0, /* not that simple: call ringtrace_filter_match() */
+	RINGTRACE_FP_EQ, RINGTRACE_FP_NE, RINGTRACE_FP_LT, RINGTRACE_FP_LE,
+	RINGTRACE_FP_GT, RINGTRACE_FP_GE, RINGTRACE_FP_BITS
+};
+
+struct ringtrace_fast_pred_ {
+	uint8_t op;          /* RINGTRACE_FP_* */
+	uint8_t size;        /* 1, 2, 4, 8 */
+	uint8_t is_signed;   /* compare as int64 (sign-extended) */
+	uint8_t pad;
+	uint32_t off;        /* in the payload; off + size <= the fixed prefix */
+	uint64_t k;          /* the literal (or mask) */
+};
+
+struct ringtrace_event_ctl_ {
+	const struct ringtrace_filter *filter; /* NULL: every call is recorded */
+	struct ringtrace_fast_pred_ fast;
+	uint32_t slot;       /* counter slot, or RINGTRACE_COUNT_SLOTS: use *overflow */
+	uint32_t ntriggers;
+	uint64_t *overflow;  /* rejected count when no slot was free (atomic add) */
+	void *triggers;      /* the library's trigger list */
+};
+
+int ringtrace_filter_match(const struct ringtrace_filter *f, const void *payload, size_t len);
+/* Run the triggers of `ctl` on a record (out of line; async-signal-safe). */
+void ringtrace_triggers_run_(const struct ringtrace_event_ctl_ *ctl, const void *payload,
+			     size_t len);
+
+static inline __attribute__((always_inline)) int
+ringtrace_fast_pred_(const struct ringtrace_fast_pred_ *fp, const void *payload)
+{
+	const char *p = (const char *)payload + fp->off;
+	uint64_t v;
+	switch (fp->size) {
+	case 1: { uint8_t x; memcpy(&x, p, 1); v = fp->is_signed ? (uint64_t)(int64_t)(int8_t)x : x; break; }
+	case 2: { uint16_t x; memcpy(&x, p, 2); v = fp->is_signed ? (uint64_t)(int64_t)(int16_t)x : x; break; }
+	case 4: { uint32_t x; memcpy(&x, p, 4); v = fp->is_signed ? (uint64_t)(int64_t)(int32_t)x : x; break; }
+	default: memcpy(&v, p, 8); break;
+	}
+	uint64_t k = fp->k;
+	/* Order comparisons: flipping the sign bit maps int64 order onto uint64. */
+	uint64_t bias = fp->is_signed ? (1ull << 63) : 0;
+	switch (fp->op) {
+	case RINGTRACE_FP_BITS: return (v & k) != 0;
+	case RINGTRACE_FP_EQ: return v == k;
+	case RINGTRACE_FP_NE: return v != k;
+	case RINGTRACE_FP_LT: return (v ^ bias) < (k ^ bias);
+	case RINGTRACE_FP_LE: return (v ^ bias) <= (k ^ bias);
+	case RINGTRACE_FP_GT: return (v ^ bias) > (k ^ bias);
+	default: return (v ^ bias) >= (k ^ bias);
+	}
+}
+
+/*
+ * Whether a record (built by the tracepoint: trusted, `len` bytes) passes
+ * the event's filter; a rejected call is counted. `nested` is the token
+ * of the read-side section the caller is in.
+ */
+static inline __attribute__((always_inline)) int
+ringtrace_ctl_keep_(const struct ringtrace_event_ctl_ *ctl, const void *payload, size_t len,
+		    unsigned nested)
+{
+	if (!ctl->filter)
+		return 1;
+	int keep = ctl->fast.op ? ringtrace_fast_pred_(&ctl->fast, payload)
+				: ringtrace_filter_match(ctl->filter, payload, len);
+	if (__builtin_expect(keep, 1))
+		return 1;
+	uint32_t slot = ctl->slot;
+	if (__builtin_expect(slot < RINGTRACE_COUNT_SLOTS, 1)) {
+		uint64_t *c = &ringtrace_rnode_->count[nested ? 1 : 0][slot];
+		if (!nested)
+			__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+	} else {
+		__atomic_fetch_add(ctl->overflow, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
 }
 
 /* Length of s up to max; sets `bit` in *trunc if s is longer (NULL: 0). */

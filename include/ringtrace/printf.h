@@ -168,7 +168,7 @@ template <class T> inline uint64_t val(T *v) { return ringtrace_pf_ptr_((const v
 	do {                                                                               \
 		if (0)                                                                     \
 			ringtrace_printf_check_(__VA_ARGS__);                              \
-		if (__builtin_expect(__atomic_load_n(&ringtrace_event_ringtrace_printf.enabled, \
+		if (__builtin_expect(__atomic_load_n(&ringtrace_event_ringtrace_printf.state,   \
 						     __ATOMIC_RELAXED),                     \
 				     0)) {                                                 \
 			static const uint8_t ringtrace__pf_types_[] = {types};                     \

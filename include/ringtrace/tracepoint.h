@@ -237,7 +237,7 @@
 								RINGTRACE__UNPAREN proto);        \
 	static inline __attribute__((unused)) void trace_##name proto                    \
 	{                                                                                \
-		if (__builtin_expect(__atomic_load_n(&ringtrace_event_##name.enabled,     \
+		if (__builtin_expect(__atomic_load_n(&ringtrace_event_##name.state,       \
 						     __ATOMIC_RELAXED), 0))                \
 			ringtrace_run_##name args;                                        \
 	}                                                                                \
@@ -267,12 +267,12 @@
 		{"_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0, NULL},                        \
 		RINGTRACE__SEQ(SCHEMA, fields)};                                                   \
 	RINGTRACE__C_BEGIN struct ringtrace_event_desc ringtrace_event_##name = {                  \
-		0, 0, 0, 0, #name, fmt, __FILE__,                                          \
+		0, 0, 0, (uint32_t)(kind), #name, fmt, __FILE__,                           \
 		ringtrace_fields_##name + ((0 RINGTRACE__SEQ(VARLEN, fields)) ? 0 : 1),            \
 		(uint32_t)(sizeof(ringtrace_fields_##name) /                               \
 				   sizeof(ringtrace_fields_##name[0]) -                    \
 			   ((0 RINGTRACE__SEQ(VARLEN, fields)) ? 0 : 1)),                          \
-		(uint32_t)(kind), NULL, NULL}; RINGTRACE__C_END                                             \
+		0, NULL, NULL, NULL}; RINGTRACE__C_END                                             \
 	__attribute__((constructor)) static void ringtrace_ctor_##name(void)                \
 	{                                                                                  \
 		ringtrace_event_register(&ringtrace_event_##name);                         \
@@ -281,18 +281,45 @@
 	{                                                                                  \
 		ringtrace_event_unregister(&ringtrace_event_##name);                       \
 	}                                                                                  \
-	/* Everything but the common case: probes, first events, drops... */       \
+	/*                                                                                 \
+	 * Everything but the common case: filters, triggers, probes, a thread's          \
+	 * first event, page switches, drops. The record is built on the stack            \
+	 * first (no clock read, nothing reserved), so that a filter can reject           \
+	 * it for the cost of building it; then copied into the buffer.                   \
+	 */                                                                                \
 	static __attribute__((noinline)) void ringtrace_slow_##name RINGTRACE__PREPEND(                 \
 		uint32_t ringtrace__state, RINGTRACE__UNPAREN proto)                                       \
 	{                                                                                  \
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
 		unsigned ringtrace__rd = ringtrace_read_lock();                                    \
-		if (ringtrace__state & RINGTRACE_EV_RECORD) {                                      \
-			ringtrace_rb *ringtrace__rb = ringtrace_events_buffer_();                  \
-			if (ringtrace__rb) {                                                       \
-				RINGTRACE__RECORD_(ringtrace__rb, ringtrace_rb_reserve, ringtrace_rb_commit, \
-					   fields, )                                       \
+		const struct ringtrace_event_ctl_ *ringtrace__ctl =                                \
+			(ringtrace__state & RINGTRACE_EV_CTL)                                      \
+				? __atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE)           \
+				: 0;                                                       \
+		ringtrace_rb *ringtrace__rb =                                                      \
+			(ringtrace__state & RINGTRACE_EV_RECORD) ? ringtrace_events_buffer_() : 0; \
+		if (ringtrace__ctl || ringtrace__rb) {                                             \
+			/* 8 bytes of slack: the inline filter loads a whole word. */       \
+			RINGTRACE__BUILD_(fields, ringtrace__p = (char *)__builtin_alloca(          \
+							  RINGTRACE__ALIGN_UP(ringtrace__sz, 8) + 8)) \
+			int ringtrace__keep = 1;                                                   \
+			if (ringtrace__ctl)                                                        \
+				ringtrace__keep = ringtrace_ctl_keep_(ringtrace__ctl, ringtrace__p, \
+								       ringtrace__sz, ringtrace__rd); \
+			if (ringtrace__keep && ringtrace__rb) {                                    \
+				char *ringtrace__q = (char *)ringtrace_reserve_fast_(               \
+					ringtrace__rb, ringtrace__ev->id, ringtrace__sz);          \
+				if (ringtrace__q) {                                                \
+					memcpy(ringtrace__q, ringtrace__p, ringtrace__sz);         \
+					ringtrace_commit_fast_(ringtrace__rb);                     \
+				} else if ((ringtrace__q = (char *)ringtrace_rb_reserve(            \
+						    ringtrace__rb, ringtrace__ev->id, ringtrace__sz))) { \
+					memcpy(ringtrace__q, ringtrace__p, ringtrace__sz);         \
+					ringtrace_rb_commit(ringtrace__rb);                        \
+				}                                                          \
 			}                                                                  \
+			if (ringtrace__ctl && ringtrace__ctl->ntriggers)                           \
+				ringtrace_triggers_run_(ringtrace__ctl, ringtrace__p, ringtrace__sz); \
 		}                                                                          \
 		if (ringtrace__state & RINGTRACE_EV_PROBES) {                                      \
 			const struct ringtrace_probe_set *ringtrace__ps = __atomic_load_n(          \
@@ -336,24 +363,32 @@
 	}
 
 /*
- * Size, reserve, write, commit; then run `after`. Used by both paths: the
- * fast one with the inline reserve/commit, the slow one with the library's.
+ * Size the record, get room for it with `alloc` (a statement that sets
+ * ringtrace__p from ringtrace__sz, or leaves it NULL), and write the
+ * fields there. Leaves ringtrace__sz and ringtrace__p in scope.
  */
+#define RINGTRACE__BUILD_(fields, alloc)                                                            \
+	size_t ringtrace__sz = (0 RINGTRACE__SEQ(VARLEN, fields)) ? 1 : 0;                         \
+	uint8_t ringtrace__trunc = 0;                                                      \
+	unsigned ringtrace__vi = 0;                                                        \
+	RINGTRACE__SEQ(SIZE, fields)                                                       \
+	(void)ringtrace__vi;                                                               \
+	(void)ringtrace__trunc;                                                            \
+	char *ringtrace__p = 0;                                                            \
+	alloc;                                                                             \
+	if (ringtrace__p) {                                                                \
+		size_t ringtrace__o = 0;                                                   \
+		if (0 RINGTRACE__SEQ(VARLEN, fields))                                      \
+			ringtrace__p[ringtrace__o++] = (char)ringtrace__trunc;                     \
+		RINGTRACE__SEQ(WRITE, fields)                                              \
+		(void)ringtrace__o;                                                        \
+	}
+
+/* Size, reserve, write, commit; then run `after`. */
 #define RINGTRACE__RECORD_(rb, reserve, commit, fields, after)                                       \
 	{                                                                                  \
-		size_t ringtrace__sz = (0 RINGTRACE__SEQ(VARLEN, fields)) ? 1 : 0;                         \
-		uint8_t ringtrace__trunc = 0;                                                      \
-		unsigned ringtrace__vi = 0;                                                        \
-		RINGTRACE__SEQ(SIZE, fields)                                                       \
-		(void)ringtrace__vi;                                                               \
-		(void)ringtrace__trunc;                                                            \
-		char *ringtrace__p = (char *)reserve(rb, ringtrace__ev->id, ringtrace__sz);                        \
+		RINGTRACE__BUILD_(fields, ringtrace__p = (char *)reserve(rb, ringtrace__ev->id, ringtrace__sz)) \
 		if (ringtrace__p) {                                                                \
-			size_t ringtrace__o = 0;                                                   \
-			if (0 RINGTRACE__SEQ(VARLEN, fields))                                      \
-				ringtrace__p[ringtrace__o++] = (char)ringtrace__trunc;                             \
-			RINGTRACE__SEQ(WRITE, fields)                                              \
-			(void)ringtrace__o;                                                        \
 			commit(rb);                                                        \
 			after                                                              \
 		}                                                                          \

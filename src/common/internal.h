@@ -3,6 +3,7 @@
 #define RINGTRACE_COMMON_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ringtrace/ring.h"
 
@@ -20,6 +21,10 @@ struct ringtrace_rb;
 RT_HIDDEN int rt_events_set_buffer(struct ringtrace_rb *rb, int check_env_rules);
 RT_HIDDEN void rt_events_report_unmatched(void);
 RT_HIDDEN extern const int rt_session_linked;
+/* The `filter` and `trigger` lines of the schema block (src/event/control.c). */
+RT_HIDDEN void rt_ctl_write_schema(FILE *f);
+/* Percent-encoding of docs/format.md section 7 (src/ctf/metadata.c). */
+RT_HIDDEN void rt_pct(FILE *f, const char *s);
 
 /* ---- clock (src/common/clock.c) ---- */
 struct rt_clock {

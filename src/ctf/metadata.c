@@ -125,7 +125,7 @@ static int rt_field(FILE *f, const struct ringtrace_field_desc *fd)
 }
 
 /* Percent-encoding of docs/format.md section 7. */
-static void rt_pct(FILE *f, const char *s)
+void rt_pct(FILE *f, const char *s)
 {
 	static const char safe[] = "_.-:,=()[]{}<>!?#+^~@$&;";
 	if (!s || !*s) {
@@ -188,6 +188,7 @@ static void rt_schema_block(const ringtrace_rb *rb, FILE *f, const struct ringtr
 		rt_pct(f, site->file);
 		fprintf(f, " %u\n", site->line);
 	}
+	rt_ctl_write_schema(f);
 	if (st) {
 		fprintf(f, "stat hit %llu\nstat missed %llu\nstat overrun %llu\nstat read %llu\n"
 			"stat pages %llu\nstat bytes %llu\nstat duration_ns %llu\nstat mode %u\n",

@@ -890,3 +890,29 @@ done:
 	free(fixed_off);
 	return rc;
 }
+
+/*
+ * The inline form of a filter that is one integer predicate on a field at
+ * a fixed offset: what tracepoints evaluate without a call. 1 and *fp
+ * filled in, or 0 if the filter is not that simple.
+ */
+int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *fp)
+{
+	memset(fp, 0, sizeof(*fp));
+	if (f->ninsn != 1)
+		return 0;
+	const struct rt_finsn *in = &f->insn[0];
+	if (in->off == RT_VAR_OFF || (in->code != RT_F_INT && in->code != RT_F_UINT &&
+				      in->code != RT_F_BITS))
+		return 0;
+	static const uint8_t ops[] = {
+		[RT_C_EQ] = RINGTRACE_FP_EQ, [RT_C_NE] = RINGTRACE_FP_NE, [RT_C_LT] = RINGTRACE_FP_LT,
+		[RT_C_LE] = RINGTRACE_FP_LE, [RT_C_GT] = RINGTRACE_FP_GT, [RT_C_GE] = RINGTRACE_FP_GE,
+	};
+	fp->op = in->code == RT_F_BITS ? RINGTRACE_FP_BITS : ops[in->cmp];
+	fp->size = in->size;
+	fp->is_signed = in->code == RT_F_INT || (in->code == RT_F_BITS && in->is_signed);
+	fp->off = in->off;
+	fp->k = in->v.u;
+	return 1;
+}

@@ -19,8 +19,8 @@ static const struct ringtrace_field_desc rt_printf_fields[] = {
 	{"args", RINGTRACE_FT_BYTES, 1, 0, 4, 65535, NULL},
 };
 struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {
-	0, 0, 0, 0, "ringtrace_printf", "site=%u args=%s", __FILE__, rt_printf_fields, 2,
-	RINGTRACE_KIND_INSTANT, NULL, NULL};
+	0, 0, 0, RINGTRACE_KIND_INSTANT, "ringtrace_printf", "site=%u args=%s", __FILE__,
+	rt_printf_fields, 2, 0, NULL, NULL, NULL};
 
 __attribute__((constructor(102))) static void rt_printf_init(void)
 {

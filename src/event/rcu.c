@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "event/registry_internal.h"
 #include "ringtrace/event.h"
 
 __thread struct ringtrace_reader_node *ringtrace_rnode_ __attribute__((tls_model("initial-exec")));
@@ -169,4 +170,23 @@ void ringtrace_synchronize(void)
 		}
 	}
 	pthread_mutex_unlock(&rt_sync_lock);
+}
+
+uint64_t rt_rcu_slot_sum(uint32_t slot)
+{
+	uint64_t sum = 0;
+	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n;
+	     n = n->next)
+		sum += __atomic_load_n(&n->count[0][slot], __ATOMIC_RELAXED) +
+		       __atomic_load_n(&n->count[1][slot], __ATOMIC_RELAXED);
+	return sum;
+}
+
+void rt_rcu_slot_clear(uint32_t slot)
+{
+	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n;
+	     n = n->next) {
+		__atomic_store_n(&n->count[0][slot], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&n->count[1][slot], 0, __ATOMIC_RELAXED);
+	}
 }

@@ -28,16 +28,8 @@
 #include <string.h>
 
 #include "common/internal.h"
+#include "event/registry_internal.h"
 #include "ringtrace/event.h"
-
-struct rt_entry {
-	struct ringtrace_event_desc *desc; /* NULL once unloaded */
-	char *name, *fmt, *file;
-	struct ringtrace_field_desc *fields;
-	uint32_t nfields, id, kind;
-	int record;                        /* rules say: record it */
-	struct ringtrace_probe_set *probes;
-};
 
 struct rt_rule {
 	char *pattern;
@@ -46,15 +38,16 @@ struct rt_rule {
 	int matched;
 };
 
-static pthread_mutex_t rt_reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rt_entry **rt_entries;
-static uint32_t rt_nentries, rt_capentries;
+pthread_mutex_t rt_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+struct rt_entry **rt_entries;
+uint32_t rt_nentries;
+static uint32_t rt_capentries;
 static uint32_t rt_next_id = RINGTRACE_EVENT_ID_FIRST;
 static struct rt_rule *rt_rules;
 static uint32_t rt_nrules;
 static int rt_env_done;
 
-ringtrace_rb *ringtrace_events_rb_;
+uintptr_t ringtrace_events_rb_;
 
 /* fork() while another thread holds the registry lock must not leave the
  * child with a lock nobody will release. */
@@ -73,13 +66,13 @@ __attribute__((constructor(101))) static void rt_reg_init(void)
 
 /* ---- pattern checks ----------------------------------------------------- */
 
-static int rt_is_glob(const char *p)
+int rt_is_glob(const char *p)
 {
 	return strpbrk(p, "*?[") != NULL;
 }
 
 /* Event names: [A-Za-z_][A-Za-z0-9_:.]*. Globs may add * ? [ ] ! -. */
-static int rt_check_pattern(const char *p)
+int rt_check_pattern(const char *p)
 {
 	if (!p || !*p)
 		return rt_error(RINGTRACE_EINVAL, "empty event name or pattern");
@@ -131,14 +124,34 @@ static int rt_match(const char *pattern, const char *name)
 
 /* ---- applying state to descriptors -------------------------------------- */
 
+/* Set or clear one state bit of a loaded event (an atomic RMW: triggers
+ * change RINGTRACE_EV_RECORD from tracepoints, without the lock). */
+void rt_set_state_bit(struct ringtrace_event_desc *d, uint32_t bit, int on)
+{
+	if (on)
+		__atomic_fetch_or(&d->state, bit, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&d->state, ~bit, __ATOMIC_RELEASE);
+}
+
+/* What the rules decided (recording) and the probes, onto the descriptor. */
 static void rt_apply(struct rt_entry *e)
 {
 	if (!e->desc)
 		return;
-	uint32_t st = (e->record ? RINGTRACE_EV_RECORD : 0) | (e->probes ? RINGTRACE_EV_PROBES : 0);
 	__atomic_store_n(&e->desc->probes, e->probes, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->desc->state, st, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->desc->enabled, st != 0, __ATOMIC_RELEASE);
+	rt_set_state_bit(e->desc, RINGTRACE_EV_PROBES, e->probes != NULL);
+	rt_set_state_bit(e->desc, RINGTRACE_EV_RECORD, e->record);
+}
+
+/* Probes only: leaves recording alone (an enable_event trigger may have
+ * changed it since the rules last did). */
+static void rt_apply_probes(struct rt_entry *e)
+{
+	if (!e->desc)
+		return;
+	__atomic_store_n(&e->desc->probes, e->probes, __ATOMIC_RELEASE);
+	rt_set_state_bit(e->desc, RINGTRACE_EV_PROBES, e->probes != NULL);
 }
 
 static void rt_apply_rules(struct rt_entry *e)
@@ -223,17 +236,16 @@ static int rt_configure_locked(const char *spec, int from_env, int apply)
 	return err;
 }
 
-static void rt_read_env_locked(void)
+void rt_read_env_locked(void)
 {
 	if (rt_env_done)
 		return;
 	rt_env_done = 1;
 	const char *env = getenv("RINGTRACE_EVENTS");
-	if (!env || !*env)
-		return;
-	if (rt_configure_locked(env, 1, 1) < 0)
+	if (env && *env && rt_configure_locked(env, 1, 1) < 0)
 		fprintf(stderr, "ringtrace: RINGTRACE_EVENTS=\"%s\": %s (no event enabled from it)\n",
 			env, ringtrace_last_error());
+	rt_ctl_read_env_locked();
 }
 
 int ringtrace_events_configure(const char *spec)
@@ -292,6 +304,7 @@ static struct rt_entry *rt_new_entry(const struct ringtrace_event_desc *d)
 	e->fields = calloc(d->nfields ? d->nfields : 1, sizeof(*e->fields));
 	e->nfields = d->nfields;
 	e->kind = d->kind;
+	e->slot = RINGTRACE_COUNT_SLOTS; /* no counter slot until it has a filter */
 	if (!e->name || !e->fmt || !e->file || !e->fields)
 		return NULL;
 	for (uint32_t i = 0; i < d->nfields; i++) {
@@ -357,13 +370,14 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 			rt_next_id++;
 		rt_entries[rt_nentries++] = e;
 	}
-	e->desc = ev;
+	__atomic_store_n(&e->desc, ev, __ATOMIC_RELEASE);
 	e->record = 0;
 	e->probes = NULL;
 	ev->id = e->id;
 	ev->reg = e;
 	rt_apply_rules(e);
 	rt_apply(e);
+	rt_ctl_event_loaded(e);
 	pthread_mutex_unlock(&rt_reg_lock);
 }
 
@@ -375,18 +389,19 @@ void ringtrace_event_unregister(struct ringtrace_event_desc *ev)
 		pthread_mutex_unlock(&rt_reg_lock);
 		return;
 	}
-	__atomic_store_n(&ev->enabled, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ev->state, 0, __ATOMIC_RELEASE);
 	/* A call that read the old state may still look at the probes. */
 	__atomic_store_n(&ev->probes, NULL, __ATOMIC_RELEASE);
 	struct ringtrace_probe_set *old = e->probes;
 	e->probes = NULL;
-	e->desc = NULL;
+	void *old_ctl = rt_ctl_event_unloading(e);
+	__atomic_store_n(&e->desc, NULL, __ATOMIC_RELEASE); /* triggers read it */
 	ev->reg = NULL;
 	pthread_mutex_unlock(&rt_reg_lock);
 	/* The library's code is about to be unmapped: let running calls end. */
 	ringtrace_synchronize();
 	free(old);
+	rt_ctl_free(old_ctl);
 }
 
 static void rt_info(const struct rt_entry *e, struct ringtrace_event_info *out)
@@ -398,8 +413,11 @@ static void rt_info(const struct rt_entry *e, struct ringtrace_event_info *out)
 	out->fields = e->fields;
 	out->nfields = e->nfields;
 	out->loaded = e->desc != NULL;
-	out->enabled = e->desc != NULL && e->record;
+	out->enabled = e->desc != NULL &&
+		       (__atomic_load_n(&e->desc->state, __ATOMIC_RELAXED) & RINGTRACE_EV_RECORD);
 	out->probes = e->probes ? e->probes->count : 0;
+	out->has_filter = e->filter_expr != NULL;
+	out->rejected = rt_ctl_rejected(e);
 	out->file = e->file;
 }
 
@@ -528,7 +546,11 @@ int rt_events_set_buffer(ringtrace_rb *rb, int check)
 	rt_read_env_locked();
 	if (rb && check)
 		rt_report_unmatched_locked();
-	__atomic_store_n(&ringtrace_events_rb_, rb, __ATOMIC_RELEASE);
+	/* Keep the tracing-off bit (bit 0) as it is. */
+	uintptr_t cur = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&ringtrace_events_rb_, &cur, (uintptr_t)rb | (cur & 1),
+					    1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 	pthread_mutex_unlock(&rt_reg_lock);
 	ringtrace_synchronize();
 	return 0;
@@ -579,7 +601,7 @@ int ringtrace_probe_register(struct ringtrace_event_desc *ev, ringtrace_probe_fn
 	set->probe[n].fn = fn;
 	set->probe[n].data = data;
 	e->probes = set;
-	rt_apply(e);
+	rt_apply_probes(e);
 	pthread_mutex_unlock(&rt_reg_lock);
 	ringtrace_synchronize();
 	free(old);
@@ -616,7 +638,7 @@ int ringtrace_probe_unregister(struct ringtrace_event_desc *ev, ringtrace_probe_
 				set->probe[set->count++] = old->probe[i];
 	}
 	e->probes = set;
-	rt_apply(e);
+	rt_apply_probes(e);
 	pthread_mutex_unlock(&rt_reg_lock);
 	/* After this no call can still be running the removed probe. */
 	ringtrace_synchronize();

@@ -23,11 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "event/registry_internal.h"
 #include "ringtrace/event.h"
 #include "ringtrace/session.h"
 
@@ -59,6 +62,28 @@ static struct {
 /* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
  * on different threads; lock-free atomics are async-signal-safe). */
 static int rt_snapshot_requested;
+/* 1 while a session records (read by snapshot triggers, without the lock);
+ * rt_wake is the futex word the consumer sleeps on, so that a trigger's
+ * snapshot starts at once instead of at the next poll. */
+static int rt_session_live;
+static uint32_t rt_wake;
+
+static void rt_consumer_wake(void)
+{
+	__atomic_fetch_add(&rt_wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rt_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* For snapshot triggers, from tracepoints: async-signal-safe (an atomic
+ * store and a futex wake). 0 if no session is recording. */
+int rt_session_request_snapshot(void)
+{
+	if (!__atomic_load_n(&rt_session_live, __ATOMIC_ACQUIRE))
+		return 0;
+	__atomic_store_n(&rt_snapshot_requested, 1, __ATOMIC_RELEASE);
+	rt_consumer_wake();
+	return 1;
+}
 /* SIGINT/SIGTERM received by a program traced from the environment: the
  * consumer saves the trace, then lets the signal do what it would have. */
 static int rt_exit_signal;
@@ -278,7 +303,9 @@ static void *rt_consumer(void *arg)
 		if (stop)
 			break;
 		struct timespec d = {0, S.mode == RINGTRACE_RB_DISCARD ? 1000000 : 10000000};
-		nanosleep(&d, NULL);
+		uint32_t w = __atomic_load_n(&rt_wake, __ATOMIC_ACQUIRE);
+		if (!__atomic_load_n(&rt_snapshot_requested, __ATOMIC_ACQUIRE))
+			syscall(SYS_futex, &rt_wake, FUTEX_WAIT_PRIVATE, w, &d, NULL, 0);
 	}
 	return NULL;
 }
@@ -292,6 +319,7 @@ static void rt_sigusr2(int sig)
 {
 	(void)sig;
 	__atomic_store_n(&rt_snapshot_requested, 1, __ATOMIC_RELEASE);
+	rt_consumer_wake();
 }
 
 void ringtrace_session_config_init(struct ringtrace_session_config *cfg)
@@ -366,6 +394,7 @@ static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_
 		goto out;
 	}
 	S.active = 1;
+	__atomic_store_n(&rt_session_live, 1, __ATOMIC_RELEASE);
 	err = 0;
 out:
 	pthread_mutex_unlock(&S.lock);
@@ -390,6 +419,7 @@ static int rt_finish_locked(void)
 	free(S.dir);
 	S.dir = NULL;
 	S.active = 0;
+	__atomic_store_n(&rt_session_live, 0, __ATOMIC_RELEASE);
 	S.stopping = 0;
 	return err;
 }
@@ -406,6 +436,7 @@ int ringtrace_session_stop(void)
 	ringtrace_events_set_buffer(NULL);
 	rt_events_report_unmatched();
 	__atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
+	rt_consumer_wake();
 	pthread_mutex_unlock(&S.lock);
 	pthread_join(S.consumer, NULL);
 	pthread_mutex_lock(&S.lock);
@@ -538,6 +569,7 @@ static void rt_session_atfork_child(void)
 {
 	pthread_mutex_init(&S.lock, NULL);
 	S.active = 0;
+	__atomic_store_n(&rt_session_live, 0, __ATOMIC_RELEASE);
 	S.from_env = 0;
 }
 
