@@ -14,6 +14,7 @@
 
 int rb_bench_main(int argc, char **argv);
 int tp_bench_main(int argc, char **argv);
+int filter_bench_main(int argc, char **argv);
 int event_bench_main(int argc, char **argv);
 int record_bench_main(int argc, char **argv);
 int report_bench_main(int argc, char **argv);

@@ -19,6 +19,13 @@ RINGTRACE_EVENT(bench_int,
 	RINGTRACE_FIELDS(ringtrace_integer(int32_t, v, v)),
 	RINGTRACE_PRINT("v=%d"))
 
+/* `filter`: the event of the filter benchmark (`value & 1`, seeds 000/003). */
+RINGTRACE_EVENT(bench_value,
+	RINGTRACE_PROTO(int value),
+	RINGTRACE_ARGS(value),
+	RINGTRACE_FIELDS(ringtrace_integer(int32_t, value, value)),
+	RINGTRACE_PRINT("value=%d"))
+
 /*
  * `event`: the kernel's trace_benchmark (seed 003): the string carries the
  * timing statistics of the previous calls.

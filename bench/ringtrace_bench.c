@@ -7,6 +7,8 @@
  *                                  Markers, seed 002)
  *   ringtrace-bench event [options] trace event benchmark (kernel
  *                                  trace_benchmark.c, seed 003)
+ *   ringtrace-bench filter [options] cost of a filtered event, passed and
+ *                                  rejected (seeds 000, 003)
  *   ringtrace-bench record [options] recorder throughput without loss
  *   ringtrace-bench report [options] trace reading speed of `ringtrace
  *                                  report`/`stat` vs babeltrace2
@@ -36,6 +38,8 @@ static const struct bench_command commands[] = {
 	  "cost of a disabled, probed, recorded tracepoint and of binary printf (markers)" },
 	{ "event", event_bench_main,
 	  "time each trace event and record the statistics in the next (trace_benchmark)" },
+	{ "filter", filter_bench_main,
+	  "cost of an event whose filter passes it or rejects it (`value & 1`)" },
 	{ "record", record_bench_main,
 	  "can the recorder write 20 M events/s to a trace directory without loss?" },
 	{ "report", report_bench_main,

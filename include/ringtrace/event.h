@@ -293,21 +293,22 @@ static inline ringtrace_rb *ringtrace_events_buffer_(void)
  */
 struct ringtrace_filter;
 
-/* A filter that is one integer predicate on a fixed-offset field
- * (`value & 1`, `pid == 42`, `len > 64`), evaluated inline. */
-enum {
-	RINGTRACE_FP_NONE = 0, /* not that simple: call ringtrace_filter_match() */
-	RINGTRACE_FP_EQ, RINGTRACE_FP_NE, RINGTRACE_FP_LT, RINGTRACE_FP_LE,
-	RINGTRACE_FP_GT, RINGTRACE_FP_GE, RINGTRACE_FP_BITS
-};
-
+/*
+ * A filter that is one integer predicate on a fixed-offset field
+ * (`value & 1`, `pid == 42`, `len > 64`), in a form evaluated inline with
+ * no data-dependent branch: load the field at `off`, extend it to 64 bits
+ * (shift left by `sh`, then right, arithmetic if signed), then
+ *     t = (v ^ bias) & mask;  match = ((t - lo) <= span) != negate
+ * Every comparison is a range test on values biased so that signed order
+ * becomes unsigned order (bias = 2^63); `v & m` is `(v & m) - 1 <= ~0 - 1`.
+ */
 struct ringtrace_fast_pred_ {
-	uint8_t op;          /* RINGTRACE_FP_* */
-	uint8_t size;        /* 1, 2, 4, 8 */
-	uint8_t is_signed;   /* compare as int64 (sign-extended) */
-	uint8_t pad;
+	uint8_t op;          /* 0: not that simple (call ringtrace_filter_match) */
+	uint8_t sh;          /* 64 - 8 * field size */
+	uint8_t is_signed;
+	uint8_t negate;
 	uint32_t off;        /* in the payload; off + size <= the fixed prefix */
-	uint64_t k;          /* the literal (or mask) */
+	uint64_t bias, mask, lo, span;
 };
 
 struct ringtrace_event_ctl_ {
@@ -327,32 +328,45 @@ void ringtrace_triggers_run_(const struct ringtrace_event_ctl_ *ctl, const void 
 static inline __attribute__((always_inline)) int
 ringtrace_fast_pred_(const struct ringtrace_fast_pred_ *fp, const void *payload)
 {
+	/*
+	 * Load exactly the field's bytes: the record was just written, and a
+	 * wider load than the store it reads from would not be forwarded
+	 * from the store buffer (a stall longer than the whole filter).
+	 */
 	const char *p = (const char *)payload + fp->off;
-	uint64_t v;
-	switch (fp->size) {
-	case 1: { uint8_t x; memcpy(&x, p, 1); v = fp->is_signed ? (uint64_t)(int64_t)(int8_t)x : x; break; }
-	case 2: { uint16_t x; memcpy(&x, p, 2); v = fp->is_signed ? (uint64_t)(int64_t)(int16_t)x : x; break; }
-	case 4: { uint32_t x; memcpy(&x, p, 4); v = fp->is_signed ? (uint64_t)(int64_t)(int32_t)x : x; break; }
-	default: memcpy(&v, p, 8); break;
+	uint64_t raw;
+	switch (fp->sh) {
+	case 56: { uint8_t x; memcpy(&x, p, 1); raw = x; break; }
+	case 48: { uint16_t x; memcpy(&x, p, 2); raw = x; break; }
+	case 32: { uint32_t x; memcpy(&x, p, 4); raw = x; break; }
+	default: memcpy(&raw, p, 8); break;
 	}
-	uint64_t k = fp->k;
-	/* Order comparisons: flipping the sign bit maps int64 order onto uint64. */
-	uint64_t bias = fp->is_signed ? (1ull << 63) : 0;
-	switch (fp->op) {
-	case RINGTRACE_FP_BITS: return (v & k) != 0;
-	case RINGTRACE_FP_EQ: return v == k;
-	case RINGTRACE_FP_NE: return v != k;
-	case RINGTRACE_FP_LT: return (v ^ bias) < (k ^ bias);
-	case RINGTRACE_FP_LE: return (v ^ bias) <= (k ^ bias);
-	case RINGTRACE_FP_GT: return (v ^ bias) > (k ^ bias);
-	default: return (v ^ bias) >= (k ^ bias);
+	raw <<= fp->sh;
+	uint64_t v = fp->is_signed ? (uint64_t)((int64_t)raw >> fp->sh) : raw >> fp->sh;
+	uint64_t t = (v ^ fp->bias) & fp->mask;
+	return (int)((t - fp->lo) <= fp->span) ^ fp->negate;
+}
+
+/* Count one call rejected by ctl's filter. `nested`: the token of the
+ * read-side section the caller is in. */
+static inline __attribute__((always_inline)) void
+ringtrace_ctl_count_(const struct ringtrace_event_ctl_ *ctl, unsigned nested)
+{
+	uint32_t slot = ctl->slot;
+	if (__builtin_expect(slot < RINGTRACE_COUNT_SLOTS, 1)) {
+		uint64_t *c = &ringtrace_rnode_->count[nested ? 1 : 0][slot];
+		if (!nested)
+			__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+	} else {
+		__atomic_fetch_add(ctl->overflow, 1, __ATOMIC_RELAXED);
 	}
 }
 
 /*
- * Whether a record (built by the tracepoint: trusted, `len` bytes) passes
- * the event's filter; a rejected call is counted. `nested` is the token
- * of the read-side section the caller is in.
+ * Whether a record (built by the tracepoint: trusted, `len` bytes plus 8
+ * bytes of slack) passes the event's filter; a rejected call is counted.
  */
 static inline __attribute__((always_inline)) int
 ringtrace_ctl_keep_(const struct ringtrace_event_ctl_ *ctl, const void *payload, size_t len,
@@ -364,16 +378,7 @@ ringtrace_ctl_keep_(const struct ringtrace_event_ctl_ *ctl, const void *payload,
 				: ringtrace_filter_match(ctl->filter, payload, len);
 	if (__builtin_expect(keep, 1))
 		return 1;
-	uint32_t slot = ctl->slot;
-	if (__builtin_expect(slot < RINGTRACE_COUNT_SLOTS, 1)) {
-		uint64_t *c = &ringtrace_rnode_->count[nested ? 1 : 0][slot];
-		if (!nested)
-			__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-		else
-			__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
-	} else {
-		__atomic_fetch_add(ctl->overflow, 1, __ATOMIC_RELAXED);
-	}
+	ringtrace_ctl_count_(ctl, nested);
 	return 0;
 }
 

@@ -156,6 +156,21 @@
 #define RINGTRACE__VARLEN_RINGTRACE__K_STRING +1
 #define RINGTRACE__VARLEN_RINGTRACE__K_BYTES +1
 
+/* An upper bound of a fixed-size record's size (a constant expression):
+ * each field's size plus its largest alignment padding. */
+#define RINGTRACE__MAXSZ_A(k, ...) RINGTRACE__MAXSZ_##k(__VA_ARGS__) RINGTRACE__MAXSZ_B
+#define RINGTRACE__MAXSZ_B(k, ...) RINGTRACE__MAXSZ_##k(__VA_ARGS__) RINGTRACE__MAXSZ_A
+#define RINGTRACE__MAXSZ_A_END
+#define RINGTRACE__MAXSZ_B_END
+#define RINGTRACE__MAXSZ_RINGTRACE__K_INT(t, n, e) +sizeof(t) + 7
+#define RINGTRACE__MAXSZ_RINGTRACE__K_FLOAT(t, n, e) +sizeof(t) + 7
+#define RINGTRACE__MAXSZ_RINGTRACE__K_BOOL(t, n, e) +1
+#define RINGTRACE__MAXSZ_RINGTRACE__K_PTR(t, n, e) +15
+#define RINGTRACE__MAXSZ_RINGTRACE__K_ENUM(t, n, e, en) +sizeof(t) + 7
+#define RINGTRACE__MAXSZ_RINGTRACE__K_ARRAY(t, n, e, c) +sizeof(t) * (size_t)(c) + 7
+#define RINGTRACE__MAXSZ_RINGTRACE__K_STRING(t, n, e) +0
+#define RINGTRACE__MAXSZ_RINGTRACE__K_BYTES(t, n, p, l) +0
+
 /*
  * Size: evaluates string/byte expressions once into locals and adds up the
  * record size. For fixed-size fields this folds to a constant.
@@ -340,7 +355,10 @@
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
 		uint32_t ringtrace__state = __atomic_load_n(&ringtrace__ev->state, __ATOMIC_RELAXED);       \
 		struct ringtrace_reader_node *ringtrace__n = ringtrace_rnode_;                     \
-		if (__builtin_expect(ringtrace__state == RINGTRACE_EV_RECORD && ringtrace__n != 0 &&       \
+		if (__builtin_expect((ringtrace__state == RINGTRACE_EV_RECORD ||                   \
+				      (RINGTRACE__FIXED(fields) &&                                 \
+				       ringtrace__state == (RINGTRACE_EV_RECORD | RINGTRACE_EV_CTL))) && \
+					     ringtrace__n != 0 &&                                  \
 					     !(__atomic_load_n(&ringtrace__n->seq, __ATOMIC_RELAXED) & 1) && \
 					     !ringtrace_rcu_fence_,                          \
 				     1)) {                                                 \
@@ -350,7 +368,28 @@
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);                           \
 			ringtrace_rb *ringtrace__rb = ringtrace_events_buffer_();                  \
 			int ringtrace__done = 1;                                                   \
-			if (ringtrace__rb) {                                                       \
+			if (RINGTRACE__FIXED(fields) && (ringtrace__state & RINGTRACE_EV_CTL)) {   \
+				/* A fixed-size record and a one-predicate filter, no           \
+				 * trigger: staged in a local, filtered inline; rewritten      \
+				 * into the buffer only if it passes. */                        \
+				const struct ringtrace_event_ctl_ *ringtrace__ctl =                \
+					__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);    \
+				uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                  \
+								  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 \
+								  : 1];                             \
+				if (!ringtrace__ctl || ringtrace__ctl->ntriggers ||                \
+				    !ringtrace__ctl->fast.op) {                                    \
+					ringtrace__done = 0;                                       \
+				} else {                                                           \
+					RINGTRACE__BUILD_(fields, ringtrace__p = (char *)ringtrace__stage) \
+					(void)ringtrace__sz;                                       \
+					if (!ringtrace_fast_pred_(&ringtrace__ctl->fast, ringtrace__p)) { \
+						ringtrace_ctl_count_(ringtrace__ctl, 0);           \
+						ringtrace__rb = 0;                                 \
+					}                                                          \
+				}                                                                  \
+			}                                                                  \
+			if (ringtrace__rb && ringtrace__done) {                                    \
 				ringtrace__done = 0;                                               \
 				RINGTRACE__RECORD_(ringtrace__rb, ringtrace_reserve_fast_, ringtrace_commit_fast_, \
 					   fields, ringtrace__done = 1;)                           \
@@ -361,6 +400,9 @@
 		}                                                                          \
 		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
 	}
+
+/* 1 if the event's record has a fixed size (no string or byte sequence). */
+#define RINGTRACE__FIXED(fields) (!(0 RINGTRACE__SEQ(VARLEN, fields)))
 
 /*
  * Size the record, get room for it with `alloc` (a statement that sets

@@ -905,14 +905,29 @@ int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *
 	if (in->off == RT_VAR_OFF || (in->code != RT_F_INT && in->code != RT_F_UINT &&
 				      in->code != RT_F_BITS))
 		return 0;
-	static const uint8_t ops[] = {
-		[RT_C_EQ] = RINGTRACE_FP_EQ, [RT_C_NE] = RINGTRACE_FP_NE, [RT_C_LT] = RINGTRACE_FP_LT,
-		[RT_C_LE] = RINGTRACE_FP_LE, [RT_C_GT] = RINGTRACE_FP_GT, [RT_C_GE] = RINGTRACE_FP_GE,
-	};
-	fp->op = in->code == RT_F_BITS ? RINGTRACE_FP_BITS : ops[in->cmp];
-	fp->size = in->size;
-	fp->is_signed = in->code == RT_F_INT || (in->code == RT_F_BITS && in->is_signed);
+	const uint64_t all = ~0ull;
+	fp->op = 1;
+	fp->sh = (uint8_t)(64 - 8 * in->size);
 	fp->off = in->off;
-	fp->k = in->v.u;
+	fp->mask = all;
+	if (in->code == RT_F_BITS) {
+		/* (v & m) != 0: sign-extended first when the field is signed */
+		fp->is_signed = in->is_signed;
+		fp->mask = in->v.u;
+		fp->lo = 1;
+		fp->span = all - 1;
+		return 1;
+	}
+	fp->is_signed = in->code == RT_F_INT;
+	fp->bias = fp->is_signed ? 1ull << 63 : 0;
+	uint64_t k = in->v.u ^ fp->bias; /* the literal, in the biased order */
+	switch (in->cmp) {
+	case RT_C_EQ: fp->lo = k; fp->span = 0; break;
+	case RT_C_NE: fp->lo = k; fp->span = 0; fp->negate = 1; break;
+	case RT_C_LT: fp->lo = k; fp->span = all - k; fp->negate = 1; break;  /* !(v >= k) */
+	case RT_C_LE: fp->lo = 0; fp->span = k; break;
+	case RT_C_GT: fp->lo = 0; fp->span = k; fp->negate = 1; break;        /* !(v <= k) */
+	default:      fp->lo = k; fp->span = all - k; break;                  /* >= */
+	}
 	return 1;
 }

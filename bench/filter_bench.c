@@ -1,0 +1,281 @@
+/*
+ * bench/filter_bench.c - `ringtrace-bench filter`: what a filter costs.
+ *
+ * What it reproduces
+ * ------------------
+ * Seeds 000 and 003 filter kernel events (`mydata == 10`, `delta & 1`)
+ * and ask what an event the filter discards costs (40-50 ns there, the
+ * record being built in the ring buffer and then discarded). Here the
+ * event is trace_bench_value(int value) (bench_events.h) with the filter
+ * `value & 1`, in the same pinned loop as `ringtrace-bench tp`:
+ *
+ *   recorded          no filter: every call recorded (the baseline)
+ *   filter passed     filter set, every value odd: every call recorded
+ *   filter rejected   filter set, every value even: nothing recorded
+ *   filter mixed      filter set, values alternate (half pass): for
+ *                     the branch predictor's sake, informational
+ *   complex rejected  `value & 1 && value > 0 || value == -7`: a filter
+ *                     the tracepoint cannot evaluate inline (the
+ *                     interpreter), every value even: rejected
+ * then "filter rejected / recorded" and "filter passed / recorded".
+ * Targets (issue 6): rejected <= 1/3 of recorded; passed <= 1.2 x
+ * recorded.
+ *
+ * Method: the loops of tp (an opaque counter per iteration, warm-up and
+ * calibration to ~0.3 s each), the events buffer in overwrite mode with a
+ * 256 KiB pool (it stays in the cache; nothing reads it). The cases run
+ * interleaved, --runs times (default 5), and each line is the median.
+ * Every loop is checked: recorded/passed ones must add exactly their
+ * calls to the buffer's `hit` count, rejected ones must add nothing there
+ * and exactly their calls to the event's `rejected` counter; otherwise a
+ * WARNING and exit status 1.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringtrace/event.h"
+#include "ringtrace/filter.h"
+#include "ringtrace/ring.h"
+
+#include "bench.h"
+#include "bench_common.h"
+#include "bench_events.h"
+
+#define FB_TARGET_NS 300000000ull
+#define FB_CALIB_MIN_NS 20000000ull
+#define FB_MAX_RUNS 1000u
+#define FB_POOL (256u << 10)
+#define FB_KEEP(i) __asm__ __volatile__("" : "+r"(i))
+
+enum { C_RECORDED, C_PASSED, C_REJECTED, C_MIXED, C_COMPLEX, C_COUNT };
+
+static const char *const case_names[C_COUNT] = {
+	[C_RECORDED] = "recorded",
+	[C_PASSED] = "filter passed",
+	[C_REJECTED] = "filter rejected",
+	[C_MIXED] = "filter mixed",
+	[C_COMPLEX] = "complex rejected",
+};
+
+typedef void (*loop_fn)(uint64_t n);
+
+/* odd values: pass `value & 1` */
+static __attribute__((noinline)) void loop_odd(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		trace_bench_value((int)(2 * i + 1));
+		FB_KEEP(i);
+	}
+}
+
+/* even values: rejected */
+static __attribute__((noinline)) void loop_even(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		trace_bench_value((int)(2 * i));
+		FB_KEEP(i);
+	}
+}
+
+static __attribute__((noinline)) void loop_mixed(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		trace_bench_value((int)i);
+		FB_KEEP(i);
+	}
+}
+
+static int fb_failed;
+
+static uint64_t rejected_now(void)
+{
+	struct ringtrace_event_info info;
+	if (ringtrace_event_lookup("bench_value", &info) < 0)
+		return 0;
+	return info.rejected;
+}
+
+/* Run fn calibrated, check the accounting, return ns per call. */
+static double run_case(ringtrace_rb *rb, loop_fn fn, const char *what, uint64_t want_hit_per_call2,
+		       uint64_t fixed_n)
+{
+	struct ringtrace_rb_stats a, b;
+	ringtrace_rb_get_stats(rb, &a);
+	uint64_t r0 = rejected_now();
+	uint64_t n = 1u << 12, total = 0;
+	if (fixed_n) {
+		uint64_t w = fixed_n < 100000 ? fixed_n : 100000;
+		fn(w);
+		total = w;
+		n = fixed_n;
+	} else {
+		for (;;) {
+			uint64_t t0 = bench_now_ns();
+			fn(n);
+			uint64_t dt = bench_now_ns() - t0;
+			total += n;
+			if (dt >= FB_CALIB_MIN_NS) {
+				double want = (double)FB_TARGET_NS * (double)n / (double)(dt ? dt : 1);
+				n = want < 1000.0 ? 1000 : (uint64_t)want;
+				break;
+			}
+			n *= 4;
+		}
+	}
+	uint64_t t0 = bench_now_ns();
+	fn(n);
+	uint64_t t1 = bench_now_ns();
+	total += n;
+	ringtrace_rb_get_stats(rb, &b);
+	uint64_t hit = b.hit - a.hit, rej = rejected_now() - r0;
+	/* want_hit_per_call2: recorded calls per 2 calls (2 all, 1 half, 0 none) */
+	uint64_t want_hit = total * want_hit_per_call2 / 2;
+	if (hit != want_hit || rej != total - want_hit || b.missed != a.missed) {
+		printf("WARNING: %s: %" PRIu64 " calls, %" PRIu64 " recorded (want %" PRIu64
+		       "), %" PRIu64 " rejected (want %" PRIu64 "), %" PRIu64 " missed\n",
+		       what, total, hit, want_hit, rej, total - want_hit, b.missed - a.missed);
+		fb_failed = 1;
+	}
+	return (double)(t1 - t0) / (double)n;
+}
+
+static int set_filter(const char *expr)
+{
+	unsigned col = 0;
+	int rc = ringtrace_event_set_filter("bench_value", expr, &col);
+	if (rc < 0) {
+		fprintf(stderr, "ringtrace-bench filter: cannot set the filter \"%s\": %s\n",
+			expr ? expr : "", ringtrace_last_error());
+		return -1;
+	}
+	return 0;
+}
+
+static void fb_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringtrace-bench filter [options]\n"
+		"\n"
+		"What a filter costs (seeds 000, 003): ns per call of a one-int event,\n"
+		"recorded without a filter, with the filter `value & 1` passing and\n"
+		"rejecting every call, half and half, and with a filter the tracepoint\n"
+		"cannot evaluate inline. Pinned to one CPU; cases interleaved.\n"
+		"\n"
+		"options:\n"
+		"  --runs R             rounds of all cases; medians are printed (default 5)\n"
+		"  --iterations N       calls per measured loop (default: ~0.3 s each)\n"
+		"  --cpu C              the CPU to pin to (default: the first usable one)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"exit status: 0 ok, 1 accounting mismatch or setup failed, 2 usage error\n");
+}
+
+#define usage_error(fmt, arg) bench_usage_error("filter", fmt, arg)
+
+enum { OPT_RUNS = 256, OPT_ITERATIONS, OPT_CPU };
+
+int filter_bench_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "runs", required_argument, NULL, OPT_RUNS },
+		{ "iterations", required_argument, NULL, OPT_ITERATIONS },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned runs = 5;
+	uint64_t iterations = 0;
+	int cpu = -1, c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		const char *arg = optarg;
+		switch (c) {
+		case 'h':
+			fb_usage(stdout);
+			return BENCH_EXIT_OK;
+		case OPT_RUNS:
+			if (bench_parse_uint(arg, 1, FB_MAX_RUNS, &runs))
+				return usage_error("--runs: '%s' is not a count from 1 to 1000", arg);
+			break;
+		case OPT_ITERATIONS:
+			if (bench_parse_u64(arg, 1000, 1ull << 40, &iterations))
+				return usage_error("--iterations: '%s' is not a count from 1000 to 2^40", arg);
+			break;
+		case OPT_CPU: {
+			unsigned v;
+			if (bench_parse_uint(arg, 0, CPU_SETSIZE - 1, &v))
+				return usage_error("--cpu: '%s' is not a CPU number", arg);
+			cpu = (int)v;
+			break;
+		}
+		default:
+			return bench_getopt_error("filter", c, argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (cpu < 0) {
+		int cpus[1];
+		cpu = bench_usable_cpus(cpus, 1) == 1 ? cpus[0] : -1;
+	}
+	int perr = bench_pin_self(cpu);
+	if (perr) {
+		fprintf(stderr, "ringtrace-bench filter: cannot pin to CPU %d: %s\n", cpu, strerror(perr));
+		return BENCH_EXIT_USAGE;
+	}
+
+	struct ringtrace_rb_config cfg;
+	ringtrace_rb_config_init(&cfg);
+	cfg.mode = RINGTRACE_RB_OVERWRITE;
+	cfg.page_size = 16u << 10;
+	cfg.pool_size = FB_POOL;
+	ringtrace_rb *rb;
+	int rc = ringtrace_rb_create(&cfg, &rb);
+	if (rc < 0) {
+		fprintf(stderr, "ringtrace-bench filter: cannot create the ring buffer: %s\n",
+			ringtrace_last_error());
+		return BENCH_EXIT_FAIL;
+	}
+	if (ringtrace_event_enable("bench_value") < 0 || ringtrace_events_set_buffer(rb) < 0) {
+		fprintf(stderr, "ringtrace-bench filter: setup: %s\n", ringtrace_last_error());
+		ringtrace_rb_destroy(rb);
+		return BENCH_EXIT_FAIL;
+	}
+	double *v = calloc((size_t)runs * C_COUNT, sizeof(double));
+	if (!v)
+		return BENCH_EXIT_FAIL;
+	for (unsigned r = 0; r < runs && !fb_failed; r++) {
+		printf("run: %u/%u\n", r + 1, runs);
+		fflush(stdout);
+		if (set_filter(NULL))
+			return BENCH_EXIT_FAIL;
+		v[C_RECORDED * runs + r] = run_case(rb, loop_mixed, "recorded", 2, iterations);
+		if (set_filter("value & 1"))
+			return BENCH_EXIT_FAIL;
+		v[C_PASSED * runs + r] = run_case(rb, loop_odd, "filter passed", 2, iterations);
+		v[C_REJECTED * runs + r] = run_case(rb, loop_even, "filter rejected", 0, iterations);
+		v[C_MIXED * runs + r] = run_case(rb, loop_mixed, "filter mixed", 1, iterations);
+		if (set_filter("value & 1 && value > 0 || value == -7"))
+			return BENCH_EXIT_FAIL;
+		v[C_COMPLEX * runs + r] = run_case(rb, loop_even, "complex rejected", 0, iterations);
+	}
+	set_filter(NULL);
+	ringtrace_events_set_buffer(NULL);
+	ringtrace_rb_destroy(rb);
+	double med[C_COUNT];
+	for (int k = 0; k < C_COUNT; k++)
+		med[k] = bench_median(&v[k * runs], runs);
+	for (int k = 0; k < C_COUNT; k++)
+		printf("%s: %.2f ns\n", case_names[k], med[k]);
+	printf("filter rejected / recorded: %.2f\n", med[C_REJECTED] / med[C_RECORDED]);
+	printf("filter passed / recorded: %.2f\n", med[C_PASSED] / med[C_RECORDED]);
+	free(v);
+	return fb_failed ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
+}
