@@ -51,7 +51,16 @@ static void record_usage(FILE *f)
 		"\n"
 		"options:\n"
 		"  -e, --events SPEC      events to enable: names or globs, comma-separated,\n"
-		"                         '-' in front to disable (default: all)\n"
+		"                         '-' in front to disable; may be repeated (default: all)\n"
+		"  -f, --filter EXPR      record only the calls of the events of the preceding\n"
+		"                         -e whose fields match EXPR (ftrace syntax: 'len > 64',\n"
+		"                         'value & 1', 'name ~ \"eth*\" && !(pid == 1)'); one -f\n"
+		"                         per -e: '-e \"a,b*\" -f EXPR' filters several events.\n"
+		"                         Rejected calls are counted (ringtrace stat)\n"
+		"      --trigger SPEC     'EVENT [if EXPR]: ACTION[:N]', ACTION one of snapshot\n"
+		"                         (write DIR.snapshot-K), traceoff, traceon,\n"
+		"                         enable_event:NAME, disable_event:NAME; run at most N\n"
+		"                         times if :N is given; may be repeated\n"
 		"  -o, --output DIR       trace directory (default: ringtrace-YYYYmmdd-HHMMSS)\n"
 		"      --overwrite        flight recorder: keep only the last buffer's worth,\n"
 		"                         written when CMD exits or on `ringtrace snapshot PID`\n"
@@ -60,7 +69,84 @@ static void record_usage(FILE *f)
 		"  -q, --quiet            no status line, no summary\n"
 		"  -h, --help             this help\n"
 		"\n"
+		"Filters and triggers reach CMD as RINGTRACE_FILTERS and RINGTRACE_TRIGGERS\n"
+		"(inherited from the environment when no -f / --trigger is given). CMD's\n"
+		"library reports an invalid filter or trigger on CMD's stderr, with the column\n"
+		"where it goes wrong; an event whose filter is invalid is not recorded.\n"
+		"\n"
+		"example:\n"
+		"  ringtrace record -e 'req_*' -f 'ms > 100' -e net_rx \\\n"
+		"      --overwrite --trigger 'req_error if code == 500: snapshot:1' -- ./server\n"
+		"\n"
 		"SIGINT, SIGTERM and SIGUSR2 are passed on to CMD. The exit status is CMD's.\n");
+}
+
+/*
+ * The position of the first ';' (or ':' too, if `colon`) outside a
+ * double-quoted string, as filter expressions quote them ("..." with \"
+ * and \\ escapes), or -1. *open is set if a string is left unterminated.
+ * The library splits RINGTRACE_FILTERS and RINGTRACE_TRIGGERS at ';' and a
+ * filter entry at its last ':' outside quotes: an unquoted one inside an
+ * argument would silently cut it in two.
+ */
+static long unquoted(const char *s, int colon, int *open)
+{
+	int inq = 0;
+	*open = 0;
+	for (const char *p = s; *p; p++) {
+		if (inq) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				inq = 0;
+		} else if (*p == '"') {
+			inq = 1;
+		} else if (*p == ';' || (colon && *p == ':')) {
+			return (long)(p - s);
+		}
+	}
+	*open = inq;
+	return -1;
+}
+
+/* Usage error unless `arg` (of option `opt`) can be passed in a ';'-list. */
+static int check_list_arg(const char *opt, const char *arg, int colon)
+{
+	int open;
+	long at = unquoted(arg, colon, &open);
+	if (!*arg) {
+		fprintf(stderr, "ringtrace record: %s: empty argument\n", opt);
+		return -1;
+	}
+	if (at >= 0) {
+		fprintf(stderr, "ringtrace record: %s '%s': '%c' at column %ld outside a quoted string%s\n",
+			opt, arg, arg[at], at + 1,
+			arg[at] == ';' ? " (';' separates entries; quote it: \";\")" : "");
+		return -1;
+	}
+	if (open) {
+		fprintf(stderr, "ringtrace record: %s '%s': unterminated string (missing closing '\"')\n",
+			opt, arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Append a, b and c to the malloc'ed list *list, after `sep` if it is not empty. */
+static int append(char **list, const char *sep, const char *a, const char *b, const char *c)
+{
+	size_t old = *list ? strlen(*list) : 0;
+	size_t n = old + strlen(sep) + strlen(a) + strlen(b) + strlen(c) + 1;
+	char *p = realloc(*list, n);
+	if (!p) {
+		fprintf(stderr, "ringtrace record: out of memory\n");
+		return -1;
+	}
+	if (!old)
+		p[0] = 0;
+	snprintf(p + old, n - old, "%s%s%s%s", old ? sep : "", a, b, c);
+	*list = p;
+	return 0;
 }
 
 static int valid_size(const char *s)
@@ -163,12 +249,16 @@ static void print_summary(const char *dir)
 	closedir(d);
 }
 
-int ringtrace_cmd_record(int argc, char **argv)
+static int cmd_record(int argc, char **argv, char **events, char **filters, char **triggers)
 {
-	const char *events = "*", *out = NULL, *bufsize = NULL, *pagesize = NULL;
+	const char *out = NULL, *bufsize = NULL, *pagesize = NULL;
+	const char *last_e = NULL; /* the -e a -f applies to */
+	int last_e_filtered = 0;
 	int overwrite = 0, quiet = 0;
 	static const struct option longopts[] = {
 		{"events", required_argument, NULL, 'e'},
+		{"filter", required_argument, NULL, 'f'},
+		{"trigger", required_argument, NULL, 'T'},
 		{"output", required_argument, NULL, 'o'},
 		{"overwrite", no_argument, NULL, 'w'},
 		{"buffer-size", required_argument, NULL, 'b'},
@@ -181,9 +271,48 @@ int ringtrace_cmd_record(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option (the command). */
-	while ((c = getopt_long(argc, argv, "+:e:o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:f:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e': events = optarg; break;
+		case 'e':
+			/* RINGTRACE_EVENTS is one comma list; ';' has no place in an
+			 * event pattern and would cut a RINGTRACE_FILTERS entry. */
+			if (check_list_arg("-e", optarg, 0) < 0)
+				return 2;
+			if (append(events, ",", optarg, "", "") < 0)
+				return 1;
+			last_e = optarg;
+			last_e_filtered = 0;
+			break;
+		case 'f':
+			if (!last_e) {
+				fprintf(stderr, "ringtrace record: -f '%s' must follow the -e EVENTS it "
+					"filters (e.g. -e 'req_*' -f 'len > 64')\n", optarg);
+				return 2;
+			}
+			if (last_e_filtered) {
+				fprintf(stderr, "ringtrace record: a second -f for -e '%s' (one filter per "
+					"-e; to combine conditions use && or ||)\n", last_e);
+				return 2;
+			}
+			/* A filter on "a,-b" would say nothing about b. */
+			if (last_e[0] == '-' || strstr(last_e, ",-")) {
+				fprintf(stderr, "ringtrace record: -f '%s' follows -e '%s', which disables "
+					"events: give the filtered events an -e of their own\n", optarg,
+					last_e);
+				return 2;
+			}
+			if (check_list_arg("-f", optarg, 1) < 0)
+				return 2;
+			if (append(filters, ";", last_e, ":", optarg) < 0)
+				return 1;
+			last_e_filtered = 1;
+			break;
+		case 'T':
+			if (check_list_arg("--trigger", optarg, 0) < 0)
+				return 2;
+			if (append(triggers, ";", optarg, "", "") < 0)
+				return 1;
+			break;
 		case 'o': out = optarg; break;
 		case 'w': overwrite = 1; break;
 		case 'b': bufsize = optarg; break;
@@ -243,7 +372,11 @@ int ringtrace_cmd_record(int argc, char **argv)
 	}
 	if (pid == 0) {
 		setenv("RINGTRACE_OUTPUT", out, 1);
-		setenv("RINGTRACE_EVENTS", events, 1);
+		setenv("RINGTRACE_EVENTS", *events ? *events : "*", 1);
+		if (*filters)
+			setenv("RINGTRACE_FILTERS", *filters, 1);
+		if (*triggers)
+			setenv("RINGTRACE_TRIGGERS", *triggers, 1);
 		setenv("RINGTRACE_MODE", overwrite ? "overwrite" : "discard", 1);
 		setenv("RINGTRACE_SHM", shm, 1);
 		if (bufsize)
@@ -317,6 +450,16 @@ int ringtrace_cmd_record(int argc, char **argv)
 		print_summary(out);
 	}
 	return code;
+}
+
+int ringtrace_cmd_record(int argc, char **argv)
+{
+	char *events = NULL, *filters = NULL, *triggers = NULL;
+	int rc = cmd_record(argc, argv, &events, &filters, &triggers);
+	free(events);
+	free(filters);
+	free(triggers);
+	return rc;
 }
 
 int ringtrace_cmd_snapshot(int argc, char **argv)

@@ -1,7 +1,7 @@
 /*
  * ringtrace - record and read trace directories.
  *
- *   ringtrace record [options] -- CMD [ARGS...]   (tools/cmd_record.c)
+ *   ringtrace record [options] -- CMD [ARGS...]   (tools/cmd_record.c: -e, -f, --trigger)
  *   ringtrace snapshot PID
  *   ringtrace export --format=json DIR -o FILE    (tools/cmd_export.c)
  *   ringtrace report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]
@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		"usage: %s <command> [options]\n"
 		"\n"
 		"commands:\n"
-		"  record [-e EVENTS] [--overwrite] [--buffer-size SIZE] [-o DIR] -- CMD [ARGS...]\n"
+		"  record [-e EVENTS [-f FILTER]]... [--trigger SPEC]... [--overwrite]\n"
+		"         [--buffer-size SIZE] [-o DIR] -- CMD [ARGS...]\n"
 		"                 run CMD (linked with libringtrace) and record a trace\n"
 		"  snapshot PID   dump the buffer of a recording program (flight recorder)\n"
 		"  report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]\n"
@@ -284,12 +285,18 @@ static const char stat_help[] =
 	"usage: ringtrace stat DIR\n"
 	"\n"
 	"Per stream: thread id, thread name, events, events lost (dropped by the\n"
-	"writer, overrun by recycled pages), bytes and time span; totals; event\n"
-	"counts by name; and the recorder's accounting if the trace has it.\n";
+	"writer, overrun by recycled pages), bytes and time span; totals.\n"
+	"Events by name: events in the trace, calls the event's filter kept out of\n"
+	"the buffer ('rejected'), and the filter the event had when the trace was\n"
+	"written. Triggers: how many times each one's action ran ('fired') and\n"
+	"matched without running ('skipped': its count used up, or no session).\n"
+	"Then the recorder's accounting if the trace has it.\n";
 
 struct name_count {
 	const char *name;
 	uint64_t n;
+	uint64_t rejected;
+	const char *filter;  /* NULL: none */
 };
 
 static int cmp_count(const void *a, const void *b)
@@ -391,10 +398,14 @@ static int cmd_stat(int argc, char **argv)
 	uint32_t k = 0;
 	if (!nc)
 		return 1;
+	/* An event none of whose calls was recorded is listed too when it has
+	 * a filter or rejected calls: "all filtered out" is worth seeing. */
 	for (uint32_t i = 0; i < ne; i++) {
 		const struct ringtrace_trace_event_def *d = ringtrace_trace_event(t, i);
-		if (count[d->id]) {
+		if (count[d->id] || d->rejected || d->filter) {
 			nc[k].name = d->id == 0 ? "ringtrace_printf" : d->name;
+			nc[k].rejected = d->rejected;
+			nc[k].filter = d->filter;
 			nc[k++].n = count[d->id];
 			count[d->id] = 0;
 		}
@@ -404,10 +415,24 @@ static int cmd_stat(int argc, char **argv)
 		nc[k++].n = count[0];
 	}
 	qsort(nc, k, sizeof(*nc), cmp_count);
-	printf("\nevents by name:\n");
-	for (uint32_t i = 0; i < k; i++)
-		printf("  %-32s %12" PRIu64 "\n", nc[i].name, nc[i].n);
+	printf("\n%-34s %12s %12s\n", "events by name:", "events", "rejected");
+	for (uint32_t i = 0; i < k; i++) {
+		printf("  %-32s %12" PRIu64 " %12" PRIu64, nc[i].name, nc[i].n, nc[i].rejected);
+		if (nc[i].filter)
+			printf("  filter: %s", nc[i].filter);
+		putchar('\n');
+	}
 	(void)other;
+	uint32_t ntg = ringtrace_trace_trigger_count(t);
+	if (ntg) {
+		printf("\ntriggers:\n  %12s %12s  %s\n", "fired", "skipped", "trigger");
+		for (uint32_t i = 0; i < ntg; i++) {
+			const struct ringtrace_trace_trigger *tg = ringtrace_trace_trigger(t, i);
+			/* The spec is free text of any length: it goes last, after the
+			 * numbers, like the filters above, so that the columns stay put. */
+			printf("  %12" PRIu64 " %12" PRIu64 "  %s\n", tg->fired, tg->skipped, tg->spec);
+		}
+	}
 	uint32_t nst = ringtrace_trace_stat_count(t);
 	if (nst) {
 		printf("\nrecorder:\n");

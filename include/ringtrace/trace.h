@@ -45,6 +45,22 @@ struct ringtrace_trace_event_def {
 	const char *print_fmt;
 	const struct ringtrace_field_desc *fields;
 	uint32_t nfields;
+	/*
+	 * From the event's `filter` line (section 7), if any: the filter
+	 * expression it had when the metadata was written (NULL if none: no
+	 * filter line, or the filter was removed before then), and how many
+	 * calls a filter kept out of the buffer (0 without a filter line).
+	 */
+	const char *filter;
+	uint64_t rejected;
+};
+
+/* A trigger of the schema block (`trigger` line), as it stood when the
+ * metadata was written. */
+struct ringtrace_trace_trigger {
+	const char *spec;      /* "EVENT [if EXPR]: ACTION[:N]", as it was given */
+	uint64_t fired;        /* times its action ran */
+	uint64_t skipped;      /* matched but not run (count used up, no session) */
 };
 
 /* A ringtrace_printf call site of the schema block. */
@@ -140,6 +156,9 @@ const struct ringtrace_trace_event_def *ringtrace_trace_event_by_id(const ringtr
 								      uint32_t id);
 uint32_t ringtrace_trace_site_count(const ringtrace_trace *t);
 const struct ringtrace_trace_site *ringtrace_trace_site(const ringtrace_trace *t, uint32_t i);
+/* Triggers, in the order of the schema block (the order they were added). */
+uint32_t ringtrace_trace_trigger_count(const ringtrace_trace *t);
+const struct ringtrace_trace_trigger *ringtrace_trace_trigger(const ringtrace_trace *t, uint32_t i);
 uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t);
 const struct ringtrace_trace_stat *ringtrace_trace_stat(const ringtrace_trace *t, uint32_t i);
 uint32_t ringtrace_trace_stream_count(const ringtrace_trace *t);

@@ -469,6 +469,45 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		t->nsites++;
 		return 0;
 	}
+	if (KW("filter")) {
+		if (rt_split(p, line, 10) < 0 || p->ntok != 4)
+			return RT_META_FAIL(p, "filter: expected \"filter <event id> <rejected> <expression|->\"");
+		if (rt_grow((void **)&t->filters, &t->cap_filters, t->nfilters + 1,
+			    sizeof(*t->filters)) < 0)
+			return RT_META_FAIL(p, "out of memory");
+		struct rt_filter_line *fl = &t->filters[t->nfilters];
+		uint64_t id;
+		RT_NUM(p, id, 1, RINGTRACE_EV_MAX_ID, "filter event id");
+		RT_NUM(p, fl->rejected, 2, UINT64_MAX, "filter rejected count");
+		/* "-" is never an expression (the filter grammar starts with a
+		 * field name, '!' or '('), so it can stand for "none". */
+		if (strcmp(p->tok[3], "-") == 0) {
+			fl->expr = NULL;
+		} else {
+			RT_STR(p, fl->expr, 3, "filter expression");
+			if (!fl->expr[0])
+				return RT_META_FAIL(p, "filter: empty expression (\"-\" stands for none)");
+		}
+		fl->id = (uint32_t)id;
+		fl->line = p->line;
+		t->nfilters++;
+		return 0;
+	}
+	if (KW("trigger")) {
+		if (rt_split(p, line, 10) < 0 || p->ntok != 4)
+			return RT_META_FAIL(p, "trigger: expected \"trigger <fired> <skipped> <spec>\"");
+		if (rt_grow((void **)&t->triggers, &t->cap_triggers, t->ntriggers + 1,
+			    sizeof(*t->triggers)) < 0)
+			return RT_META_FAIL(p, "out of memory");
+		struct ringtrace_trace_trigger *tg = &t->triggers[t->ntriggers];
+		RT_NUM(p, tg->fired, 1, UINT64_MAX, "trigger fired count");
+		RT_NUM(p, tg->skipped, 2, UINT64_MAX, "trigger skipped count");
+		RT_STR(p, tg->spec, 3, "trigger spec");
+		if (!tg->spec[0])
+			return RT_META_FAIL(p, "trigger with an empty spec");
+		t->ntriggers++;
+		return 0;
+	}
 	if (KW("stat")) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 3)
 			return RT_META_FAIL(p, "stat: expected \"stat <key> <value>\"");
@@ -572,6 +611,31 @@ static int rt_parse_schema(ringtrace_trace *t, char *text, size_t len)
 		t->by_id[t->events[i].id] = &t->events[i];
 	for (uint32_t i = 0; i < t->nsites; i++)
 		t->site_by_id[t->sites[i].id] = &t->sites[i];
+	/* Before the printf fallback below: a filter line must name an event
+	 * of the schema block itself, once. */
+	if (t->nfilters) {
+		unsigned char *seen = calloc(t->by_id_len, 1);
+		if (!seen)
+			return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+		for (uint32_t i = 0; i < t->nfilters; i++) {
+			const struct rt_filter_line *fl = &t->filters[i];
+			struct ringtrace_trace_event_def *ev =
+				fl->id < t->by_id_len ? t->by_id[fl->id] : NULL;
+			p.line = fl->line;
+			if (!ev || seen[fl->id]) {
+				free(seen);
+				if (!ev)
+					return RT_META_FAIL(&p, "filter: event id %u is not defined by an event line",
+							    fl->id);
+				return RT_META_FAIL(&p, "filter: second filter line for event %u (%s)",
+						    fl->id, ev->name);
+			}
+			seen[fl->id] = 1;
+			ev->filter = fl->expr;
+			ev->rejected = fl->rejected;
+		}
+		free(seen);
+	}
 	if (!t->by_id[RINGTRACE_EVENT_ID_PRINTF]) {
 		t->printf_def.id = RINGTRACE_EVENT_ID_PRINTF;
 		t->printf_def.name = "ringtrace_printf";
@@ -1143,6 +1207,8 @@ void ringtrace_trace_close(ringtrace_trace *t)
 	free(t->events);
 	free(t->sites);
 	free(t->stats);
+	free(t->filters);
+	free(t->triggers);
 	free(t->by_id);
 	free(t->plans);
 	free(t->site_by_id);
@@ -1189,6 +1255,16 @@ uint32_t ringtrace_trace_site_count(const ringtrace_trace *t)
 const struct ringtrace_trace_site *ringtrace_trace_site(const ringtrace_trace *t, uint32_t i)
 {
 	return i < t->nsites ? &t->sites[i] : NULL;
+}
+
+uint32_t ringtrace_trace_trigger_count(const ringtrace_trace *t)
+{
+	return t->ntriggers;
+}
+
+const struct ringtrace_trace_trigger *ringtrace_trace_trigger(const ringtrace_trace *t, uint32_t i)
+{
+	return i < t->ntriggers ? &t->triggers[i] : NULL;
 }
 
 uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t)

@@ -41,6 +41,13 @@ struct rt_plan {
 	struct rt_seg *seg;
 };
 
+struct rt_filter_line {
+	uint32_t id;          /* event id, not yet checked */
+	unsigned line;        /* in metadata, for the error message */
+	uint64_t rejected;
+	const char *expr;     /* NULL for "-" */
+};
+
 struct rt_tstream {
 	struct ringtrace_trace_stream_info info;
 	const unsigned char *map; /* the whole file, read-only (NULL if empty) */
@@ -79,6 +86,15 @@ struct ringtrace_trace {
 	uint32_t site_by_id_len;
 	struct ringtrace_trace_stat *stats;
 	uint32_t nstats, cap_stats;
+	/*
+	 * `filter` lines, kept apart until every event line is read: they name
+	 * their event by id, checked once the id table exists (and events[]
+	 * may still move while lines are read).
+	 */
+	struct rt_filter_line *filters;
+	uint32_t nfilters, cap_filters;
+	struct ringtrace_trace_trigger *triggers;
+	uint32_t ntriggers, cap_triggers;
 
 	struct rt_tstream *streams;
 	uint32_t nstreams;

@@ -1,0 +1,202 @@
+/*
+ * The reader's `filter` and `trigger` lines (docs/format.md, section 7) on
+ * hand-written schema blocks: what a valid block gives through the API
+ * (filter expression and rejected count per event, triggers in order with
+ * their counters) and what `ringtrace stat` prints from it; a block
+ * without those lines gives no filter and no trigger; and every malformed
+ * line is refused with the metadata's name, its line number and what is
+ * wrong. The traces have no stream file: only the schema block matters.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ringtrace/trace.h>
+
+#include "check.h"
+
+static char dir[64], mpath[128];
+
+static void write_meta(const char *body)
+{
+	FILE *f = fopen(mpath, "w");
+	CHECK(f != NULL);
+	/* A TSDL line first: the block's line numbers count from the file's
+	 * first line, as they do in a real trace. */
+	fprintf(f, "/* CTF 1.8 */\n/* ringtrace-schema 1\nclock tsc 1000000000 0 0\n%send */\n", body);
+	CHECK(fclose(f) == 0);
+}
+
+/* Event 1 (ev_a, one int field pid), 2 (ev_b), 3 (ev_c); lines 4 to 8. */
+#define EVENTS                                                                                     \
+	"event 1 0 ev_a 1 pid=%25d\n"                                                              \
+	"field pid 1 4 1 4 0 0\n"                                                                  \
+	"event 2 0 ev_b 0 %\n"                                                                     \
+	"event 3 0 ev_c 0 %\n"
+#define FIRST_LINE 8 /* of what follows EVENTS */
+
+static const struct ringtrace_trace_event_def *by_name(ringtrace_trace *t, const char *name)
+{
+	for (uint32_t i = 0; i < ringtrace_trace_event_count(t); i++)
+		if (strcmp(ringtrace_trace_event(t, i)->name, name) == 0)
+			return ringtrace_trace_event(t, i);
+	CHECKF(0, "no event %s", name);
+	return NULL;
+}
+
+static void test_valid(void)
+{
+	write_meta(EVENTS
+		   "filter 1 3400 pid%20>%2010%20&&%20!(pid%20==%2042)\n"
+		   "filter 2 7 -\n"
+		   "trigger 1 0 ev_a%20if%20pid%20==%203:%20snapshot:1\n"
+		   "trigger 0 18446744073709551615 ev_b:%20traceoff\n"
+		   "stat hit 0\n");
+	ringtrace_trace *t;
+	CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) == 0, "%s", ringtrace_trace_open_error());
+	const struct ringtrace_trace_event_def *a = by_name(t, "ev_a"), *b = by_name(t, "ev_b"),
+					       *c = by_name(t, "ev_c");
+	CHECK(a->filter && strcmp(a->filter, "pid > 10 && !(pid == 42)") == 0);
+	CHECK_EQ_U64(a->rejected, 3400);
+	CHECK(b->filter == NULL); /* removed before the end, calls rejected before that */
+	CHECK_EQ_U64(b->rejected, 7);
+	CHECK(c->filter == NULL && c->rejected == 0);
+	CHECK(ringtrace_trace_event_by_id(t, 1) == a);
+	CHECK_EQ_U64(ringtrace_trace_trigger_count(t), 2);
+	const struct ringtrace_trace_trigger *g0 = ringtrace_trace_trigger(t, 0),
+					     *g1 = ringtrace_trace_trigger(t, 1);
+	CHECK(strcmp(g0->spec, "ev_a if pid == 3: snapshot:1") == 0);
+	CHECK(g0->fired == 1 && g0->skipped == 0);
+	CHECK(strcmp(g1->spec, "ev_b: traceoff") == 0);
+	CHECK(g1->fired == 0 && g1->skipped == UINT64_MAX);
+	CHECK(ringtrace_trace_trigger(t, 2) == NULL);
+	ringtrace_trace_close(t);
+
+	/* what ringtrace stat makes of it */
+	char cmd[512], out[128];
+	snprintf(out, sizeof(out), "%s.out", dir);
+	snprintf(cmd, sizeof(cmd), "'%s' stat '%s' >'%s'", RINGTRACE_TOOL, dir, out);
+	int st = system(cmd);
+	CHECKF(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", cmd, st);
+	FILE *f = fopen(out, "r");
+	CHECK(f != NULL);
+	char line[512];
+	int seen_a = 0, seen_b = 0, seen_c = 0, seen_g0 = 0, seen_g1 = 0, seen_hdr = 0, seen_thdr = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], rest[256];
+		unsigned long long n1, n2;
+		int k = sscanf(line, " %63s %llu %llu %255[^\n]", name, &n1, &n2, rest);
+		if (strstr(line, "events by name:") && strstr(line, "events") && strstr(line, "rejected"))
+			seen_hdr++;
+		if (strncmp(line, "triggers:", 9) == 0)
+			seen_thdr++;
+		if (k >= 3 && strcmp(name, "ev_a") == 0) {
+			CHECKF(k == 4 && n1 == 0 && n2 == 3400 &&
+				       strcmp(rest, "filter: pid > 10 && !(pid == 42)") == 0,
+			       "stat line: %s", line);
+			seen_a++;
+		}
+		if (k >= 3 && strcmp(name, "ev_b") == 0) {
+			CHECKF(k == 3 && n1 == 0 && n2 == 7, "stat line: %s", line);
+			seen_b++;
+		}
+		if (strstr(line, "ev_c"))
+			seen_c++;
+		if (strstr(line, "ev_a if pid == 3: snapshot:1")) {
+			CHECKF(sscanf(line, " %llu %llu", &n1, &n2) == 2 && n1 == 1 && n2 == 0,
+			       "stat line: %s", line);
+			seen_g0++;
+		}
+		if (strstr(line, "ev_b: traceoff")) {
+			CHECKF(sscanf(line, " %llu %llu", &n1, &n2) == 2 && n1 == 0 &&
+				       n2 == 18446744073709551615ull,
+			       "stat line: %s", line);
+			seen_g1++;
+		}
+	}
+	fclose(f);
+	unlink(out);
+	CHECK(seen_hdr == 1 && seen_thdr == 1);
+	CHECK(seen_a == 1 && seen_b == 1 && seen_g0 == 1 && seen_g1 == 1);
+	CHECK(seen_c == 0); /* no event, no filter, nothing rejected: not listed */
+}
+
+/* Without filter or trigger lines (traces from before filters). */
+static void test_none(void)
+{
+	write_meta(EVENTS "stat hit 0\n");
+	ringtrace_trace *t;
+	CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) == 0, "%s", ringtrace_trace_open_error());
+	for (uint32_t i = 0; i < ringtrace_trace_event_count(t); i++)
+		CHECK(ringtrace_trace_event(t, i)->filter == NULL &&
+		      ringtrace_trace_event(t, i)->rejected == 0);
+	CHECK(ringtrace_trace_trigger_count(t) == 0 && ringtrace_trace_trigger(t, 0) == NULL);
+	ringtrace_trace_close(t);
+	/* no triggers section */
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "'%s' stat '%s' | grep -q '^triggers:'", RINGTRACE_TOOL, dir);
+	int st = system(cmd);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
+}
+
+struct bad {
+	const char *lines; /* after EVENTS */
+	unsigned line;     /* offset of the bad line in `lines` (0: the first) */
+	const char *msg;
+};
+
+static const struct bad bad[] = {
+	{"filter 9 1 pid%20>%201\n", 0, "filter: event id 9 is not defined"},
+	/* the printf event is not implied for filter lines */
+	{"filter 0 1 -\n", 0, "filter: event id 0 is not defined"},
+	{"filter 1 1 pid%20>%201\nfilter 2 1 -\nfilter 1 2 -\n", 2, "filter: second filter line for event 1 (ev_a)"},
+	{"filter 1 1\n", 0, "filter: expected \"filter <event id> <rejected> <expression|->\""},
+	{"filter 1 1 a b\n", 0, "filter: expected"},
+	{"filter 1  1 a\n", 0, "filter: expected"},
+	{"filter 1 1 a \n", 0, "filter: expected"},
+	{"filter x 1 a\n", 0, "filter event id \"x\" is not a number"},
+	{"filter 01 1 a\n", 0, "filter event id \"01\" is not a number"},
+	{"filter 1 -1 a\n", 0, "filter rejected count \"-1\" is not a number"},
+	{"filter 1 18446744073709551616 a\n", 0, "filter rejected count"},
+	{"filter 1 1 %\n", 0, "filter: empty expression"},
+	{"filter 1 1 pid%2\n", 0, "filter expression: bad %XX escape"},
+	{"filter 1 1 pid%00\n", 0, "filter expression: %00 in a string"},
+	{"filter 1 1 name~\"x\"\n", 0, "filter expression: character that must be percent-encoded"},
+	{"trigger 1 0\n", 0, "trigger: expected \"trigger <fired> <skipped> <spec>\""},
+	{"trigger 1 0 a b\n", 0, "trigger: expected"},
+	{"trigger 1 0 %\n", 0, "trigger with an empty spec"},
+	{"trigger -1 0 a\n", 0, "trigger fired count"},
+	{"trigger 1 99999999999999999999 a\n", 0, "trigger skipped count"},
+	{"trigger 1 0 a%ZZ\n", 0, "trigger spec: bad %XX escape"},
+	{"stat hit 0\ntriggers 1 0 a\n", 1, "unknown line \"triggers 1 0 a\""},
+	{"filters 1 0 a\n", 0, "unknown line"},
+};
+
+static void test_bad(void)
+{
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char body[1024], want[256];
+		snprintf(body, sizeof(body), "%s%s", EVENTS, bad[i].lines);
+		write_meta(body);
+		ringtrace_trace *t = NULL;
+		CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) < 0, "accepted: %s", bad[i].lines);
+		const char *m = ringtrace_trace_open_error();
+		snprintf(want, sizeof(want), "%s/metadata: line %u: %s", dir, FIRST_LINE + bad[i].line,
+			 bad[i].msg);
+		CHECKF(strstr(m, want) != NULL, "case %zu: got \"%s\", want \"%s\"", i, m, want);
+	}
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/ringtrace-schema-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(mpath, sizeof(mpath), "%s/metadata", dir);
+	test_valid();
+	test_none();
+	test_bad();
+	unlink(mpath);
+	CHECK(rmdir(dir) == 0);
+	printf("test_trace_schema: ok (%zu malformed lines refused)\n", sizeof(bad) / sizeof(bad[0]));
+	return 0;
+}
