@@ -1,0 +1,53 @@
+/*
+ * bench/cmp/cmp.h - options and result of a cmp-<tracer> program
+ * (see cmp_harness.h).
+ */
+#ifndef CMP_H
+#define CMP_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* also set by CMake: DPDK's -include rte_config.h comes first */
+#endif
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cmp_opts {
+	const char *what;      /* micro | close | latency */
+	uint64_t n, warmup;
+	int cpu;
+	const char *mode;      /* discard | overwrite */
+	int overwrite;
+	int off;               /* tracer present, tracepoint disabled */
+	const char *dir;       /* trace output directory */
+	const char *file;      /* target of write() (ftrace, /dev/null) */
+	uint64_t buffer;       /* bytes; 0: the backend's choice */
+	const char *wait;      /* FIFO to wait on before the warm-up */
+	unsigned interval_us;
+	int prio;
+};
+
+struct cmp_result {
+	double ns;                      /* per event / call / wake-up */
+	double lat_min, lat_avg, lat_max;
+	uint64_t expected;              /* events that a lossless tracer keeps */
+	int64_t recorded, lost;         /* -1: not known to the program */
+	char note[200];
+};
+
+static void cmp_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn, unused));
+static void cmp_die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("cmp: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+#endif /* CMP_H */

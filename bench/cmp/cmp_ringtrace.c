@@ -1,0 +1,88 @@
+/*
+ * cmp-ringtrace: trace_cmp_int(v), recorded by ringtrace's in-process
+ * recorder (ringtrace_session_start), as a program traced with
+ * `ringtrace record` or RINGTRACE_OUTPUT is.
+ *
+ * Enabled: a session writing a CTF trace to --dir (tmpfs), mode --mode,
+ * pool --buffer bytes (64 KiB pages, the default). Its consumer thread is
+ * created before this thread pins itself to --cpu, so it runs on the CPU
+ * mask bench/compare started the program with (the other CPU). In
+ * discard mode it appends pages to the stream files while the loop runs;
+ * in overwrite mode (flight recorder) it writes the last buffer's worth at
+ * stop. --off: no session, the event is disabled (its call site is one
+ * load and a predicted branch).
+ *
+ * Counts: the recorder's own accounting, written in the trace's metadata
+ * at stop (stat hit / missed / overrun), gives recorded and lost here; the
+ * script also counts the events in the trace with babeltrace2.
+ */
+#include <string.h>
+
+#include <ringtrace/session.h>
+
+#include "cmp.h"
+#include "cmp_rt_events.h"
+
+static const char backend_name[] = "ringtrace";
+
+static inline void cmp_emit(int v)
+{
+	trace_cmp_int(v);
+}
+
+static int backend_init(struct cmp_opts *o)
+{
+	if (o->off)
+		return 0;
+	if (!o->dir)
+		cmp_die("cmp-ringtrace needs --dir");
+	struct ringtrace_session_config cfg;
+	ringtrace_session_config_init(&cfg);
+	cfg.output_dir = o->dir;
+	cfg.events = "cmp_int";
+	cfg.mode = o->overwrite ? RINGTRACE_RB_OVERWRITE : RINGTRACE_RB_DISCARD;
+	cfg.pool_size = (size_t)o->buffer;
+	if (ringtrace_session_start(&cfg) < 0)
+		cmp_die("ringtrace_session_start: %s", ringtrace_last_error());
+	return 0;
+}
+
+static void backend_ready(struct cmp_opts *o, struct cmp_result *r)
+{
+	(void)o;
+	(void)r;
+}
+
+static void backend_finish(struct cmp_opts *o, struct cmp_result *r)
+{
+	if (o->off) {
+		r->recorded = r->lost = 0;
+		r->expected = 0;
+		return;
+	}
+	if (ringtrace_session_stop() < 0)
+		cmp_die("ringtrace_session_stop: %s", ringtrace_last_error());
+	char path[4200], line[512];
+	snprintf(path, sizeof(path), "%s/metadata", o->dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		cmp_die("%s: %s", path, strerror(errno));
+	unsigned long long hit = 0, missed = 0, overrun = 0, v;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "stat hit %llu", &v) == 1)
+			hit = v;
+		if (sscanf(line, "stat missed %llu", &v) == 1)
+			missed = v;
+		if (sscanf(line, "stat overrun %llu", &v) == 1)
+			overrun = v;
+	}
+	fclose(f);
+	/* hit: committed; overrun: overwritten (flight recorder) pages' events;
+	 * missed: dropped because the buffer was full. */
+	r->recorded = (int64_t)(hit - overrun);
+	r->lost = (int64_t)missed;
+	snprintf(r->note, sizeof(r->note), "hit=%llu missed=%llu overrun=%llu", hit, missed,
+		 overrun);
+}
+
+#include "cmp_harness.h"
