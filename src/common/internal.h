@@ -22,7 +22,7 @@ RT_HIDDEN int rt_events_set_buffer(struct ringtrace_rb *rb, int check_env_rules)
 RT_HIDDEN void rt_events_report_unmatched(void);
 RT_HIDDEN extern const int rt_session_linked;
 /* The `filter` and `trigger` lines of the schema block (src/event/control.c). */
-RT_HIDDEN void rt_ctl_write_schema(FILE *f);
+RT_HIDDEN void rt_ctl_write_schema(FILE *f, uint32_t nevents);
 /* Percent-encoding of docs/format.md section 7 (src/ctf/metadata.c). */
 RT_HIDDEN void rt_pct(FILE *f, const char *s);
 

@@ -188,7 +188,7 @@ static void rt_schema_block(const ringtrace_rb *rb, FILE *f, const struct ringtr
 		rt_pct(f, site->file);
 		fprintf(f, " %u\n", site->line);
 	}
-	rt_ctl_write_schema(f);
+	rt_ctl_write_schema(f, n);
 	if (st) {
 		fprintf(f, "stat hit %llu\nstat missed %llu\nstat overrun %llu\nstat read %llu\n"
 			"stat pages %llu\nstat bytes %llu\nstat duration_ns %llu\nstat mode %u\n",

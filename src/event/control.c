@@ -286,7 +286,10 @@ static int rt_compile_for(const struct rt_entry *e, const char *expr, ringtrace_
 		if (col)
 			*col = c;
 		char msg[512];
-		snprintf(msg, sizeof(msg), "%s", ringtrace_last_error());
+		const char *m = ringtrace_last_error();
+		if (strncmp(m, "filter: ", 8) == 0)
+			m += 8;
+		snprintf(msg, sizeof(msg), "%s", m);
 		return rt_error(-err, "event \"%s\": %s", e->name, msg);
 	}
 	return 0;
@@ -553,8 +556,24 @@ static int rt_filter_item(char *item, size_t off, void *arg)
 	item[c] = 0;
 	char *pat = rt_trim(item), *expr = rt_trim(item + c + 1);
 	int err = rt_check_list(pat);
-	if (err < 0 || !pass->apply)
+	if (err < 0)
 		return err;
+	if (!pass->apply) {
+		/* Compile for every loaded event now, so that a list applies
+		 * all or nothing. */
+		for (uint32_t i = 0; i < rt_nentries && *expr && err == 0; i++) {
+			struct rt_entry *e = rt_entries[i];
+			ringtrace_filter *f = NULL;
+			if (!e->desc || !rt_list_match(pat, e->name))
+				continue;
+			if (!rt_filterable(e))
+				err = rt_error(RINGTRACE_EINVAL, "event \"%s\" cannot be filtered", e->name);
+			else
+				err = rt_compile_for(e, expr, &f, NULL);
+			ringtrace_filter_free(f);
+		}
+		return err;
+	}
 	err = rt_event_set_filter_locked(pat, expr, NULL, pass->from_env);
 	return err == -RINGTRACE_ENOENT ? 0 : err < 0 ? err : 0;
 }
@@ -634,7 +653,10 @@ static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger *
 	/* EVENT: up to a blank, or a ':' that starts the action. */
 	size_t ev0 = i;
 	while (i < n && spec[i] != ' ' && spec[i] != '\t') {
-		if (spec[i] == ':' && rt_action_at(spec + i + 1) >= 0)
+		/* Names may contain ':'; the one before the action is followed
+		 * by a blank, the end or an action keyword. */
+		if (spec[i] == ':' && (rt_action_at(spec + i + 1) >= 0 || spec[i + 1] == ' ' ||
+				       spec[i + 1] == '\t' || spec[i + 1] == 0))
 			break;
 		i++;
 	}
@@ -1160,8 +1182,8 @@ void rt_ctl_event_loaded(struct rt_entry *e)
 	if (rule && rule->expr) {
 		if (rt_compile_for(e, rule->expr, &e->filter, NULL) < 0 ||
 		    !(e->filter_expr = strdup(rule->expr))) {
-			fprintf(stderr, "ringtrace: %sfilter: %s; the event is not recorded\n",
-				rule->from_env ? "RINGTRACE_FILTERS: " : "", ringtrace_last_error());
+			fprintf(stderr, "ringtrace: %s%s; the event is not recorded\n",
+				rule->from_env ? "RINGTRACE_FILTERS: " : "filter on ", ringtrace_last_error());
 			ringtrace_filter_free(e->filter);
 			e->filter = NULL;
 			e->record = 0;
@@ -1183,7 +1205,8 @@ void rt_ctl_event_loaded(struct rt_entry *e)
 		e->tinsts = arr;
 		size_t expr0 = t->expr ? (size_t)(strstr(t->spec, t->expr) - t->spec) : 0;
 		if (rt_make_tinst(t, e, expr0, NULL, &ti) < 0) {
-			fprintf(stderr, "ringtrace: %s\n", ringtrace_last_error());
+			fprintf(stderr, "ringtrace: %s%s; this trigger does not fire on it\n",
+				t->from_env ? "RINGTRACE_TRIGGERS: " : "", ringtrace_last_error());
 			continue;
 		}
 		e->tinsts[e->ntinsts++] = ti;
@@ -1259,10 +1282,12 @@ void rt_ctl_free(void *p)
 /* ---- for the metadata ------------------------------------------------------------------ */
 
 /* `filter` and `trigger` lines of the ringtrace-schema block. */
-void rt_ctl_write_schema(FILE *f)
+void rt_ctl_write_schema(FILE *f, uint32_t nevents)
 {
 	pthread_mutex_lock(&rt_reg_lock);
-	for (uint32_t i = 0; i < rt_nentries; i++) {
+	/* Entries are only appended: the first nevents are those the `event`
+	 * lines described (one registered since gets no line of either kind). */
+	for (uint32_t i = 0; i < rt_nentries && i < nevents; i++) {
 		const struct rt_entry *e = rt_entries[i];
 		uint64_t rej = rt_ctl_rejected(e);
 		if (!e->filter_expr && !rej)
