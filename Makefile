@@ -60,7 +60,7 @@ check-tsan:
 
 # libFuzzer (clang, ASan+UBSan) on the trace reader's stream decoding, seeded
 # with a real trace (FUZZ_SECONDS), and on the filter-expression compiler
-# and evaluator (FUZZ_FILTER_SECONDS).
+# and evaluator and the trigger-spec parser (FUZZ_FILTER_SECONDS).
 FUZZ_SECONDS ?= 60
 FUZZ_FILTER_SECONDS ?= 30
 check-fuzz:
@@ -75,6 +75,8 @@ check-fuzz:
 	printf 'value & 1' > build-fuzz/filter-corpus/a
 	printf 's32 < -5 && (name ~ "eth*" || !flag)' > build-fuzz/filter-corpus/b
 	printf 'color == "RED" || f64 >= 1.5e3' > build-fuzz/filter-corpus/c
+	printf 'fz_ev if c > 1 && s ~ "e*": enable_event:fz_ev:2' > build-fuzz/filter-corpus/d
+	printf 'fz_*: traceoff' > build-fuzz/filter-corpus/e
 	./build-fuzz/bin/fuzz_filter build-fuzz/filter-corpus -max_total_time=$(FUZZ_FILTER_SECONDS) \
 		-max_len=512 -print_final_stats=1
 

@@ -5,6 +5,10 @@
  * records, whole and cut short. Compiling must never crash or read past
  * the input; evaluating must never read past a record.
  *
+ * The same input is also parsed as a trigger spec (`EVENT [if EXPR]:
+ * ACTION[:N]`) for the event fz_ev defined here; a trigger that is added
+ * runs once on a call of the tracepoint, then is removed.
+ *
  *   fuzz_filter [CORPUS] -max_total_time=30
  */
 #include <stdint.h>
@@ -12,6 +16,15 @@
 #include <string.h>
 
 #include <ringtrace/filter.h>
+
+#define RINGTRACE_CREATE_EVENTS
+#include <ringtrace/tracepoint.h>
+
+RINGTRACE_EVENT(fz_ev,
+	RINGTRACE_PROTO(int32_t c, const char *s),
+	RINGTRACE_ARGS(c, s),
+	RINGTRACE_FIELDS(ringtrace_integer(int32_t, c, c) ringtrace_string(s, s)),
+	RINGTRACE_PRINT("c=%d s=%s"))
 
 static const struct ringtrace_enum_value ev[] = { { "RED", 0 }, { "GREEN", 1 }, { "NEG", -1 } };
 static const struct ringtrace_enum_desc ed = { "color", ev, 3 };
@@ -96,6 +109,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ringtrace_filter_free(f);
 	} else if (col > size + 1) {
 		abort(); /* the column must point into the expression (or just past it) */
+	}
+	col = 0;
+	int id = ringtrace_trigger_add(expr, &col);
+	if (id > 0) {
+		trace_fz_ev(3, "eth0");
+		ringtrace_tracing_on(); /* whatever the action did */
+		if (ringtrace_trigger_remove(id) != 0)
+			abort();
+	} else if (col > size + 1) {
+		abort();
 	}
 	free(expr);
 	return 0;
