@@ -297,17 +297,20 @@ struct ringtrace_filter;
  * A filter that is one integer predicate on a fixed-offset field
  * (`value & 1`, `pid == 42`, `len > 64`), in a form evaluated inline with
  * no data-dependent branch: load the field at `off`, extend it to 64 bits
- * (shift left by `sh`, then right, arithmetic if signed), then
- *     t = (v ^ bias) & mask;  match = ((t - lo) <= span) != negate
- * Every comparison is a range test on values biased so that signed order
- * becomes unsigned order (bias = 2^63); `v & m` is `(v & m) - 1 <= ~0 - 1`.
+ * (shift left by `sh`, then arithmetic right, then `& ext`: zero-extended
+ * if unsigned), then
+ *     t = (v ^ bias) & mask;  match = (t - lo) <= span
+ * Every comparison is a range test [lo, lo + span] on values biased so that
+ * signed order becomes unsigned order (bias = 2^63); `v != k` is the range
+ * that starts after k and wraps around to just before it; `v & m` is
+ * `(v & m) - 1 <= ~0 - 1`.
  */
 struct ringtrace_fast_pred_ {
 	uint8_t op;          /* 0: not that simple (call ringtrace_filter_match) */
 	uint8_t sh;          /* 64 - 8 * field size */
-	uint8_t is_signed;
-	uint8_t negate;
+	uint8_t pad[2];
 	uint32_t off;        /* in the payload; off + size <= the fixed prefix */
+	uint64_t ext;        /* after an arithmetic extension: ~0 (signed) or the field's bits */
 	uint64_t bias, mask, lo, span;
 };
 
@@ -316,6 +319,8 @@ struct ringtrace_event_ctl_ {
 	struct ringtrace_fast_pred_ fast;
 	uint32_t slot;       /* counter slot, or RINGTRACE_COUNT_SLOTS: use *overflow */
 	uint32_t ntriggers;
+	uint32_t inline_ok;  /* fast.op && !ntriggers: the call's fast path may filter */
+	uint32_t pad;
 	uint64_t *overflow;  /* rejected count when no slot was free (atomic add) */
 	void *triggers;      /* the library's trigger list */
 };
@@ -335,16 +340,24 @@ ringtrace_fast_pred_(const struct ringtrace_fast_pred_ *fp, const void *payload)
 	 */
 	const char *p = (const char *)payload + fp->off;
 	uint64_t raw;
-	switch (fp->sh) {
-	case 56: { uint8_t x; memcpy(&x, p, 1); raw = x; break; }
-	case 48: { uint16_t x; memcpy(&x, p, 2); raw = x; break; }
-	case 32: { uint32_t x; memcpy(&x, p, 4); raw = x; break; }
-	default: memcpy(&raw, p, 8); break;
+	if (__builtin_expect(fp->sh == 32, 1)) {
+		uint32_t x;
+		memcpy(&x, p, 4);
+		raw = x;
+	} else if (fp->sh == 0) {
+		memcpy(&raw, p, 8);
+	} else if (fp->sh == 48) {
+		uint16_t x;
+		memcpy(&x, p, 2);
+		raw = x;
+	} else {
+		uint8_t x;
+		memcpy(&x, p, 1);
+		raw = x;
 	}
-	raw <<= fp->sh;
-	uint64_t v = fp->is_signed ? (uint64_t)((int64_t)raw >> fp->sh) : raw >> fp->sh;
+	uint64_t v = (uint64_t)((int64_t)(raw << fp->sh) >> fp->sh) & fp->ext;
 	uint64_t t = (v ^ fp->bias) & fp->mask;
-	return (int)((t - fp->lo) <= fp->span) ^ fp->negate;
+	return (t - fp->lo) <= fp->span;
 }
 
 /* Count one call rejected by ctl's filter. `nested`: the token of the

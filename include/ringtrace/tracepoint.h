@@ -23,8 +23,18 @@
  *
  *   trace_sched_wakeup(pid, name);      // type-checked like any call
  *
- * A disabled call site costs one load of the event's `enabled` word and
+ * A disabled call site costs one load of the event's `state` word and
  * one predicted branch; everything else is out of line (cold).
+ *
+ * Out of line, per event: ringtrace_run_<name> (what the call site calls)
+ * records with an inline reserve/commit (ringtrace_rec_<name>), or, when
+ * the event has a filter (ringtrace/filter.h), builds the record in a
+ * local, filters it and returns at once if it is rejected;
+ * ringtrace_slow_<name> handles everything else (probes, triggers,
+ * filters that need the interpreter, records with strings, a thread's
+ * first event, page switches). A filtered or probed event with strings or
+ * byte sequences builds its record on the stack: up to 1 KiB per string
+ * and 4 KiB per byte sequence (mind small signal stacks).
  *
  * Field macros (the expression may use the arguments; wrap it in
  * parentheses if it contains a comma):
@@ -350,15 +360,12 @@
 	 * read-side section, inline reserve, fields, inline commit. Anything             \
 	 * else goes to the slow function above, by a tail call.                          \
 	 */                                                                                \
-	RINGTRACE__DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto         \
+	static __attribute__((noinline)) void ringtrace_rec_##name RINGTRACE__PREPEND(                 \
+		uint32_t ringtrace__state, RINGTRACE__UNPAREN proto)                                       \
 	{                                                                                  \
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
-		uint32_t ringtrace__state = __atomic_load_n(&ringtrace__ev->state, __ATOMIC_RELAXED);       \
 		struct ringtrace_reader_node *ringtrace__n = ringtrace_rnode_;                     \
-		if (__builtin_expect((ringtrace__state == RINGTRACE_EV_RECORD ||                   \
-				      (RINGTRACE__FIXED(fields) &&                                 \
-				       ringtrace__state == (RINGTRACE_EV_RECORD | RINGTRACE_EV_CTL))) && \
-					     ringtrace__n != 0 &&                                  \
+		if (__builtin_expect(ringtrace__n != 0 &&                                          \
 					     !(__atomic_load_n(&ringtrace__n->seq, __ATOMIC_RELAXED) & 1) && \
 					     !ringtrace_rcu_fence_,                          \
 				     1)) {                                                 \
@@ -366,39 +373,85 @@
 					 __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1, \
 					 __ATOMIC_RELAXED);                                \
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);                           \
-			ringtrace_rb *ringtrace__rb = ringtrace_events_buffer_();                  \
-			int ringtrace__done = 1;                                                   \
-			if (RINGTRACE__FIXED(fields) && (ringtrace__state & RINGTRACE_EV_CTL)) {   \
-				/* A fixed-size record and a one-predicate filter, no           \
-				 * trigger: staged in a local, filtered inline; rewritten      \
-				 * into the buffer only if it passes. */                        \
-				const struct ringtrace_event_ctl_ *ringtrace__ctl =                \
-					__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);    \
+			RINGTRACE__REC_IN_(name, args, fields)                                      \
+		}                                                                          \
+		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
+	}                                                                                  \
+	/* The same, called inside the read-side section (which it leaves). */          \
+	static __attribute__((noinline)) void ringtrace_recin_##name RINGTRACE__PREPEND(               \
+		uint32_t ringtrace__state, RINGTRACE__UNPAREN proto)                                       \
+	{                                                                                  \
+		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
+		RINGTRACE__REC_IN_(name, args, fields)                                              \
+		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
+	}                                                                                  \
+	/*                                                                                 \
+	 * What the call site calls. Recording only: straight to the code above.          \
+	 * A fixed-size event with a one-predicate filter and no trigger: the             \
+	 * record is staged in a local and filtered inline, and a rejected call           \
+	 * returns from here having touched no callee-saved register (so the              \
+	 * compiler saves none); a passed one goes on to the recording code.              \
+	 */                                                                                \
+	RINGTRACE__DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto         \
+	{                                                                                  \
+		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
+		uint32_t ringtrace__state = __atomic_load_n(&ringtrace__ev->state, __ATOMIC_RELAXED);       \
+		if (__builtin_expect(ringtrace__state == RINGTRACE_EV_RECORD, 1)) {               \
+			ringtrace_rec_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args); \
+			return;                                                            \
+		}                                                                          \
+		struct ringtrace_reader_node *ringtrace__n = ringtrace_rnode_;                     \
+		if (RINGTRACE__FIXED(fields) &&                                                    \
+		    ringtrace__state == (RINGTRACE_EV_RECORD | RINGTRACE_EV_CTL) &&                \
+		    ringtrace__n != 0 && !(__atomic_load_n(&ringtrace__n->seq, __ATOMIC_RELAXED) & 1) && \
+		    !ringtrace_rcu_fence_) {                                                       \
+			__atomic_store_n(&ringtrace__n->seq,                                       \
+					 __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1, \
+					 __ATOMIC_RELAXED);                                \
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);                           \
+			const struct ringtrace_event_ctl_ *ringtrace__ctl =                        \
+				__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);            \
+			if (ringtrace__ctl && ringtrace__ctl->inline_ok) {                         \
 				uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                  \
 								  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 \
 								  : 1];                             \
-				if (!ringtrace__ctl || ringtrace__ctl->ntriggers ||                \
-				    !ringtrace__ctl->fast.op) {                                    \
-					ringtrace__done = 0;                                       \
-				} else {                                                           \
-					RINGTRACE__BUILD_(fields, ringtrace__p = (char *)ringtrace__stage) \
-					(void)ringtrace__sz;                                       \
-					if (!ringtrace_fast_pred_(&ringtrace__ctl->fast, ringtrace__p)) { \
-						ringtrace_ctl_count_(ringtrace__ctl, 0);           \
-						ringtrace__rb = 0;                                 \
-					}                                                          \
+				RINGTRACE__BUILD_(fields, ringtrace__p = (char *)ringtrace__stage)  \
+				(void)ringtrace__sz;                                               \
+				if (!ringtrace_fast_pred_(&ringtrace__ctl->fast, ringtrace__p)) {  \
+					ringtrace_ctl_count_(ringtrace__ctl, 0);                   \
+					ringtrace_read_unlock(0);                                  \
+					return;                                                    \
 				}                                                                  \
-			}                                                                  \
-			if (ringtrace__rb && ringtrace__done) {                                    \
-				ringtrace__done = 0;                                               \
-				RINGTRACE__RECORD_(ringtrace__rb, ringtrace_reserve_fast_, ringtrace_commit_fast_, \
-					   fields, ringtrace__done = 1;)                           \
+				/* Passed: recorded, in the same section, by another           \
+				 * function: a rejected call then returns from this one        \
+				 * having saved no register. */                                 \
+				ringtrace_recin_##name RINGTRACE__PREPEND(ringtrace__state,         \
+								    RINGTRACE__UNPAREN args);      \
+				return;                                                            \
 			}                                                                  \
 			ringtrace_read_unlock(0);                                          \
-			if (ringtrace__done)                                                       \
-				return;                                                    \
 		}                                                                          \
 		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
+	}
+
+/*
+ * Inside a read-side section: record with the inline reserve/commit, leave
+ * the section and return; if that cannot be done (no buffer is a success:
+ * nothing to do), leave the section and fall through to the caller's
+ * slow call.
+ */
+#define RINGTRACE__REC_IN_(name, args, fields)                                                   \
+	{                                                                                  \
+		ringtrace_rb *ringtrace__rb = ringtrace_events_buffer_();                          \
+		int ringtrace__done = 1;                                                           \
+		if (ringtrace__rb) {                                                               \
+			ringtrace__done = 0;                                                       \
+			RINGTRACE__RECORD_(ringtrace__rb, ringtrace_reserve_fast_, ringtrace_commit_fast_, \
+				   fields, ringtrace__done = 1;)                                   \
+		}                                                                          \
+		ringtrace_read_unlock(0);                                                  \
+		if (ringtrace__done)                                                               \
+			return;                                                            \
 	}
 
 /* 1 if the event's record has a fixed size (no string or byte sequence). */

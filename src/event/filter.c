@@ -896,6 +896,12 @@ done:
  * a fixed offset: what tracepoints evaluate without a call. 1 and *fp
  * filled in, or 0 if the filter is not that simple.
  */
+static int rt_fast_none(struct ringtrace_fast_pred_ *fp)
+{
+	memset(fp, 0, sizeof(*fp));
+	return 0;
+}
+
 int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *fp)
 {
 	memset(fp, 0, sizeof(*fp));
@@ -906,28 +912,41 @@ int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *
 				      in->code != RT_F_BITS))
 		return 0;
 	const uint64_t all = ~0ull;
+	const uint64_t bits = in->size >= 8 ? all : (1ull << (8 * in->size)) - 1;
 	fp->op = 1;
 	fp->sh = (uint8_t)(64 - 8 * in->size);
 	fp->off = in->off;
 	fp->mask = all;
 	if (in->code == RT_F_BITS) {
 		/* (v & m) != 0: sign-extended first when the field is signed */
-		fp->is_signed = in->is_signed;
+		fp->ext = in->is_signed ? all : bits;
 		fp->mask = in->v.u;
 		fp->lo = 1;
 		fp->span = all - 1;
 		return 1;
 	}
-	fp->is_signed = in->code == RT_F_INT;
-	fp->bias = fp->is_signed ? 1ull << 63 : 0;
+	int is_signed = in->code == RT_F_INT;
+	fp->ext = is_signed ? all : bits;
+	fp->bias = is_signed ? 1ull << 63 : 0;
 	uint64_t k = in->v.u ^ fp->bias; /* the literal, in the biased order */
+	/* Each comparison as one range [lo, lo + span] of the biased value;
+	 * the two that can be empty (v < min, v > max) stay with the
+	 * interpreter. */
 	switch (in->cmp) {
 	case RT_C_EQ: fp->lo = k; fp->span = 0; break;
-	case RT_C_NE: fp->lo = k; fp->span = 0; fp->negate = 1; break;
-	case RT_C_LT: fp->lo = k; fp->span = all - k; fp->negate = 1; break;  /* !(v >= k) */
+	case RT_C_NE: fp->lo = k + 1; fp->span = all - 1; break;  /* everything but k */
+	case RT_C_LT:
+		if (k == 0)
+			return rt_fast_none(fp);
+		fp->lo = 0; fp->span = k - 1;
+		break;
 	case RT_C_LE: fp->lo = 0; fp->span = k; break;
-	case RT_C_GT: fp->lo = 0; fp->span = k; fp->negate = 1; break;        /* !(v <= k) */
-	default:      fp->lo = k; fp->span = all - k; break;                  /* >= */
+	case RT_C_GT:
+		if (k == all)
+			return rt_fast_none(fp);
+		fp->lo = k + 1; fp->span = all - k - 1;
+		break;
+	default:      fp->lo = k; fp->span = all - k; break;     /* >= */
 	}
 	return 1;
 }
