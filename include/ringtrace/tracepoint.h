@@ -324,7 +324,7 @@
 		ringtrace_rb *ringtrace__rb =                                                      \
 			(ringtrace__state & RINGTRACE_EV_RECORD) ? ringtrace_events_buffer_() : 0; \
 		if (ringtrace__ctl || ringtrace__rb) {                                             \
-			/* 8 bytes of slack: the inline filter loads a whole word. */       \
+			/* Slack: the compiler cannot see that filters read inside it. */  \
 			RINGTRACE__BUILD_(fields, ringtrace__p = (char *)__builtin_alloca(          \
 							  RINGTRACE__ALIGN_UP(ringtrace__sz, 8) + 8)) \
 			int ringtrace__keep = 1;                                                   \
@@ -332,11 +332,12 @@
 				ringtrace__keep = ringtrace_ctl_keep_(ringtrace__ctl, ringtrace__p, \
 								       ringtrace__sz, ringtrace__rd); \
 			if (ringtrace__keep && ringtrace__rb) {                                    \
+				struct ringtrace_fres_ ringtrace__f;                               \
 				char *ringtrace__q = (char *)ringtrace_reserve_fast_(               \
-					ringtrace__rb, ringtrace__ev->id, ringtrace__sz);          \
+					ringtrace__rb, ringtrace__ev->id, ringtrace__sz, &ringtrace__f); \
 				if (ringtrace__q) {                                                \
 					memcpy(ringtrace__q, ringtrace__p, ringtrace__sz);         \
-					ringtrace_commit_fast_(ringtrace__rb);                     \
+					ringtrace_commit_fast_(&ringtrace__f);                     \
 				} else if ((ringtrace__q = (char *)ringtrace_rb_reserve(            \
 						    ringtrace__rb, ringtrace__ev->id, ringtrace__sz))) { \
 					memcpy(ringtrace__q, ringtrace__p, ringtrace__sz);         \
@@ -446,8 +447,7 @@
 		int ringtrace__done = 1;                                                           \
 		if (ringtrace__rb) {                                                               \
 			ringtrace__done = 0;                                                       \
-			RINGTRACE__RECORD_(ringtrace__rb, ringtrace_reserve_fast_, ringtrace_commit_fast_, \
-				   fields, ringtrace__done = 1;)                                   \
+			RINGTRACE__RECORD_(ringtrace__rb, fields, ringtrace__done = 1;)            \
 		}                                                                          \
 		ringtrace_read_unlock(0);                                                  \
 		if (ringtrace__done)                                                               \
@@ -479,12 +479,14 @@
 		(void)ringtrace__o;                                                        \
 	}
 
-/* Size, reserve, write, commit; then run `after`. */
-#define RINGTRACE__RECORD_(rb, reserve, commit, fields, after)                                       \
+/* Size, reserve (inline), write, commit; then run `after`. */
+#define RINGTRACE__RECORD_(rb, fields, after)                                                    \
 	{                                                                                  \
-		RINGTRACE__BUILD_(fields, ringtrace__p = (char *)reserve(rb, ringtrace__ev->id, ringtrace__sz)) \
+		struct ringtrace_fres_ ringtrace__f;                                               \
+		RINGTRACE__BUILD_(fields, ringtrace__p = (char *)ringtrace_reserve_fast_(          \
+					  rb, ringtrace__ev->id, ringtrace__sz, &ringtrace__f))    \
 		if (ringtrace__p) {                                                                \
-			commit(rb);                                                        \
+			ringtrace_commit_fast_(&ringtrace__f);                                     \
 			after                                                              \
 		}                                                                          \
 	}
