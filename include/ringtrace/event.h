@@ -319,7 +319,7 @@ struct ringtrace_event_ctl_ {
 	struct ringtrace_fast_pred_ fast;
 	uint32_t slot;       /* counter slot, or RINGTRACE_COUNT_SLOTS: use *overflow */
 	uint32_t ntriggers;
-	uint32_t inline_ok;  /* fast.op && !ntriggers: the call's fast path may filter */
+	uint32_t inline_ok;  /* filter && !ntriggers: the call's entry may filter fixed-size records */
 	uint32_t pad;
 	uint64_t *overflow;  /* rejected count when no slot was free (atomic add) */
 	void *triggers;      /* the library's trigger list */

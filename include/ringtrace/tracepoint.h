@@ -386,6 +386,24 @@
 		RINGTRACE__REC_IN_(name, args, fields)                                              \
 		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
 	}                                                                                  \
+	/* A fixed-size event whose filter needs the interpreter: called inside        \
+	 * the read-side section (which it leaves). */                                     \
+	static __attribute__((noinline)) void ringtrace_cfilt_##name RINGTRACE__PREPEND(               \
+		uint32_t ringtrace__state, RINGTRACE__UNPAREN proto)                                       \
+	{                                                                                  \
+		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
+		const struct ringtrace_event_ctl_ *ringtrace__ctl =                                \
+			__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);                    \
+		uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                                  \
+						  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 : 1];  \
+		RINGTRACE__BUILD_(fields, ringtrace__p = (char *)ringtrace__stage)                  \
+		if (!ringtrace_ctl_keep_(ringtrace__ctl, ringtrace__p, ringtrace__sz, 0)) {         \
+			ringtrace_read_unlock(0);                                                  \
+			return;                                                                    \
+		}                                                                          \
+		RINGTRACE__REC_IN_(name, args, fields)                                              \
+		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
+	}                                                                                  \
 	/*                                                                                 \
 	 * What the call site calls. Recording only: straight to the code above.          \
 	 * A fixed-size event with a one-predicate filter and no trigger: the             \
@@ -413,6 +431,13 @@
 			const struct ringtrace_event_ctl_ *ringtrace__ctl =                        \
 				__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);            \
 			if (ringtrace__ctl && ringtrace__ctl->inline_ok) {                         \
+				if (!ringtrace__ctl->fast.op) {                                    \
+					/* Needs the interpreter: out of line, still in the    \
+					 * section. */                                         \
+					ringtrace_cfilt_##name RINGTRACE__PREPEND(ringtrace__state, \
+									    RINGTRACE__UNPAREN args); \
+					return;                                                    \
+				}                                                                  \
 				uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                  \
 								  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 \
 								  : 1];                             \

@@ -202,7 +202,7 @@ static struct ringtrace_event_ctl_ *rt_build_ctl(struct rt_entry *e, int *err)
 	c->slot = e->slot;
 	c->overflow = &e->overflow;
 	c->ntriggers = e->ntinsts;
-	c->inline_ok = c->fast.op && !c->ntriggers;
+	c->inline_ok = c->filter && !c->ntriggers;
 	struct rt_tinst **arr = (struct rt_tinst **)(void *)(c + 1);
 	for (uint32_t i = 0; i < e->ntinsts; i++)
 		arr[i] = e->tinsts[i];
