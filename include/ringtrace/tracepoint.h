@@ -396,7 +396,11 @@
 			__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);                    \
 		uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                                  \
 						  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 : 1];  \
-		RINGTRACE__BUILD_(fields, ringtrace__p = (char *)ringtrace__stage)                  \
+		/* (only called for fixed-size records; the alloca keeps the compiler       \
+		 * from judging the variable-size case against the tiny stage) */            \
+		RINGTRACE__BUILD_(fields, ringtrace__p = RINGTRACE__FIXED(fields)                   \
+				? (char *)ringtrace__stage                                         \
+				: (char *)__builtin_alloca(RINGTRACE__ALIGN_UP(ringtrace__sz, 8) + 8)) \
 		if (!ringtrace_ctl_keep_(ringtrace__ctl, ringtrace__p, ringtrace__sz, 0)) {         \
 			ringtrace_read_unlock(0);                                                  \
 			return;                                                                    \
@@ -441,7 +445,9 @@
 				uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                  \
 								  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 \
 								  : 1];                             \
-				RINGTRACE__BUILD_(fields, ringtrace__p = (char *)ringtrace__stage)  \
+				RINGTRACE__BUILD_(fields, ringtrace__p = RINGTRACE__FIXED(fields)   \
+						? (char *)ringtrace__stage                         \
+						: (char *)__builtin_alloca(ringtrace__sz + 8))     \
 				(void)ringtrace__sz;                                               \
 				if (!ringtrace_fast_pred_(&ringtrace__ctl->fast, ringtrace__p)) {  \
 					ringtrace_ctl_count_(ringtrace__ctl, 0);                   \
