@@ -355,58 +355,90 @@ static void *cc_writer(void *arg)
 	return NULL;
 }
 
+struct cc_check {
+	uint32_t id;
+	uint64_t read;
+	uint64_t last[CC_THREADS];
+	int seen[CC_THREADS];
+};
+
+/*
+ * Consume up to max_pages readable pages (0: all), checking every event as
+ * it is read (the writers outpace a reader that keeps what it reads).
+ */
+static void cc_drain(ringtrace_rb *rb, struct cc_check *c, unsigned max_pages)
+{
+	const struct ringtrace_page_header *p;
+	unsigned pages = 0;
+	while ((max_pages == 0 || pages < max_pages) && (p = ringtrace_rb_get_page(rb)) != NULL) {
+		struct ringtrace_page_cursor cur;
+		struct ringtrace_event ev;
+		int rc;
+		ringtrace_page_cursor_init(&cur, p);
+		while ((rc = ringtrace_page_next(&cur, &ev)) == 1) {
+			if (ev.id != c->id)
+				continue;
+			struct evu_event e = {0};
+			e.id = ev.id;
+			e.len = ev.len;
+			e.data = (void *)ev.data;
+			struct ringtrace_value v[8];
+			evu_decode(&e, v, 8, NULL);
+			int th = (int)v[1].v.u;
+			CHECK(th >= 0 && th < CC_THREADS);
+			uint64_t seq = v[3].v.u;
+			CHECK((int)v[0].v.i == (int)(seq % 1000) - 500);
+			CHECK(v[2].v.i == big_of((int)v[0].v.i));
+			CHECK(!c->seen[th] || seq > c->last[th]);
+			c->seen[th] = 1;
+			c->last[th] = seq;
+			c->read++;
+		}
+		CHECKF(rc == 0, "page_next: %d: %s", rc, ringtrace_last_error());
+		ringtrace_rb_put_page(rb, p);
+		pages++;
+	}
+}
+
 static void test_concurrency(ringtrace_rb *rb)
 {
 	static const char *const filters[] = {"value & 1", "value >= 0", NULL,
 					      "value < -400 || value > 400", "half > 100"};
 	struct ringtrace_rb_stats s0 = tu_stats(rb);
 	uint64_t r0 = rejected("ft_int");
+	struct cc_check chk;
+	memset(&chk, 0, sizeof(chk));
+	chk.id = evu_id("ft_int");
 	pthread_t t[CC_THREADS];
 	cc_stop = 0;
 	for (int i = 0; i < CC_THREADS; i++)
 		CHECK(pthread_create(&t[i], NULL, cc_writer, (void *)(intptr_t)i) == 0);
-	struct evu_list l = {0};
 	uint64_t t_end = tu_mono_ns() + 800000000ull;
 	unsigned k = 0;
 	while (tu_mono_ns() < t_end) {
 		set_filter("ft_int", filters[k++ % 5], 1);
-		evu_drain(rb, &l);
+		cc_drain(rb, &chk, 64);
 		tu_sleep_us(2000);
 	}
 	__atomic_store_n(&cc_stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < CC_THREADS; i++)
 		pthread_join(t[i], NULL);
-	evu_collect(rb, &l);
+	ringtrace_rb_writer_release(rb);
+	CHECK_OK(ringtrace_rb_flush(rb, 0));
+	cc_drain(rb, &chk, 0);
 	struct ringtrace_rb_stats s1 = tu_stats(rb);
 	uint64_t calls = cc_calls[0] + cc_calls[1], rej = rejected("ft_int") - r0;
 	uint64_t hit = s1.hit - s0.hit, missed = s1.missed - s0.missed;
 	CHECKF(hit + missed + rej == calls, "calls %llu != recorded %llu + missed %llu + rejected %llu",
 	       (unsigned long long)calls, (unsigned long long)hit, (unsigned long long)missed,
 	       (unsigned long long)rej);
-	/* every event read is intact and in order per thread */
-	uint64_t last[CC_THREADS] = {0, 0};
-	int seen[CC_THREADS] = {0, 0};
-	uint32_t id = evu_id("ft_int");
-	for (size_t i = 0; i < l.n; i++) {
-		if (l.ev[i].id != id)
-			continue;
-		struct ringtrace_value v[8];
-		evu_decode(&l.ev[i], v, 8, NULL);
-		int th = (int)v[1].v.u;
-		CHECK(th >= 0 && th < CC_THREADS);
-		uint64_t seq = v[3].v.u;
-		CHECK((int)v[0].v.i == (int)(seq % 1000) - 500);
-		CHECK(v[2].v.i == big_of((int)v[0].v.i));
-		CHECK(!seen[th] || seq > last[th]);
-		seen[th] = 1;
-		last[th] = seq;
-	}
-	CHECKF(l.n == hit, "read %zu events, %llu recorded", l.n, (unsigned long long)hit);
+	/* every event recorded was read, intact and in order per thread */
+	CHECKF(chk.read == hit, "read %llu events, %llu recorded", (unsigned long long)chk.read,
+	       (unsigned long long)hit);
 	set_filter("ft_int", NULL, 1);
 	printf("concurrency: %llu calls, %llu recorded, %llu rejected, %llu missed, %u filter changes\n",
 	       (unsigned long long)calls, (unsigned long long)hit, (unsigned long long)rej,
 	       (unsigned long long)missed, k);
-	evu_list_free(&l);
 }
 
 /* ---- 5 ----------------------------------------------------------------------- */
