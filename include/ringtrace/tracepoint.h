@@ -401,7 +401,9 @@
 		RINGTRACE__BUILD_(fields, ringtrace__p = RINGTRACE__FIXED(fields)                   \
 				? (char *)ringtrace__stage                                         \
 				: (char *)__builtin_alloca(RINGTRACE__ALIGN_UP(ringtrace__sz, 8) + 8)) \
-		if (!ringtrace_ctl_keep_(ringtrace__ctl, ringtrace__p, ringtrace__sz, 0)) {         \
+		/* (read again: a filter removed since the entry read it leaves NULL) */     \
+		if (ringtrace__ctl &&                                                              \
+		    !ringtrace_ctl_keep_(ringtrace__ctl, ringtrace__p, ringtrace__sz, 0)) {         \
 			ringtrace_read_unlock(0);                                                  \
 			return;                                                                    \
 		}                                                                          \
