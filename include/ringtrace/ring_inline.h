@@ -65,6 +65,16 @@ struct ringtrace_rb_head_ {
 
 extern __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
 	__attribute__((tls_model("initial-exec")));
+/*
+ * The buffer this thread wrote to last and its state there: with them the
+ * address an event is stored at depends on two loads (this pointer, then
+ * the state), not four (the buffer, its index, the state...). That chain
+ * is what an event costs right after a system call, when the pipeline is
+ * empty and the lines are no longer in L1. Validated by the epoch check;
+ * a stale pair only sends the call to the general path once.
+ */
+extern __thread const void *ringtrace_last_rb_ __attribute__((tls_model("initial-exec")));
+extern __thread struct ringtrace_wtls_ *ringtrace_last_t_ __attribute__((tls_model("initial-exec")));
 
 static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *ts)
 {
@@ -102,10 +112,17 @@ static inline __attribute__((always_inline)) void *
 ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtrace_fres_ *f)
 {
 	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
-	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
+	struct ringtrace_wtls_ *t = ringtrace_last_t_;
 	uint64_t ts;
-	if (__builtin_expect(t->epoch != r->epoch || !r->is_tsc || len > r->max_payload, 0))
+	if (__builtin_expect(ringtrace_last_rb_ != (const void *)rb, 0)) {
+		t = &ringtrace_wtls_[r->idx];
+		ringtrace_last_t_ = t;
+		ringtrace_last_rb_ = rb;
+	}
+	if (__builtin_expect(t->epoch != r->epoch || !r->is_tsc || len > r->max_payload, 0)) {
+		ringtrace_last_rb_ = 0;
 		return 0;
+	}
 	struct ringtrace_slot_head_ *s = t->slot;
 	if (__builtin_expect((__atomic_load_n(&s->nest, __ATOMIC_RELAXED) |
 			      __atomic_load_n(&s->steal, __ATOMIC_RELAXED)) != 0,

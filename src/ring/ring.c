@@ -162,6 +162,8 @@ struct rt_wtls {
  */
 __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
 	__attribute__((tls_model("initial-exec")));
+__thread const void *ringtrace_last_rb_ __attribute__((tls_model("initial-exec")));
+__thread struct ringtrace_wtls_ *ringtrace_last_t_ __attribute__((tls_model("initial-exec")));
 #define rt_tls ((struct rt_wtls *)(void *)ringtrace_wtls_)
 #define RT_SAME_FIELD(a, b, f) \
 	_Static_assert(offsetof(a, f) == offsetof(b, f), #f " differs between " #a " and " #b)
