@@ -1217,6 +1217,28 @@ static int rt_register_open(struct ringtrace_rb *rb)
 			RINGTRACE_RB_MAX_OPEN);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/*
+ * Make every page of the pool writable now. MAP_POPULATE on a shared
+ * mapping only read-faults the pages in: the first store to each 4 KiB
+ * page would still take a write fault, in the middle of a writer's event.
+ * With a cold 128 MiB pool that was ~2 ns per event on average (one fault
+ * per 256 events), and a latency spike of its own each time. The memory
+ * is zero already: storing a zero changes nothing.
+ */
+static void rt_prefault_write(char *base, size_t total)
+{
+	if (madvise(base, total, MADV_POPULATE_WRITE) == 0)
+		return;
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t step = ps > 0 ? (size_t)ps : 4096;
+	for (size_t off = 0; off < total; off += step)
+		__atomic_store_n(base + off, 0, __ATOMIC_RELAXED);
+}
+
 int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **out)
 {
 	int err;
@@ -1273,6 +1295,7 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 			       strerror(errno));
 		goto fail_fd;
 	}
+	rt_prefault_write(base, total);
 	const struct rt_clock *clk = rt_clock_get();
 	struct rt_shm *shm = (struct rt_shm *)base;
 	shm->version = RT_SHM_VERSION;
