@@ -50,4 +50,25 @@ static void cmp_die(const char *fmt, ...)
 	exit(1);
 }
 
+/* Nothing recorded and nothing lost: no tracer, or its tracepoint disabled. */
+static inline void cmp_result_none(struct cmp_result *r)
+{
+	r->recorded = r->lost = 0;
+	r->expected = 0;
+}
+
+/* The hooks of cmp_harness.h for a backend with nothing to do at that step. */
+#define CMP_NO_INIT                                                            \
+	static int backend_init(struct cmp_opts *o)                            \
+	{                                                                      \
+		(void)o;                                                       \
+		return 0;                                                      \
+	}
+#define CMP_NO_READY                                                           \
+	static void backend_ready(struct cmp_opts *o, struct cmp_result *r)    \
+	{                                                                      \
+		(void)o;                                                       \
+		(void)r;                                                       \
+	}
+
 #endif /* CMP_H */

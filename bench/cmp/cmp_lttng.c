@@ -19,24 +19,14 @@ static inline void cmp_emit(int v)
 	lttng_ust_tracepoint(cmp, ev, v);
 }
 
-static int backend_init(struct cmp_opts *o)
-{
-	(void)o;
-	return 0;
-}
+CMP_NO_INIT
 
-static void backend_ready(struct cmp_opts *o, struct cmp_result *r)
-{
-	(void)o;
-	(void)r;
-}
+CMP_NO_READY
 
 static void backend_finish(struct cmp_opts *o, struct cmp_result *r)
 {
-	if (o->off) {
-		r->recorded = r->lost = 0;
-		r->expected = 0;
-	}
+	if (o->off)
+		cmp_result_none(r);
 }
 
 #include "cmp_harness.h"

@@ -47,17 +47,12 @@ static int backend_init(struct cmp_opts *o)
 	return 0;
 }
 
-static void backend_ready(struct cmp_opts *o, struct cmp_result *r)
-{
-	(void)o;
-	(void)r;
-}
+CMP_NO_READY
 
 static void backend_finish(struct cmp_opts *o, struct cmp_result *r)
 {
 	if (o->off) {
-		r->recorded = r->lost = 0;
-		r->expected = 0;
+		cmp_result_none(r);
 		return;
 	}
 	if (ringtrace_session_stop() < 0)

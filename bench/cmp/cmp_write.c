@@ -47,19 +47,14 @@ static int backend_init(struct cmp_opts *o)
 	return 0;
 }
 
-static void backend_ready(struct cmp_opts *o, struct cmp_result *r)
-{
-	(void)o;
-	(void)r;
-}
+CMP_NO_READY
 
 static void backend_finish(struct cmp_opts *o, struct cmp_result *r)
 {
 	(void)o;
 	close(cmp_fd);
 #ifndef CMP_FTRACE
-	r->recorded = r->lost = 0;
-	r->expected = 0;
+	cmp_result_none(r);
 #else
 	(void)r;
 #endif
