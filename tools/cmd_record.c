@@ -426,7 +426,6 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	}
 	if (rb)
 		ringtrace_rb_destroy(rb);
-	shm_unlink(shm); /* if the program died without removing it */
 	if (live)
 		fputc('\n', stderr);
 	child_pid = 0;
@@ -434,6 +433,21 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 
 	int have;
 	uint64_t hit = meta_stat(out, "hit", &have);
+	char live_meta[4200];
+	snprintf(live_meta, sizeof(live_meta), "%s/metadata", out);
+	if (!have && access(live_meta, R_OK) == 0) {
+		/* It died without stopping its session: its live metadata and
+		 * its pool (still named) hold the rest. */
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "ringtrace record: %s was killed by signal %d (%s); recovering its trace\n",
+				argv[optind], WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			fprintf(stderr, "ringtrace record: %s exited (status %d) without stopping its recorder; recovering its trace\n",
+				argv[optind], WEXITSTATUS(status));
+		if (ringtrace_recover(shm, out, quiet) == 0)
+			hit = meta_stat(out, "hit", &have);
+	}
+	shm_unlink(shm); /* if the program died without removing it */
 	if (!have) {
 		fprintf(stderr, "ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "
 			"and did it exit normally (status %d)?\n", argv[optind], out, code);

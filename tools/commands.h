@@ -6,5 +6,8 @@ int ringtrace_cmd_record(int argc, char **argv);
 int ringtrace_cmd_snapshot(int argc, char **argv);
 int ringtrace_cmd_export(int argc, char **argv);
 int ringtrace_cmd_list_program(int argc, char **argv);
+int ringtrace_cmd_recover(int argc, char **argv);
+/* Recover the trace of a dead program from its pool SHM into DIR: 0 or 1. */
+int ringtrace_recover(const char *shm, const char *dir, int quiet);
 
 #endif

@@ -34,6 +34,8 @@ static void usage(FILE *f)
 		"         [--buffer-size SIZE] [-o DIR] -- CMD [ARGS...]\n"
 		"                 run CMD (linked with libringtrace) and record a trace\n"
 		"  snapshot PID   dump the buffer of a recording program (flight recorder)\n"
+		"  recover SHM DIR\n"
+		"                 complete the trace of a program that died while recording\n"
 		"  report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]\n"
 		"                 print the events of a trace, merged by time\n"
 		"  stat DIR       per-stream and per-event accounting\n"
@@ -556,6 +558,8 @@ int main(int argc, char **argv)
 		return ringtrace_cmd_snapshot(argc - 1, argv + 1);
 	if (strcmp(cmd, "export") == 0)
 		return ringtrace_cmd_export(argc - 1, argv + 1);
+	if (strcmp(cmd, "recover") == 0)
+		return ringtrace_cmd_recover(argc - 1, argv + 1);
 	fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
 	usage(stderr);
 	return 2;

@@ -154,6 +154,16 @@ void ringtrace_rb_writer_release(ringtrace_rb *rb);
  * interval has passed.
  */
 const struct ringtrace_page_header *ringtrace_rb_get_page(ringtrace_rb *rb);
+/*
+ * For recovery tools, on a pool no process uses any more (its program
+ * died): the pages that are in no list (not free, not queued, not a
+ * writer's current page), in which a dead reader or flusher left pages it
+ * had taken: the recorder's page being saved, a page being handed over.
+ * Up to max indices into out; returns how many there are. Use
+ * ringtrace_rb_page_at() to read them (NULL if the index is out of range).
+ */
+uint32_t ringtrace_rb_orphan_pages(const ringtrace_rb *rb, uint32_t *out, uint32_t max);
+const struct ringtrace_page_header *ringtrace_rb_page_at(const ringtrace_rb *rb, uint32_t index);
 void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header *page);
 
 /*

@@ -57,6 +57,7 @@ static struct {
 	int from_env;
 	int stopping;
 	unsigned nsnap;
+	uint32_t meta_events, meta_sites; /* registry size at the last live metadata */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
@@ -206,13 +207,19 @@ static void rt_save_page(const struct ringtrace_page_header *p)
 		rt_stream_close(S.files, p->stream_instance_id);
 }
 
+/* Save a page taken from the queue and give it back. */
+static void rt_save_taken(const struct ringtrace_page_header *p)
+{
+	rt_save_page(p);
+	ringtrace_rb_put_page(S.rb, p);
+}
+
 static int rt_drain(void)
 {
 	int n = 0;
 	const struct ringtrace_page_header *p;
 	while ((p = ringtrace_rb_get_page(S.rb)) != NULL) {
-		rt_save_page(p);
-		ringtrace_rb_put_page(S.rb, p);
+		rt_save_taken(p);
 		n++;
 	}
 	return n;
@@ -263,6 +270,25 @@ static void rt_fill_stats(struct ringtrace_trace_stats *st)
 static int rt_snapshot_locked(const char *dir);
 static int rt_stop_from_consumer(void);
 
+/*
+ * Keep a `metadata` in the output directory while recording (without the
+ * final `stat` lines), rewritten whenever events or printf sites were
+ * registered since: if the program dies, the stream files already written
+ * and the pages still in the pool (a named one: `ringtrace record` and
+ * `ringtrace recover`) can be turned into a complete trace, because the
+ * schema of every event they hold is on disk. Consumer thread only.
+ */
+static void rt_live_metadata(void)
+{
+	uint32_t ne = ringtrace_event_count(), ns = ringtrace_printf_site_count();
+	if (ne == S.meta_events && ns == S.meta_sites)
+		return;
+	if (rt_write_metadata(S.rb, S.dir, NULL) == 0) {
+		S.meta_events = ne;
+		S.meta_sites = ns;
+	}
+}
+
 static void *rt_consumer(void *arg)
 {
 	(void)arg;
@@ -271,6 +297,7 @@ static void *rt_consumer(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the program's business */
 	pthread_setname_np(pthread_self(), "ringtrace-rec");
 	for (;;) {
+		rt_live_metadata();
 		if (__atomic_exchange_n(&rt_snapshot_requested, 0, __ATOMIC_ACQ_REL)) {
 			char dir[4200];
 			pthread_mutex_lock(&S.lock);
@@ -295,8 +322,7 @@ static void *rt_consumer(void *arg)
 		if (S.mode == RINGTRACE_RB_DISCARD) {
 			const struct ringtrace_page_header *p = ringtrace_rb_get_page(S.rb);
 			if (p) {
-				rt_save_page(p);
-				ringtrace_rb_put_page(S.rb, p);
+				rt_save_taken(p);
 				continue;
 			}
 		}
@@ -380,6 +406,7 @@ static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_
 	S.write_errno = 0;
 	S.stop = 0;
 	S.nsnap = 0;
+	S.meta_events = S.meta_sites = UINT32_MAX;
 	rt_files_init(S.files);
 	__atomic_store_n(&rt_snapshot_requested, 0, __ATOMIC_RELAXED);
 	S.t0_ns = rt_now_ns();

@@ -1047,6 +1047,50 @@ const struct ringtrace_page_header *ringtrace_rb_get_page(ringtrace_rb *rb)
 	return h;
 }
 
+uint32_t ringtrace_rb_orphan_pages(const ringtrace_rb *rb, uint32_t *out, uint32_t max)
+{
+	const struct rt_shm *shm = rb->shm;
+	uint32_t np = shm->npages, n = 0;
+	uint8_t *seen = calloc(np, 1);
+	if (!seen)
+		return 0;
+	/* the free list (bounded: a damaged link cannot loop forever) */
+	uint32_t top = (uint32_t)RT_LOAD(&shm->free_head);
+	for (uint32_t steps = 0; top != 0 && top <= np && steps < np; steps++) {
+		seen[top - 1] = 1;
+		top = RT_LOAD(&rb->free_next[top - 1]);
+	}
+	/* queued pages: the filled cells between the read and write positions */
+	uint64_t mask = shm->qcap - 1, deq = RT_LOAD(&shm->deq_pos), enq = RT_LOAD(&shm->enq_pos);
+	for (uint64_t pos = deq; pos < enq && pos - deq <= mask; pos++) {
+		const struct rt_qcell *c = &rb->qcells[pos & mask];
+		if (RT_LOAD(&c->seq) == pos + 1 && RT_LOAD(&c->page) < np)
+			seen[RT_LOAD(&c->page)] = 1;
+	}
+	/* writers' pages, unless a flusher had taken one away (then it is
+	 * either queued, seen above, or in nobody's hands) */
+	for (uint32_t i = 0; i < shm->max_writers; i++) {
+		const struct rt_slot *s = &rb->slots[i];
+		uint32_t p = RT_LOAD(&s->cur_page);
+		if (RT_LOAD(&s->state) == RT_SLOT_ACTIVE && p < np && RT_LOAD(&s->steal) != RT_STEAL_TAKEN)
+			seen[p] = 1;
+	}
+	for (uint32_t i = 0; i < np; i++) {
+		if (seen[i])
+			continue;
+		if (n < max)
+			out[n] = i;
+		n++;
+	}
+	free(seen);
+	return n;
+}
+
+const struct ringtrace_page_header *ringtrace_rb_page_at(const ringtrace_rb *rb, uint32_t index)
+{
+	return index < rb->shm->npages ? rt_page(rb, index) : NULL;
+}
+
 /*
  * Give a page back. Its cache lines are first evicted from every cache
  * (clflush): a reader that walked the page holds them, and the writer that

@@ -1,0 +1,79 @@
+/*
+ * test_crash_prog: records a known sequence, then dies without stopping
+ * its recorder (tests/test_recover.sh).
+ *
+ *   test_crash_prog N DIR kill|abort|exit
+ *
+ * Two threads each call crash_ev(thread, seq) for seq = 0 .. N-1, then the
+ * program waits until the recorder's live metadata in DIR names crash_ev
+ * (so that the crash is not earlier than a real program's would be: a
+ * few milliseconds after start), and dies: SIGKILL, abort() (SIGABRT) or
+ * _exit(3) (no atexit handler, so no session stop).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RINGTRACE_CREATE_EVENTS
+#include <ringtrace/tracepoint.h>
+
+RINGTRACE_EVENT(crash_ev,
+	RINGTRACE_PROTO(uint32_t thread, uint64_t seq),
+	RINGTRACE_ARGS(thread, seq),
+	RINGTRACE_FIELDS(
+		ringtrace_integer(uint32_t, thread, thread)
+		ringtrace_integer(uint64_t, seq, seq)
+	),
+	RINGTRACE_PRINT("thread=%u seq=%llu"))
+
+static unsigned long n_events;
+
+static void *emit(void *arg)
+{
+	uint32_t th = (uint32_t)(uintptr_t)arg;
+	for (unsigned long i = 0; i < n_events; i++)
+		trace_crash_ev(th, i);
+	return NULL;
+}
+
+static int meta_names_event(const char *dir)
+{
+	char path[4200], line[1024];
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	FILE *f = fopen(path, "r");
+	int found = 0;
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, "crash_ev") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_crash_prog N DIR kill|abort|exit\n");
+		return 2;
+	}
+	n_events = strtoul(argv[1], NULL, 10);
+	pthread_t t;
+	if (pthread_create(&t, NULL, emit, (void *)(uintptr_t)1) != 0)
+		return 1;
+	emit((void *)(uintptr_t)0);
+	pthread_join(t, NULL);
+	for (int i = 0; i < 3000 && !meta_names_event(argv[2]); i++) {
+		struct timespec d = {0, 10 * 1000 * 1000};
+		nanosleep(&d, NULL);
+	}
+	printf("test_crash_prog: %lu events per thread\n", n_events);
+	fflush(stdout);
+	if (strcmp(argv[3], "kill") == 0)
+		raise(SIGKILL);
+	if (strcmp(argv[3], "abort") == 0)
+		abort();
+	_exit(3);
+}

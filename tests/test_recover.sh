@@ -1,0 +1,117 @@
+#!/bin/sh
+# Crash recovery: a program that dies while recording (SIGKILL, abort(),
+# _exit) leaves its committed events recoverable.
+#  - `ringtrace record` notices, recovers the trace from the program's
+#    pool and live metadata, and exits with the program's status; the trace
+#    holds every event the two threads committed (discard mode, a pool
+#    large enough), each thread's sequence complete and in order, read the
+#    same by `ringtrace report` and babeltrace2, with `stat recovered`;
+#  - overwrite mode: the newest events, each thread's sequence contiguous
+#    up to its last event;
+#  - `ringtrace recover SHM DIR` by hand, for a program traced with
+#    RINGTRACE_OUTPUT and RINGTRACE_SHM; the pool is removed afterwards;
+#  - errors: an unknown pool, a directory without metadata.
+#   usage: test_recover.sh BIN_DIR
+set -eu
+bin=$1
+rt="$bin/ringtrace"
+prog="$bin/test_crash_prog"
+N=100000
+tmp=$(mktemp -d /tmp/ringtrace-recover-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+command -v babeltrace2 >/dev/null 2>&1 || { echo "test_recover: babeltrace2 is not installed (make check installs it)" >&2; exit 1; }
+fail() { echo "test_recover: $*" >&2; exit 1; }
+
+# check_seq DIR MODE: each thread's seq values in the report are
+# contiguous and in order; "all": every thread's run 0 .. N-1; "tail"
+# (overwrite): any start, and the trace ends with some thread's N-1.
+# Prints the event count.
+check_seq() {
+	"$rt" report --raw "$1" > "$1.txt" || fail "report $1 failed"
+	awk -v N=$N -v mode="$2" '
+		/crash_ev:/ {
+			th = ""; seq = "";
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^thread=/) th = substr($i, 8);
+				if ($i ~ /^seq=/) seq = substr($i, 5);
+			}
+			if (th in last) {
+				if (seq != last[th] + 1) { print "thread " th ": seq " seq " after " last[th] > "/dev/stderr"; bad = 1 }
+			} else {
+				first[th] = seq;
+				if (mode == "all" && seq != 0) { print "thread " th " starts at " seq > "/dev/stderr"; bad = 1 }
+			}
+			last[th] = seq; n++
+		}
+		END {
+			ends = 0;
+			for (t = 0; t < 2; t++) {
+				if ((t in last) && last[t] == N - 1)
+					ends++;
+				else if (mode == "all") { print "thread " t " ends at " last[t] > "/dev/stderr"; bad = 1 }
+			}
+			# overwrite: a thread that finished first may have had all
+			# its pages recycled since; the last writer ends the trace
+			if (ends == 0) { print "no thread ends at " N - 1 > "/dev/stderr"; bad = 1 }
+			if (bad) exit 1;
+			print n
+		}' "$1.txt" || fail "$1: sequences broken (see above)"
+}
+
+for how in kill abort exit; do
+	d="$tmp/d-$how"
+	st=0
+	"$rt" record -q -o "$d" -- "$prog" $N "$d" $how > "$d.out" 2> "$d.err" || st=$?
+	case $how in
+	kill) want=137 ;;
+	abort) want=134 ;;
+	exit) want=3 ;;
+	esac
+	[ "$st" = "$want" ] || { cat "$d.err" >&2; fail "$how: record exited $st, want $want"; }
+	grep -q "recovering its trace" "$d.err" || { cat "$d.err" >&2; fail "$how: no recovery announced"; }
+	n=$(check_seq "$d" all)
+	[ "$n" = $((2 * N)) ] || fail "$how: $n events recovered, want $((2 * N))"
+	grep -q "^stat recovered [1-9]" "$d/metadata" || fail "$how: no 'stat recovered' in the metadata"
+	grep -q "^stat hit $((2 * N))$" "$d/metadata" || fail "$how: stat hit is not $((2 * N))"
+	bn=$(babeltrace2 "$d" 2>/dev/null | grep -c crash_ev) || true
+	[ "$bn" = $((2 * N)) ] || fail "$how: babeltrace2 read $bn events, want $((2 * N))"
+	"$rt" stat "$d" > "$d.stat" || fail "$how: stat failed"
+	echo "test_recover: $how: $n events recovered, babeltrace2 agrees"
+done
+
+# overwrite: the flight recorder's content at the crash
+d="$tmp/fr"
+st=0
+"$rt" record -q --overwrite --buffer-size 1m -o "$d" -- "$prog" $N "$d" kill > "$d.out" 2> "$d.err" || st=$?
+[ "$st" = 137 ] || { cat "$d.err" >&2; fail "overwrite: record exited $st"; }
+n=$(check_seq "$d" tail)
+[ "$n" -gt 1000 ] || fail "overwrite: only $n events recovered"
+grep -q "^stat overrun [1-9]" "$d/metadata" || fail "overwrite: no overrun counted"
+echo "test_recover: overwrite: the newest $n events recovered"
+
+# by hand
+d="$tmp/manual"
+shm="/ringtrace-test-recover-$$"
+st=0
+RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" $N "$d" kill > "$d.out" 2>&1 || st=$?
+[ "$st" = 137 ] || fail "manual: the program exited $st"
+grep -q "^stat hit" "$d/metadata" && fail "manual: the metadata has final stats before recovery"
+"$rt" recover "$shm" "$d" 2> "$d.err" || { cat "$d.err" >&2; fail "manual: recover failed"; }
+grep -q "recovered [0-9]* pages" "$d.err" || fail "manual: recover said nothing"
+n=$(check_seq "$d" all)
+[ "$n" = $((2 * N)) ] || fail "manual: $n events recovered"
+[ ! -e "/dev/shm${shm}" ] || fail "manual: the pool $shm was not removed"
+echo "test_recover: recover SHM DIR: $n events"
+
+# errors
+st=0
+"$rt" recover /ringtrace-no-such-pool-$$ "$d" 2> "$tmp/e1" || st=$?
+[ "$st" = 1 ] && grep -q "cannot map the pool" "$tmp/e1" || fail "unknown pool: status $st"
+mkdir "$tmp/empty"
+st=0
+"$rt" recover /x "$tmp/empty" 2> "$tmp/e2" || st=$?
+[ "$st" = 1 ] && grep -q "metadata" "$tmp/e2" || fail "no metadata: status $st"
+st=0
+"$rt" recover onlyone 2>/dev/null || st=$?
+[ "$st" = 2 ] || fail "usage error: status $st"
+echo "test_recover: ok"

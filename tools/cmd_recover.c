@@ -1,0 +1,322 @@
+/*
+ * ringtrace recover SHM DIR: turn what a dead program left into a trace.
+ *
+ * A program recording with a named pool (RINGTRACE_SHM; `ringtrace record`
+ * always names it) keeps, while it runs, an up-to-date `metadata` in its
+ * output directory (every event's and printf site's schema, rewritten
+ * when one registers; src/record/session.c) and writes completed pages to
+ * the stream files (discard mode). When it dies without stopping its
+ * session (a crash, SIGKILL, _exit), the rest of its events are still in
+ * the shared pool: the pages queued for the recorder and each thread's
+ * current page up to its last committed event. Recovery maps the pool,
+ * reclaims the dead writers' pages (ringtrace_rb_flush publishes the
+ * committed part of a page whose process is gone; an event that was being
+ * written is not committed and is not kept), appends every page to its
+ * stream file, and adds the pool's accounting to the metadata (`stat`
+ * lines, and `stat recovered N`, the pages recovered). `ringtrace record`
+ * does this by itself when its program dies.
+ *
+ * What can be lost: the page the program's recorder thread had taken from
+ * the queue and not yet written when it died, and printf sites first
+ * called in the last milliseconds (their format not yet in the metadata).
+ * Both are said in the output when they could matter.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ringtrace/format.h"
+#include "ringtrace/ring.h"
+
+#include "commands.h"
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Total size of the stream files in dir. */
+static uint64_t streams_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	uint64_t n = 0;
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "stream_", 7) != 0)
+			continue;
+		char path[4400];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			n += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Insert the accounting before the end of the metadata's schema block
+ * (its last "end" line), replacing stat lines already there. Written to a
+ * temporary name and renamed, like the recorder does.
+ */
+static int patch_metadata(const char *dir, const struct ringtrace_rb_stats *s, uint64_t pages,
+			  uint64_t bytes, unsigned mode, uint64_t recovered)
+{
+	char path[4200], tmp[4300];
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", dir);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "ringtrace recover: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	char buf[65536];
+	size_t r;
+	while ((r = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if (len + r + 1 > cap) {
+			cap = (len + r + 1) * 2;
+			char *n = realloc(text, cap);
+			if (!n) {
+				free(text);
+				fclose(f);
+				return -1;
+			}
+			text = n;
+		}
+		memcpy(text + len, buf, r);
+		len += r;
+	}
+	fclose(f);
+	if (!text) {
+		fprintf(stderr, "ringtrace recover: %s is empty\n", path);
+		return -1;
+	}
+	text[len] = 0;
+	char *end = NULL;
+	for (char *p = strstr(text, "\nend */"); p; p = strstr(p + 1, "\nend */"))
+		end = p;
+	if (!end) {
+		fprintf(stderr, "ringtrace recover: %s: no ringtrace-schema block (not written by ringtrace?)\n",
+			path);
+		free(text);
+		return -1;
+	}
+	FILE *o = fopen(tmp, "we");
+	if (!o) {
+		fprintf(stderr, "ringtrace recover: %s: %s\n", tmp, strerror(errno));
+		free(text);
+		return -1;
+	}
+	/* Everything up to the end of the block, minus earlier stat lines. */
+	for (char *line = text; line <= end;) {
+		char *nl = strchr(line, '\n');
+		size_t l = nl ? (size_t)(nl - line) + 1 : strlen(line);
+		if (line + l > end + 1)
+			l = (size_t)(end + 1 - line);
+		if (strncmp(line, "stat ", 5) != 0)
+			fwrite(line, 1, l, o);
+		line += l;
+		if (!nl)
+			break;
+	}
+	fprintf(o,
+		"stat hit %" PRIu64 "\nstat missed %" PRIu64 "\nstat overrun %" PRIu64
+		"\nstat read %" PRIu64 "\nstat pages %" PRIu64 "\nstat bytes %" PRIu64
+		"\nstat mode %u\nstat recovered %" PRIu64 "\n",
+		s->hit, s->missed, s->overrun, s->read, pages, bytes, mode, recovered);
+	fputs(end + 1, o);
+	free(text);
+	if (fclose(o) != 0 || rename(tmp, path) != 0) {
+		fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* The last packet sequence number in a stream file (-1: none), the file
+ * first cut to whole pages (a page half written when the program died). */
+static int64_t last_seq(const char *path, size_t ps)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int64_t seq = -1;
+	if (fstat(fd, &st) == 0) {
+		off_t whole = st.st_size - st.st_size % (off_t)ps;
+		if (whole != st.st_size && ftruncate(fd, whole) != 0)
+			fprintf(stderr, "ringtrace recover: %s: %s\n", path, strerror(errno));
+		struct ringtrace_page_header h;
+		if (whole >= (off_t)ps &&
+		    pread(fd, &h, sizeof(h), whole - (off_t)ps) == (ssize_t)sizeof(h))
+			seq = (int64_t)h.packet_seq_num;
+	}
+	close(fd);
+	return seq;
+}
+
+static int cmp_page(const void *a, const void *b)
+{
+	const struct ringtrace_page_header *x = *(const struct ringtrace_page_header *const *)a;
+	const struct ringtrace_page_header *y = *(const struct ringtrace_page_header *const *)b;
+	if (x->stream_instance_id != y->stream_instance_id)
+		return x->stream_instance_id < y->stream_instance_id ? -1 : 1;
+	return x->packet_seq_num < y->packet_seq_num ? -1 : x->packet_seq_num > y->packet_seq_num;
+}
+
+/*
+ * Pages a dead reader or flusher had taken and that are in no list (the
+ * recorder's page being saved, a page being handed over): appended to
+ * their stream files, in order, unless already there. They are older than
+ * anything still queued, so this comes first. Returns pages saved, or -1.
+ */
+static int save_orphans(ringtrace_rb *rb, const char *dir, size_t ps)
+{
+	uint32_t np = ringtrace_rb_page_count(rb);
+	uint32_t *idx = calloc(np ? np : 1, sizeof(*idx));
+	const struct ringtrace_page_header **pg = calloc(np ? np : 1, sizeof(*pg));
+	if (!idx || !pg) {
+		free(idx);
+		free(pg);
+		return -1;
+	}
+	uint32_t n = ringtrace_rb_orphan_pages(rb, idx, np), k = 0;
+	for (uint32_t i = 0; i < n && i < np; i++) {
+		const struct ringtrace_page_header *p = ringtrace_rb_page_at(rb, idx[i]);
+		/* only pages that hold events and pass every check */
+		if (p && ringtrace_page_check(p, ps) == 0 && p->events > 0)
+			pg[k++] = p;
+	}
+	qsort(pg, k, sizeof(*pg), cmp_page);
+	int saved = 0;
+	for (uint32_t i = 0; i < k; i++) {
+		char path[4300];
+		snprintf(path, sizeof(path), "%s/stream_%llu", dir,
+			 (unsigned long long)pg[i]->stream_instance_id);
+		if ((int64_t)pg[i]->packet_seq_num <= last_seq(path, ps))
+			continue; /* saved before the program died */
+		int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || write_all(fd, pg[i], ps) < 0) {
+			fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			saved = -1;
+			break;
+		}
+		close(fd);
+		saved++;
+	}
+	free(idx);
+	free(pg);
+	return saved;
+}
+
+int ringtrace_recover(const char *shm, const char *dir, int quiet)
+{
+	char meta[4200];
+	snprintf(meta, sizeof(meta), "%s/metadata", dir);
+	if (access(meta, R_OK) != 0) {
+		fprintf(stderr,
+			"ringtrace recover: %s: %s (the program died before its recorder wrote one: "
+			"without it nothing can be decoded)\n",
+			meta, strerror(errno));
+		return 1;
+	}
+	ringtrace_rb *rb;
+	if (ringtrace_rb_attach_name(shm, &rb) < 0) {
+		fprintf(stderr, "ringtrace recover: cannot map the pool %s: %s\n", shm,
+			ringtrace_last_error());
+		return 1;
+	}
+	size_t ps = ringtrace_rb_page_size(rb);
+	uint64_t recovered = 0;
+	int rc = 0;
+	/* First what the recorder (or a flush) had taken out of the queue. */
+	int orphans = save_orphans(rb, dir, ps);
+	if (orphans < 0)
+		rc = 1;
+	else
+		recovered += (uint64_t)orphans;
+	/* Publishes the committed part of every dead writer's page. */
+	ringtrace_rb_flush(rb, 0);
+	const struct ringtrace_page_header *p;
+	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
+		char path[4300];
+		snprintf(path, sizeof(path), "%s/stream_%llu", dir,
+			 (unsigned long long)p->stream_instance_id);
+		int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || write_all(fd, p, ps) < 0) {
+			fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
+			rc = 1;
+		} else {
+			recovered++;
+		}
+		if (fd >= 0)
+			close(fd);
+		ringtrace_rb_put_page(rb, p);
+		if (rc)
+			break;
+	}
+	struct ringtrace_rb_stats s;
+	ringtrace_rb_get_stats(rb, &s);
+	unsigned mode = (unsigned)ringtrace_rb_mode(rb);
+	ringtrace_rb_destroy(rb);
+	uint64_t bytes = streams_bytes(dir);
+	if (rc == 0 && patch_metadata(dir, &s, bytes / ps, bytes, mode, recovered) < 0)
+		rc = 1;
+	if (rc == 0 && !quiet)
+		fprintf(stderr,
+			"ringtrace: recovered %" PRIu64 " pages from the pool %s into %s (%" PRIu64
+			" events committed, %" PRIu64 " dropped, %" PRIu64 " overwritten)\n",
+			recovered, shm, dir, s.hit, s.missed, s.overrun);
+	return rc;
+}
+
+int ringtrace_cmd_recover(int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: ringtrace recover SHM DIR\n\n"
+		       "Make a complete trace in DIR from what a program that died while recording\n"
+		       "left: the stream files and metadata its recorder had written to DIR, and\n"
+		       "the pages still in its shared pool SHM (the RINGTRACE_SHM name it recorded\n"
+		       "with, e.g. /ringtrace-1234): queued pages and each thread's current page\n"
+		       "up to its last committed event. The pool is removed afterwards.\n"
+		       "`ringtrace record` does this by itself when its program dies.\n\n"
+		       "The program must have exited: recovering from a live one would take its\n"
+		       "recorder's pages away.\n\n"
+		       "exit status: 0 recovered, 1 nothing could be recovered, 2 usage error\n");
+		return 0;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "ringtrace recover: expected SHM and DIR (ringtrace recover --help)\n");
+		return 2;
+	}
+	int rc = ringtrace_recover(argv[1], argv[2], 0);
+	if (rc == 0)
+		shm_unlink(argv[1]);
+	return rc;
+}
