@@ -71,7 +71,9 @@ for how in kill abort exit; do
 	grep -q "recovering its trace" "$d.err" || { cat "$d.err" >&2; fail "$how: no recovery announced"; }
 	n=$(check_seq "$d" all)
 	[ "$n" = $((2 * N)) ] || fail "$how: $n events recovered, want $((2 * N))"
-	grep -q "^stat recovered [1-9]" "$d/metadata" || fail "$how: no 'stat recovered' in the metadata"
+	# (0 pages is possible: the recorder may have saved everything, the
+	# idle thread's page included, before the program died)
+	grep -q "^stat recovered [0-9]" "$d/metadata" || fail "$how: no 'stat recovered' in the metadata"
 	grep -q "^stat hit $((2 * N))$" "$d/metadata" || fail "$how: stat hit is not $((2 * N))"
 	bn=$(babeltrace2 "$d" 2>/dev/null | grep -c crash_ev) || true
 	[ "$bn" = $((2 * N)) ] || fail "$how: babeltrace2 read $bn events, want $((2 * N))"
