@@ -54,6 +54,25 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+static void stream_path(char *buf, size_t n, const char *dir, const struct ringtrace_page_header *p)
+{
+	snprintf(buf, n, "%s/stream_%llu", dir, (unsigned long long)p->stream_instance_id);
+}
+
+/* Append one page to its stream file: 0, or -1 with a message. */
+static int append_page(const char *dir, const struct ringtrace_page_header *p, size_t ps)
+{
+	char path[4300];
+	stream_path(path, sizeof(path), dir, p);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int rc = fd < 0 || write_all(fd, p, ps) < 0 ? -1 : 0;
+	if (rc < 0)
+		fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* Total size of the stream files in dir. */
 static uint64_t streams_bytes(const char *dir)
 {
@@ -215,19 +234,13 @@ static int save_orphans(ringtrace_rb *rb, const char *dir, size_t ps)
 	int saved = 0;
 	for (uint32_t i = 0; i < k; i++) {
 		char path[4300];
-		snprintf(path, sizeof(path), "%s/stream_%llu", dir,
-			 (unsigned long long)pg[i]->stream_instance_id);
+		stream_path(path, sizeof(path), dir, pg[i]);
 		if ((int64_t)pg[i]->packet_seq_num <= last_seq(path, ps))
 			continue; /* saved before the program died */
-		int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 || write_all(fd, pg[i], ps) < 0) {
-			fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
+		if (append_page(dir, pg[i], ps) < 0) {
 			saved = -1;
 			break;
 		}
-		close(fd);
 		saved++;
 	}
 	free(idx);
@@ -265,18 +278,10 @@ int ringtrace_recover(const char *shm, const char *dir, int quiet)
 	ringtrace_rb_flush(rb, 0);
 	const struct ringtrace_page_header *p;
 	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
-		char path[4300];
-		snprintf(path, sizeof(path), "%s/stream_%llu", dir,
-			 (unsigned long long)p->stream_instance_id);
-		int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 || write_all(fd, p, ps) < 0) {
-			fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
+		if (append_page(dir, p, ps) < 0)
 			rc = 1;
-		} else {
+		else
 			recovered++;
-		}
-		if (fd >= 0)
-			close(fd);
 		ringtrace_rb_put_page(rb, p);
 		if (rc)
 			break;

@@ -264,6 +264,25 @@ static inline unsigned ringtrace_read_lock(void)
 	return 0;
 }
 
+/*
+ * The outermost entry, as the generated fast paths take it: 1 if entered
+ * (the thread has a node, is not inside a section already, and readers
+ * need no fence), 0 if the caller must go the general way
+ * (ringtrace_read_lock()). Leave with ringtrace_read_unlock(0).
+ */
+static inline __attribute__((always_inline)) int ringtrace_read_lock_fast_(void)
+{
+	struct ringtrace_reader_node *n = ringtrace_rnode_;
+	if (__builtin_expect(n == NULL || (__atomic_load_n(&n->seq, __ATOMIC_RELAXED) & 1) ||
+				     ringtrace_rcu_fence_,
+			     0))
+		return 0;
+	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1,
+			 __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return 1;
+}
+
 static inline void ringtrace_read_unlock(unsigned nested)
 {
 	struct ringtrace_reader_node *n = ringtrace_rnode_;

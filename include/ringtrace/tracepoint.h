@@ -365,15 +365,7 @@
 		uint32_t ringtrace__state, RINGTRACE__UNPAREN proto)                                       \
 	{                                                                                  \
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
-		struct ringtrace_reader_node *ringtrace__n = ringtrace_rnode_;                     \
-		if (__builtin_expect(ringtrace__n != 0 &&                                          \
-					     !(__atomic_load_n(&ringtrace__n->seq, __ATOMIC_RELAXED) & 1) && \
-					     !ringtrace_rcu_fence_,                          \
-				     1)) {                                                 \
-			__atomic_store_n(&ringtrace__n->seq,                                       \
-					 __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1, \
-					 __ATOMIC_RELAXED);                                \
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);                           \
+		if (__builtin_expect(ringtrace_read_lock_fast_(), 1)) {                            \
 			RINGTRACE__REC_IN_(name, args, fields)                                      \
 		}                                                                          \
 		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
@@ -394,13 +386,7 @@
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
 		const struct ringtrace_event_ctl_ *ringtrace__ctl =                                \
 			__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);                    \
-		uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                                  \
-						  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 : 1];  \
-		/* (only called for fixed-size records; the alloca keeps the compiler       \
-		 * from judging the variable-size case against the tiny stage) */            \
-		RINGTRACE__BUILD_(fields, ringtrace__p = RINGTRACE__FIXED(fields)                   \
-				? (char *)ringtrace__stage                                         \
-				: (char *)__builtin_alloca(RINGTRACE__ALIGN_UP(ringtrace__sz, 8) + 8)) \
+		RINGTRACE__STAGE_(fields)                                                          \
 		/* (read again: a filter removed since the entry read it leaves NULL) */     \
 		if (ringtrace__ctl &&                                                              \
 		    !ringtrace_ctl_keep_(ringtrace__ctl, ringtrace__p, ringtrace__sz, 0)) {         \
@@ -425,15 +411,9 @@
 			ringtrace_rec_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args); \
 			return;                                                            \
 		}                                                                          \
-		struct ringtrace_reader_node *ringtrace__n = ringtrace_rnode_;                     \
 		if (RINGTRACE__FIXED(fields) &&                                                    \
 		    ringtrace__state == (RINGTRACE_EV_RECORD | RINGTRACE_EV_CTL) &&                \
-		    ringtrace__n != 0 && !(__atomic_load_n(&ringtrace__n->seq, __ATOMIC_RELAXED) & 1) && \
-		    !ringtrace_rcu_fence_) {                                                       \
-			__atomic_store_n(&ringtrace__n->seq,                                       \
-					 __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1, \
-					 __ATOMIC_RELAXED);                                \
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);                           \
+		    ringtrace_read_lock_fast_()) {                                                 \
 			const struct ringtrace_event_ctl_ *ringtrace__ctl =                        \
 				__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);            \
 			if (ringtrace__ctl && ringtrace__ctl->inline_ok) {                         \
@@ -444,12 +424,7 @@
 									    RINGTRACE__UNPAREN args); \
 					return;                                                    \
 				}                                                                  \
-				uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                  \
-								  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 \
-								  : 1];                             \
-				RINGTRACE__BUILD_(fields, ringtrace__p = RINGTRACE__FIXED(fields)   \
-						? (char *)ringtrace__stage                         \
-						: (char *)__builtin_alloca(ringtrace__sz + 8))     \
+				RINGTRACE__STAGE_(fields)                                          \
 				(void)ringtrace__sz;                                               \
 				if (!ringtrace_fast_pred_(&ringtrace__ctl->fast, ringtrace__p)) {  \
 					ringtrace_ctl_count_(ringtrace__ctl, 0);                   \
@@ -486,6 +461,19 @@
 		if (ringtrace__done)                                                               \
 			return;                                                            \
 	}
+
+/*
+ * Build a fixed-size record into a local array (the entry's filter path and
+ * ringtrace_cfilt_<event> are only taken for fixed-size records; for the
+ * others the alloca, never run, keeps the compiler from judging writes
+ * against the one-word array).
+ */
+#define RINGTRACE__STAGE_(fields)                                                                 \
+	uint64_t ringtrace__stage[RINGTRACE__FIXED(fields)                                         \
+					  ? (0 RINGTRACE__SEQ(MAXSZ, fields)) / 8 + 2 : 1];         \
+	RINGTRACE__BUILD_(fields, ringtrace__p = RINGTRACE__FIXED(fields)                          \
+			? (char *)ringtrace__stage                                                \
+			: (char *)__builtin_alloca(RINGTRACE__ALIGN_UP(ringtrace__sz, 8) + 8))
 
 /* 1 if the event's record has a fixed size (no string or byte sequence). */
 #define RINGTRACE__FIXED(fields) (!(0 RINGTRACE__SEQ(VARLEN, fields)))

@@ -58,6 +58,7 @@ struct rt_trigger {
 	char *spec;                /* as given */
 	char *event;               /* pattern */
 	char *expr;                /* condition, NULL if none */
+	size_t expr_off;           /* where it starts in spec (for error columns) */
 	char *target_name;         /* enable_event / disable_event */
 	struct rt_entry *target;   /* atomic: resolved by name, NULL until loaded */
 	int64_t remaining;         /* atomic: -1 no limit */
@@ -798,8 +799,7 @@ static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger *
 	t->target_name = target;
 	t->remaining = count;
 	*out = t;
-	/* Remember where the condition starts, for its compile errors. */
-	t->id = (int)expr0; /* replaced by the real id when added */
+	t->expr_off = expr0;
 	return 0;
 }
 
@@ -820,7 +820,7 @@ static struct rt_entry *rt_find_target(const char *name)
 }
 
 /* A new instance of t for e (condition compiled for e's schema). */
-static int rt_make_tinst(struct rt_trigger *t, struct rt_entry *e, size_t expr0, unsigned *col,
+static int rt_make_tinst(struct rt_trigger *t, struct rt_entry *e, unsigned *col,
 			 struct rt_tinst **out)
 {
 	*out = NULL;
@@ -838,11 +838,11 @@ static int rt_make_tinst(struct rt_trigger *t, struct rt_entry *e, size_t expr0,
 		if (err < 0) {
 			free(ti);
 			if (col)
-				*col = (unsigned)expr0 + c;
+				*col = (unsigned)t->expr_off + c;
 			char msg[512];
 			snprintf(msg, sizeof(msg), "%s", ringtrace_last_error());
 			return rt_error(-err, "trigger \"%s\": %s (column %zu of the trigger)", t->spec,
-					msg, expr0 + c);
+					msg, t->expr_off + c);
 		}
 		rt_filter_fast_form(ti->filter, &ti->fast);
 	}
@@ -904,7 +904,6 @@ static int rt_trigger_add_locked(const char *spec, unsigned *col, int from_env)
 	int err = rt_trigger_parse(spec, col, &t);
 	if (err < 0)
 		return err;
-	size_t expr0 = (size_t)t->id;
 	t->from_env = from_env;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < rt_nentries; i++)
@@ -923,7 +922,7 @@ static int rt_trigger_add_locked(const char *spec, unsigned *col, int from_env)
 		if (!e->desc || !rt_list_match(t->event, e->name))
 			continue;
 		es[k] = e;
-		err = rt_make_tinst(t, e, expr0, col, &tis[k]);
+		err = rt_make_tinst(t, e, col, &tis[k]);
 		k++;
 	}
 	struct rt_bag bag = {0};
@@ -1204,8 +1203,7 @@ void rt_ctl_event_loaded(struct rt_entry *e)
 			continue;
 		}
 		e->tinsts = arr;
-		size_t expr0 = t->expr ? (size_t)(strstr(t->spec, t->expr) - t->spec) : 0;
-		if (rt_make_tinst(t, e, expr0, NULL, &ti) < 0) {
+		if (rt_make_tinst(t, e, NULL, &ti) < 0) {
 			fprintf(stderr, "ringtrace: %s%s; this trigger does not fire on it\n",
 				t->from_env ? "RINGTRACE_TRIGGERS: " : "", ringtrace_last_error());
 			continue;
