@@ -99,32 +99,22 @@ int record_bench_main(int argc, char **argv)
 			record_usage(stdout);
 			return BENCH_EXIT_OK;
 		case 'r':
-			if (bench_parse_u64(optarg, 0, 10000000000ull, &o.rate)) {
-				fprintf(stderr, "ringtrace-bench record: --rate: '%s' is not a rate\n", optarg);
-				return BENCH_EXIT_USAGE;
-			}
+			if (bench_parse_u64(optarg, 0, 10000000000ull, &o.rate))
+				return bench_usage_error("record", "--rate: '%s' is not a rate", optarg);
 			break;
 		case 's':
-			if (bench_parse_seconds(optarg, 600, &o.seconds)) {
-				fprintf(stderr, "ringtrace-bench record: --seconds: '%s' is not a duration\n",
-					optarg);
-				return BENCH_EXIT_USAGE;
-			}
+			if (bench_parse_seconds(optarg, 600, &o.seconds))
+				return bench_usage_error("record", "--seconds: '%s' is not a duration", optarg);
 			break;
 		case 'd':
 			o.dir = optarg;
 			break;
-		default:
-			fprintf(stderr, "ringtrace-bench record: unknown option or missing value: %s\n",
-				argv[optind - 1]);
-			record_usage(stderr);
-			return BENCH_EXIT_USAGE;
+		default: /* ':' missing value, '?' unknown option */
+			return bench_getopt_error("record", c, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ringtrace-bench record: unexpected argument '%s'\n", argv[optind]);
-		return BENCH_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return bench_usage_error("record", "unexpected argument '%s'", argv[optind]);
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", o.dir);
 	if (system(cmd) != 0) {

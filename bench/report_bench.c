@@ -295,38 +295,24 @@ int report_bench_main(int argc, char **argv)
 			report_usage(stdout);
 			return BENCH_EXIT_OK;
 		case 'e':
-			if (bench_parse_u64(optarg, 1, 1000000000000ull, &o.events)) {
-				fprintf(stderr, "ringtrace-bench report: --events: '%s' is not a count\n",
-					optarg);
-				return BENCH_EXIT_USAGE;
-			}
+			if (bench_parse_u64(optarg, 1, 1000000000000ull, &o.events))
+				return bench_usage_error("report", "--events: '%s' is not a count", optarg);
 			break;
 		case 't':
-			if (bench_parse_uint(optarg, 1, 1024, &o.threads)) {
-				fprintf(stderr,
-					"ringtrace-bench report: --threads: '%s' is not in 1..1024\n",
-					optarg);
-				return BENCH_EXIT_USAGE;
-			}
+			if (bench_parse_uint(optarg, 1, 1024, &o.threads))
+				return bench_usage_error("report", "--threads: '%s' is not in 1..1024", optarg);
 			break;
 		case 'd':
-			if (!*optarg || strlen(optarg) >= PATH_MAX) {
-				fprintf(stderr, "ringtrace-bench report: --dir: invalid directory\n");
-				return BENCH_EXIT_USAGE;
-			}
+			if (!*optarg || strlen(optarg) >= PATH_MAX)
+				return bench_usage_error("report", "--dir: '%s' is not a usable directory name", optarg);
 			o.dir = optarg;
 			break;
-		default:
-			fprintf(stderr, "ringtrace-bench report: unknown option or missing value: %s\n",
-				argv[optind - 1]);
-			report_usage(stderr);
-			return BENCH_EXIT_USAGE;
+		default: /* ':' missing value, '?' unknown option */
+			return bench_getopt_error("report", c, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ringtrace-bench report: unexpected argument '%s'\n", argv[optind]);
-		return BENCH_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return bench_usage_error("report", "unexpected argument '%s'", argv[optind]);
 
 	/* The tool: `ringtrace` in the directory of this executable. */
 	char self[PATH_MAX], tool[PATH_MAX + 16];

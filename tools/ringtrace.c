@@ -74,6 +74,16 @@ static ringtrace_trace *open_trace(const char *dir)
 	return t;
 }
 
+/* Say how much damage reading found (the messages came on the way): 1 if any. */
+static int say_trace_errors(const ringtrace_trace *t, const char *dir)
+{
+	uint64_t n = ringtrace_trace_errors(t);
+	if (n)
+		fprintf(stderr, "%s: %s: %" PRIu64 " error%s found in the trace\n", prog, dir, n,
+			n == 1 ? "" : "s");
+	return n != 0;
+}
+
 static int is_help(const char *a)
 {
 	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
@@ -270,11 +280,8 @@ static int cmd_report(int argc, char **argv)
 		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
 		rc = 1;
 	}
-	if (ringtrace_trace_errors(t)) {
-		fprintf(stderr, "%s: %s: %" PRIu64 " error%s found in the trace\n", prog, dir,
-			ringtrace_trace_errors(t), ringtrace_trace_errors(t) == 1 ? "" : "s");
+	if (say_trace_errors(t, dir))
 		rc = 1;
-	}
 	ringtrace_trace_close(t);
 	free(sel);
 	free(line);
@@ -445,11 +452,8 @@ static int cmd_stat(int argc, char **argv)
 	}
 	int rc = 0;
 	fflush(stdout);
-	if (ringtrace_trace_errors(t)) {
-		fprintf(stderr, "%s: %s: %" PRIu64 " error%s found in the trace\n", prog, dir,
-			ringtrace_trace_errors(t), ringtrace_trace_errors(t) == 1 ? "" : "s");
+	if (say_trace_errors(t, dir))
 		rc = 1;
-	}
 	free(nc);
 	free(count);
 	ringtrace_trace_close(t);
