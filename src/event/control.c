@@ -244,6 +244,21 @@ static void rt_take_slot(struct rt_entry *e)
 }
 
 /*
+ * An event without a filter gives its counter slot back, its count folded
+ * into rejected_base. Only once no published block names the slot (after
+ * a grace period): a call still counting into it would be lost. Lock held.
+ */
+static void rt_fold_slot(struct rt_entry *e)
+{
+	if (e->slot >= RINGTRACE_COUNT_SLOTS || e->filter)
+		return;
+	e->rejected_base += rt_rcu_slot_sum(e->slot);
+	rt_rcu_slot_clear(e->slot);
+	rt_slot_used[e->slot] = 0;
+	e->slot = RINGTRACE_COUNT_SLOTS;
+}
+
+/*
  * After publishing: wait until no call can use what was replaced, fold
  * the counter slots of events that lost their filter, free the bag.
  * Lock held (see the comment at the top).
@@ -252,15 +267,8 @@ static void rt_finish(struct rt_bag *b)
 {
 	if (b->nctl || b->nfilter || b->ntinst || b->ntrigger)
 		ringtrace_synchronize();
-	for (uint32_t i = 0; i < rt_nentries; i++) {
-		struct rt_entry *e = rt_entries[i];
-		if (e->slot < RINGTRACE_COUNT_SLOTS && !e->filter) {
-			e->rejected_base += rt_rcu_slot_sum(e->slot);
-			rt_rcu_slot_clear(e->slot);
-			rt_slot_used[e->slot] = 0;
-			e->slot = RINGTRACE_COUNT_SLOTS;
-		}
-	}
+	for (uint32_t i = 0; i < rt_nentries; i++)
+		rt_fold_slot(rt_entries[i]);
 	for (size_t i = 0; i < b->nctl; i++)
 		free(b->ctl[i]);
 	for (size_t i = 0; i < b->nfilter; i++)
@@ -580,14 +588,20 @@ static int rt_filter_item(char *item, size_t off, void *arg)
 	return err == -RINGTRACE_ENOENT ? 0 : err < 0 ? err : 0;
 }
 
-static int rt_filters_configure_locked(const char *spec, int from_env)
+/* A ';' list applied all or nothing: every item checked, then applied. */
+static int rt_configure_list(const char *spec, int from_env, int (*item)(char *, size_t, void *))
 {
 	struct rt_cfg_pass pass = {0, from_env};
-	int err = rt_split_items(spec, rt_filter_item, &pass);
+	int err = rt_split_items(spec, item, &pass);
 	if (err < 0)
 		return err;
 	pass.apply = 1;
-	return rt_split_items(spec, rt_filter_item, &pass);
+	return rt_split_items(spec, item, &pass);
+}
+
+static int rt_filters_configure_locked(const char *spec, int from_env)
+{
+	return rt_configure_list(spec, from_env, rt_filter_item);
 }
 
 int ringtrace_filters_configure(const char *spec)
@@ -998,14 +1012,9 @@ int ringtrace_trigger_remove(int id)
 	return 0;
 }
 
-struct rt_tcfg {
-	int apply;
-	int from_env;
-};
-
 static int rt_trigger_item(char *item, size_t off, void *arg)
 {
-	struct rt_tcfg *c = arg;
+	struct rt_cfg_pass *c = arg;
 	(void)off;
 	char *s = rt_trim(item);
 	if (!c->apply) {
@@ -1020,12 +1029,7 @@ static int rt_trigger_item(char *item, size_t off, void *arg)
 
 static int rt_triggers_configure_locked(const char *spec, int from_env)
 {
-	struct rt_tcfg c = {0, from_env};
-	int err = rt_split_items(spec, rt_trigger_item, &c);
-	if (err < 0)
-		return err;
-	c.apply = 1;
-	return rt_split_items(spec, rt_trigger_item, &c);
+	return rt_configure_list(spec, from_env, rt_trigger_item);
 }
 
 int ringtrace_triggers_configure(const char *spec)
@@ -1268,12 +1272,7 @@ void rt_ctl_free(void *p)
 	free(u->tinsts);
 	pthread_mutex_lock(&rt_reg_lock);
 	struct rt_entry *e = u->e;
-	if (e->slot < RINGTRACE_COUNT_SLOTS && !e->filter) {
-		e->rejected_base += rt_rcu_slot_sum(e->slot);
-		rt_rcu_slot_clear(e->slot);
-		rt_slot_used[e->slot] = 0;
-		e->slot = RINGTRACE_COUNT_SLOTS;
-	}
+	rt_fold_slot(e);
 	pthread_mutex_unlock(&rt_reg_lock);
 	free(u);
 }
