@@ -379,6 +379,14 @@ ringtrace_fast_pred_(const struct ringtrace_fast_pred_ *fp, const void *payload)
 	return (t - fp->lo) <= fp->span;
 }
 
+/* A compiled filter on a staged record: inline when it has a fast form. */
+static inline __attribute__((always_inline)) int
+ringtrace_filter_eval_(const struct ringtrace_filter *f, const struct ringtrace_fast_pred_ *fast,
+		       const void *payload, size_t len)
+{
+	return fast->op ? ringtrace_fast_pred_(fast, payload) : ringtrace_filter_match(f, payload, len);
+}
+
 /* Count one call rejected by ctl's filter. `nested`: the token of the
  * read-side section the caller is in. */
 static inline __attribute__((always_inline)) void
@@ -406,9 +414,7 @@ ringtrace_ctl_keep_(const struct ringtrace_event_ctl_ *ctl, const void *payload,
 {
 	if (!ctl->filter)
 		return 1;
-	int keep = ctl->fast.op ? ringtrace_fast_pred_(&ctl->fast, payload)
-				: ringtrace_filter_match(ctl->filter, payload, len);
-	if (__builtin_expect(keep, 1))
+	if (__builtin_expect(ringtrace_filter_eval_(ctl->filter, &ctl->fast, payload, len), 1))
 		return 1;
 	ringtrace_ctl_count_(ctl, nested);
 	return 0;

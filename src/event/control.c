@@ -1110,8 +1110,7 @@ void ringtrace_triggers_run_(const struct ringtrace_event_ctl_ *ctl, const void 
 	struct rt_tinst *const *arr = (struct rt_tinst *const *)ctl->triggers;
 	for (uint32_t i = 0; i < ctl->ntriggers; i++) {
 		const struct rt_tinst *ti = arr[i];
-		if (ti->filter && !(ti->fast.op ? ringtrace_fast_pred_(&ti->fast, payload)
-						: ringtrace_filter_match(ti->filter, payload, len)))
+		if (ti->filter && !ringtrace_filter_eval_(ti->filter, &ti->fast, payload, len))
 			continue;
 		struct rt_trigger *t = ti->t;
 		if (!rt_take_run(t)) {
