@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "ringtrace/ring.h"
+#include "ringtrace/ring_inline.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -226,17 +227,39 @@ struct ringtrace_reader_node {
 	uint64_t count[2][RINGTRACE_COUNT_SLOTS];
 };
 
-extern __thread struct ringtrace_reader_node *ringtrace_rnode_
-	__attribute__((tls_model("initial-exec")));
-extern int ringtrace_rcu_fence_;
-extern uint64_t ringtrace_rcu_gp_;
 /*
- * The events buffer, with bit 0 set while tracing is off
- * (ringtrace_tracing_off(), a traceoff trigger): one word, so that a
+ * The thread's node (ringtrace_thr_.rnode). A thread that has none points at
+ * ringtrace_rnode_none_, whose seq is never 0: the fast entry below then
+ * needs no NULL test (one load and one compare tell "no node", "already
+ * inside a section" and "can enter" apart), and the general entry
+ * registers a node.
+ */
+extern struct ringtrace_reader_node ringtrace_rnode_none_;
+extern int ringtrace_rcu_fence_;
+/*
+ * The grace-period counter: advances by 4. Bit 0 is never set in it (a
+ * node's seq is this value | 1 inside a section); bit 1
+ * (RINGTRACE_RCU_FENCE) is set for good when readers must fence
+ * themselves (no membarrier): the fast entry, which does not fence, reads
+ * it with the counter it needs anyway and leaves those cases to
+ * ringtrace_read_lock().
+ */
+extern uint64_t ringtrace_rcu_gp_;
+#define RINGTRACE_RCU_FENCE 2u
+/*
+ * The events buffer and tracing's on/off state in one word, so that a
  * trigger can turn tracing off or on from a tracepoint with one atomic
- * operation and never race with ringtrace_events_set_buffer().
+ * operation that never races with ringtrace_events_set_buffer():
+ *   bits 63..2  the buffer (8-aligned), or 0 for none
+ *   bit 1       RINGTRACE_EVRB_OFF: tracing is off (ringtrace_tracing_off(),
+ *               a traceoff trigger)
+ *   bit 0       RINGTRACE_EVRB_REC: there is a buffer and tracing is on,
+ *               i.e. record; kept equal to (buffer != 0 && !OFF) by every
+ *               writer of the word, so that a tracepoint tests one bit.
  */
 extern uintptr_t ringtrace_events_rb_;
+#define RINGTRACE_EVRB_REC ((uintptr_t)1)
+#define RINGTRACE_EVRB_OFF ((uintptr_t)2)
 struct ringtrace_reader_node *ringtrace_read_register_(void);
 
 /*
@@ -249,14 +272,16 @@ struct ringtrace_reader_node *ringtrace_read_register_(void);
  */
 static inline unsigned ringtrace_read_lock(void)
 {
-	struct ringtrace_reader_node *n = ringtrace_rnode_;
-	if (__builtin_expect(n == NULL, 0))
+	struct ringtrace_reader_node *n = ringtrace_thr_.rnode;
+	if (__builtin_expect(n == &ringtrace_rnode_none_, 0))
 		n = ringtrace_read_register_();
 	if (__builtin_expect(__atomic_load_n(&n->seq, __ATOMIC_RELAXED) & 1, 0)) {
 		n->nest++;
 		return 1;
 	}
-	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1,
+	__atomic_store_n(&n->seq,
+			 (__atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) &
+			  ~(uint64_t)RINGTRACE_RCU_FENCE) | 1,
 			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (__builtin_expect(ringtrace_rcu_fence_, 0))
@@ -267,31 +292,40 @@ static inline unsigned ringtrace_read_lock(void)
 /*
  * The outermost entry, as the generated fast paths take it: 1 if entered
  * (the thread has a node, is not inside a section already, and readers
- * need no fence), 0 if the caller must go the general way
- * (ringtrace_read_lock()). Leave with ringtrace_read_unlock(0).
+ * need no fence), with the thread's node in *np; 0 if the caller must go
+ * the general way (ringtrace_read_lock()). Leave with
+ * ringtrace_read_unlock_fast_(*np) or ringtrace_read_unlock(0).
  */
-static inline __attribute__((always_inline)) int ringtrace_read_lock_fast_(void)
+static inline __attribute__((always_inline)) int
+ringtrace_read_lock_fast_(struct ringtrace_reader_node **np)
 {
-	struct ringtrace_reader_node *n = ringtrace_rnode_;
-	if (__builtin_expect(n == NULL || (__atomic_load_n(&n->seq, __ATOMIC_RELAXED) & 1) ||
-				     ringtrace_rcu_fence_,
+	struct ringtrace_reader_node *n = ringtrace_thr_.rnode;
+	uint64_t g = __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(__atomic_load_n(&n->seq, __ATOMIC_RELAXED) != 0 ||
+				     (g & RINGTRACE_RCU_FENCE) != 0,
 			     0))
 		return 0;
-	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&n->seq, g | 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*np = n;
 	return 1;
+}
+
+static inline __attribute__((always_inline)) void
+ringtrace_read_unlock_fast_(struct ringtrace_reader_node *n)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&n->seq, 0, __ATOMIC_RELEASE);
 }
 
 static inline void ringtrace_read_unlock(unsigned nested)
 {
-	struct ringtrace_reader_node *n = ringtrace_rnode_;
+	struct ringtrace_reader_node *n = ringtrace_thr_.rnode;
 	if (__builtin_expect(nested, 0)) {
 		n->nest--;
 		return;
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&n->seq, 0, __ATOMIC_RELEASE);
+	ringtrace_read_unlock_fast_(n);
 }
 
 /* Wait until every read-side section that began before the call has ended. */
@@ -301,7 +335,7 @@ void ringtrace_synchronize(void);
 static inline ringtrace_rb *ringtrace_events_buffer_(void)
 {
 	uintptr_t v = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE);
-	return (v & 1) ? (ringtrace_rb *)0 : (ringtrace_rb *)v;
+	return (v & RINGTRACE_EVRB_REC) ? (ringtrace_rb *)(v - RINGTRACE_EVRB_REC) : (ringtrace_rb *)0;
 }
 
 /* ---- filters and triggers, as tracepoints see them (internal) --------------
@@ -394,7 +428,7 @@ ringtrace_ctl_count_(const struct ringtrace_event_ctl_ *ctl, unsigned nested)
 {
 	uint32_t slot = ctl->slot;
 	if (__builtin_expect(slot < RINGTRACE_COUNT_SLOTS, 1)) {
-		uint64_t *c = &ringtrace_rnode_->count[nested ? 1 : 0][slot];
+		uint64_t *c = &ringtrace_thr_.rnode->count[nested ? 1 : 0][slot];
 		if (!nested)
 			__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 		else

@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "ringtrace/format.h"
 #include "ringtrace/ring.h"
 
 #ifdef __cplusplus
@@ -61,20 +62,44 @@ struct ringtrace_rb_head_ {
 	char *pages;
 	uint32_t page_size;
 	uint32_t max_payload;
+	/*
+	 * epoch if the buffer's clock is the TSC, else a value no thread's
+	 * epoch ever has: one compare says both "this thread writes here"
+	 * and "the inline timestamp is the buffer's clock".
+	 */
+	uint64_t fast_epoch;
 };
+
+/*
+ * The smallest max_payload a buffer can have (4 KiB pages): a record of
+ * a constant size up to this needs no check against the buffer's.
+ */
+#define RINGTRACE_MIN_MAX_PAYLOAD_                                                       \
+	((RINGTRACE_RB_MIN_PAGE_SIZE - RINGTRACE_PAGE_HEADER_SIZE - RINGTRACE_EV_EXT_HEADER_SIZE) & \
+	 ~7u)
 
 extern __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
 	__attribute__((tls_model("initial-exec")));
+struct ringtrace_reader_node;
 /*
- * The buffer this thread wrote to last and its state there: with them the
- * address an event is stored at depends on two loads (this pointer, then
- * the state), not four (the buffer, its index, the state...). That chain
- * is what an event costs right after a system call, when the pipeline is
- * empty and the lines are no longer in L1. Validated by the epoch check;
- * a stale pair only sends the call to the general path once.
+ * The pointers every recorded event reads, in one thread-local object:
+ * the generated code then materializes one TLS offset, not three.
+ *   rnode    the thread's read-side node (event.h; defined in rcu.c).
+ *   last_rb, last_t  the buffer this thread wrote to last and its state
+ *            there: with them the address an event is stored at depends
+ *            on two loads (this pointer, then the state), not four (the
+ *            buffer, its index, the state...). That chain is what an
+ *            event costs right after a system call, when the pipeline is
+ *            empty and the lines are no longer in L1. Validated by the
+ *            epoch check; a stale pair only sends the call to the general
+ *            path once.
  */
-extern __thread const void *ringtrace_last_rb_ __attribute__((tls_model("initial-exec")));
-extern __thread struct ringtrace_wtls_ *ringtrace_last_t_ __attribute__((tls_model("initial-exec")));
+struct ringtrace_thr_ {
+	struct ringtrace_reader_node *rnode;
+	const void *last_rb;
+	struct ringtrace_wtls_ *last_t;
+};
+extern __thread struct ringtrace_thr_ ringtrace_thr_ __attribute__((tls_model("initial-exec")));
 
 static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *ts)
 {
@@ -112,21 +137,28 @@ static inline __attribute__((always_inline)) void *
 ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtrace_fres_ *f)
 {
 	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
-	struct ringtrace_wtls_ *t = ringtrace_last_t_;
+	struct ringtrace_wtls_ *t = ringtrace_thr_.last_t;
 	uint64_t ts;
-	if (__builtin_expect(ringtrace_last_rb_ != (const void *)rb, 0)) {
+	if (__builtin_expect(ringtrace_thr_.last_rb != (const void *)rb, 0)) {
 		t = &ringtrace_wtls_[r->idx];
-		ringtrace_last_t_ = t;
-		ringtrace_last_rb_ = rb;
+		ringtrace_thr_.last_t = t;
+		ringtrace_thr_.last_rb = rb;
 	}
-	if (__builtin_expect(t->epoch != r->epoch || !r->is_tsc || len > r->max_payload, 0)) {
-		ringtrace_last_rb_ = 0;
+	if (__builtin_expect(t->epoch != r->fast_epoch ||
+				     ((!__builtin_constant_p(len) || len > RINGTRACE_MIN_MAX_PAYLOAD_) &&
+				      len > r->max_payload),
+			     0)) {
+		ringtrace_thr_.last_rb = 0;
 		return 0;
 	}
 	struct ringtrace_slot_head_ *s = t->slot;
-	if (__builtin_expect((__atomic_load_n(&s->nest, __ATOMIC_RELAXED) |
-			      __atomic_load_n(&s->steal, __ATOMIC_RELAXED)) != 0,
-			     0))
+	/*
+	 * nest: this thread is inside a write to this buffer already (this
+	 * is a signal handler's). steal (a flush asking for the page) is only
+	 * tested below, once nest is raised: that is the test that the
+	 * flush's membarrier orders.
+	 */
+	if (__builtin_expect(__atomic_load_n(&s->nest, __ATOMIC_RELAXED) != 0, 0))
 		return 0;
 	__atomic_store_n(&s->nest, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -147,14 +179,6 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtr
 	}
 	char *page = t->page;
 	uint64_t *h = (uint64_t *)(void *)(page + start);
-	/*
-	 * Ask for the line 1 KiB ahead, for writing: a fresh page of a large
-	 * pool is cold, and the hardware prefetcher stops at every 4 KiB
-	 * boundary (this took a discard-mode recording of 4 M events into a
-	 * 128 MiB pool from 12-13 ns to 10.3 ns per event). Only inside the
-	 * page: the next page in the pool may be another thread's.
-	 */
-
 	*h = RINGTRACE_EV_WORD(ts, id, len);
 	t->last_ts = ts;
 	f->t = t;

@@ -361,12 +361,15 @@
 	 * read-side section, inline reserve, fields, inline commit. Anything             \
 	 * else goes to the slow function above, by a tail call.                          \
 	 */                                                                                \
-	static __attribute__((noinline)) void ringtrace_rec_##name RINGTRACE__PREPEND(                 \
-		uint32_t ringtrace__state, RINGTRACE__UNPAREN proto)                                       \
+	static __attribute__((noinline)) void ringtrace_rec_##name proto                           \
 	{                                                                                  \
+		/* Called for this state only: one argument register fewer to keep           \
+		 * for the slow call, which saves the push/pop of a register here. */         \
+		const uint32_t ringtrace__state = RINGTRACE_EV_RECORD;                              \
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
-		if (__builtin_expect(ringtrace_read_lock_fast_(), 1)) {                            \
-			RINGTRACE__REC_IN_(name, args, fields)                                      \
+		struct ringtrace_reader_node *ringtrace__n;                                        \
+		if (__builtin_expect(ringtrace_read_lock_fast_(&ringtrace__n), 1)) {               \
+			RINGTRACE__REC_IN_(name, args, fields, ringtrace_read_unlock_fast_(ringtrace__n)) \
 		}                                                                          \
 		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
 	}                                                                                  \
@@ -375,7 +378,7 @@
 		uint32_t ringtrace__state, RINGTRACE__UNPAREN proto)                                       \
 	{                                                                                  \
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
-		RINGTRACE__REC_IN_(name, args, fields)                                              \
+		RINGTRACE__REC_IN_(name, args, fields, ringtrace_read_unlock(0))                        \
 		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
 	}                                                                                  \
 	/* A fixed-size event whose filter needs the interpreter: called inside        \
@@ -393,7 +396,7 @@
 			ringtrace_read_unlock(0);                                                  \
 			return;                                                                    \
 		}                                                                          \
-		RINGTRACE__REC_IN_(name, args, fields)                                              \
+		RINGTRACE__REC_IN_(name, args, fields, ringtrace_read_unlock(0))                        \
 		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
 	}                                                                                  \
 	/*                                                                                 \
@@ -407,13 +410,14 @@
 	{                                                                                  \
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
 		uint32_t ringtrace__state = __atomic_load_n(&ringtrace__ev->state, __ATOMIC_RELAXED);       \
+		struct ringtrace_reader_node *ringtrace__n;                                        \
 		if (__builtin_expect(ringtrace__state == RINGTRACE_EV_RECORD, 1)) {               \
-			ringtrace_rec_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args); \
+			ringtrace_rec_##name args;                                                 \
 			return;                                                            \
 		}                                                                          \
 		if (RINGTRACE__FIXED(fields) &&                                                    \
 		    ringtrace__state == (RINGTRACE_EV_RECORD | RINGTRACE_EV_CTL) &&                \
-		    ringtrace_read_lock_fast_()) {                                                 \
+		    ringtrace_read_lock_fast_(&ringtrace__n)) {                                    \
 			const struct ringtrace_event_ctl_ *ringtrace__ctl =                        \
 				__atomic_load_n(&ringtrace__ev->ctl, __ATOMIC_ACQUIRE);            \
 			if (ringtrace__ctl && ringtrace__ctl->inline_ok) {                         \
@@ -447,17 +451,18 @@
  * Inside a read-side section: record with the inline reserve/commit, leave
  * the section and return; if that cannot be done (no buffer is a success:
  * nothing to do), leave the section and fall through to the caller's
- * slow call.
+ * slow call. `unlock` leaves the section.
  */
-#define RINGTRACE__REC_IN_(name, args, fields)                                                   \
+#define RINGTRACE__REC_IN_(name, args, fields, unlock)                                           \
 	{                                                                                  \
-		ringtrace_rb *ringtrace__rb = ringtrace_events_buffer_();                          \
+		uintptr_t ringtrace__w = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE); \
 		int ringtrace__done = 1;                                                           \
-		if (ringtrace__rb) {                                                               \
+		if (ringtrace__w & RINGTRACE_EVRB_REC) {                                           \
+			ringtrace_rb *ringtrace__rb = (ringtrace_rb *)(ringtrace__w - RINGTRACE_EVRB_REC); \
 			ringtrace__done = 0;                                                       \
 			RINGTRACE__RECORD_(ringtrace__rb, fields, ringtrace__done = 1;)            \
 		}                                                                          \
-		ringtrace_read_unlock(0);                                                  \
+		unlock;                                                                   \
 		if (ringtrace__done)                                                               \
 			return;                                                            \
 	}

@@ -1074,19 +1074,28 @@ int ringtrace_trigger_get(uint32_t index, struct ringtrace_trigger_info *out)
 
 /* ---- triggers: running (in tracepoints) --------------------------------------------- */
 
+/* (Lock-free: these run in tracepoints, as trigger actions.) */
 void ringtrace_tracing_off(void)
 {
-	__atomic_fetch_or(&ringtrace_events_rb_, (uintptr_t)1, __ATOMIC_RELEASE);
+	uintptr_t cur = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&ringtrace_events_rb_, &cur,
+					    rt_events_rb_word(cur & ~(RINGTRACE_EVRB_REC | RINGTRACE_EVRB_OFF), 1),
+					    1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 }
 
 void ringtrace_tracing_on(void)
 {
-	__atomic_fetch_and(&ringtrace_events_rb_, ~(uintptr_t)1, __ATOMIC_RELEASE);
+	uintptr_t cur = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&ringtrace_events_rb_, &cur,
+					    rt_events_rb_word(cur & ~(RINGTRACE_EVRB_REC | RINGTRACE_EVRB_OFF), 0),
+					    1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 }
 
 int ringtrace_tracing_is_on(void)
 {
-	return !(__atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE) & 1);
+	return !(__atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE) & RINGTRACE_EVRB_OFF);
 }
 
 /* Take one run from the count: 1 if the action may run. */

@@ -12,7 +12,7 @@
  * another, only counts). An updater publishes the new state (probe set,
  * buffer pointer), then calls ringtrace_synchronize(), which
  *
- *   1. advances the grace-period counter by 2. A reader that loads the new
+ *   1. advances the grace-period counter by 4. A reader that loads the new
  *      value loads the new state after it (acquire): it need not be waited
  *      for.
  *   2. runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every running
@@ -20,7 +20,9 @@
  *      store is not visible to us cannot have loaded the old state: its
  *      load comes after that barrier, which comes after our publication.
  *      (Without membarrier, readers add a full fence themselves:
- *      ringtrace_rcu_fence_.)
+ *      ringtrace_rcu_fence_, and RINGTRACE_RCU_FENCE in the counter
+ *      sends the generated fast entry, which does not fence, the general
+ *      way.)
  *   3. for every node holding an odd value other than the new counter|1,
  *      waits until the value changes: that reader has left the section
  *      that might have seen the old state. New sections carry the new
@@ -44,9 +46,20 @@
 #include "event/registry_internal.h"
 #include "ringtrace/event.h"
 
-__thread struct ringtrace_reader_node *ringtrace_rnode_ __attribute__((tls_model("initial-exec")));
+/* seq is never 0 here: a thread pointing at it cannot enter the fast way. */
+struct ringtrace_reader_node ringtrace_rnode_none_ = {.seq = 2};
+__thread struct ringtrace_thr_ ringtrace_thr_ __attribute__((tls_model("initial-exec"))) = {
+	.rnode = &ringtrace_rnode_none_,
+};
 int ringtrace_rcu_fence_;
-uint64_t ringtrace_rcu_gp_ = 2;
+uint64_t ringtrace_rcu_gp_ = 4;
+
+/* Readers fence themselves from now on; for good. */
+static void rt_readers_fence(void)
+{
+	__atomic_store_n(&ringtrace_rcu_fence_, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&ringtrace_rcu_gp_, (uint64_t)RINGTRACE_RCU_FENCE, __ATOMIC_SEQ_CST);
+}
 
 static struct ringtrace_reader_node *rt_nodes; /* push-only list */
 static pthread_mutex_t rt_sync_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,8 +71,8 @@ static int rt_use_membarrier;
 static void rt_node_release(void *arg)
 {
 	struct ringtrace_reader_node *n = arg;
-	ringtrace_rnode_ = NULL;
-	if (n) {
+	ringtrace_thr_.rnode = &ringtrace_rnode_none_;
+	if (n && n != &ringtrace_rnode_none_) {
 		/* A section left by unwinding (a C++ exception through a probe,
 		 * pthread_exit or longjmp in one) must not hold up updaters. */
 		n->nest = 0;
@@ -74,7 +87,7 @@ static void rt_node_release(void *arg)
  */
 static void rt_rcu_atfork_child(void)
 {
-	struct ringtrace_reader_node *self = ringtrace_rnode_;
+	struct ringtrace_reader_node *self = ringtrace_thr_.rnode;
 	pthread_mutex_init(&rt_sync_lock, NULL);
 	for (struct ringtrace_reader_node *n = rt_nodes; n; n = n->next) {
 		if (n == self)
@@ -92,7 +105,7 @@ __attribute__((constructor(101))) static void rt_rcu_init(void)
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
 		rt_use_membarrier = 1;
 	else
-		ringtrace_rcu_fence_ = 1;
+		rt_readers_fence();
 }
 
 struct ringtrace_reader_node *ringtrace_read_register_(void)
@@ -126,7 +139,7 @@ struct ringtrace_reader_node *ringtrace_read_register_(void)
 got:
 	n->nest = 0;
 	__atomic_store_n(&n->seq, 0, __ATOMIC_RELAXED);
-	ringtrace_rnode_ = n;
+	ringtrace_thr_.rnode = n;
 	pthread_setspecific(rt_node_key, n);
 	return n;
 }
@@ -134,8 +147,9 @@ got:
 void ringtrace_synchronize(void)
 {
 	pthread_mutex_lock(&rt_sync_lock);
-	uint64_t gp = __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_RELAXED) + 2;
-	__atomic_store_n(&ringtrace_rcu_gp_, gp, __ATOMIC_RELEASE);
+	/* (an add, not a store: RINGTRACE_RCU_FENCE may be set at any time) */
+	uint64_t gp = __atomic_add_fetch(&ringtrace_rcu_gp_, 4, __ATOMIC_RELEASE) &
+		      ~(uint64_t)RINGTRACE_RCU_FENCE;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!rt_use_membarrier ||
 	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
@@ -148,7 +162,7 @@ void ringtrace_synchronize(void)
 		 * Best effort for a case that should not happen.
 		 */
 		if (!__atomic_load_n(&ringtrace_rcu_fence_, __ATOMIC_RELAXED)) {
-			__atomic_store_n(&ringtrace_rcu_fence_, 1, __ATOMIC_SEQ_CST);
+			rt_readers_fence();
 			struct timespec d = {0, 20 * 1000 * 1000};
 			nanosleep(&d, NULL);
 		}

@@ -546,9 +546,10 @@ int rt_events_set_buffer(ringtrace_rb *rb, int check)
 	rt_read_env_locked();
 	if (rb && check)
 		rt_report_unmatched_locked();
-	/* Keep the tracing-off bit (bit 0) as it is. */
+	/* Keep tracing's on/off state as it is. */
 	uintptr_t cur = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&ringtrace_events_rb_, &cur, (uintptr_t)rb | (cur & 1),
+	while (!__atomic_compare_exchange_n(&ringtrace_events_rb_, &cur,
+					    rt_events_rb_word((uintptr_t)rb, (cur & RINGTRACE_EVRB_OFF) != 0),
 					    1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 	pthread_mutex_unlock(&rt_reg_lock);

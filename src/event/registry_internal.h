@@ -15,6 +15,13 @@
 
 struct rt_tinst;
 
+/* The events-buffer word for buffer `rb_bits` (8-aligned, or 0) and
+ * tracing `off` (see ringtrace_events_rb_). */
+static inline uintptr_t rt_events_rb_word(uintptr_t rb_bits, int off)
+{
+	return rb_bits | (off ? RINGTRACE_EVRB_OFF : (rb_bits ? RINGTRACE_EVRB_REC : 0));
+}
+
 struct rt_entry {
 	/* NULL once unloaded. Written under rt_reg_lock with atomic stores:
 	 * enable_event triggers read it from tracepoints (inside a read-side

@@ -162,8 +162,6 @@ struct rt_wtls {
  */
 __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
 	__attribute__((tls_model("initial-exec")));
-__thread const void *ringtrace_last_rb_ __attribute__((tls_model("initial-exec")));
-__thread struct ringtrace_wtls_ *ringtrace_last_t_ __attribute__((tls_model("initial-exec")));
 #define rt_tls ((struct rt_wtls *)(void *)ringtrace_wtls_)
 #define RT_SAME_FIELD(a, b, f) \
 	_Static_assert(offsetof(a, f) == offsetof(b, f), #f " differs between " #a " and " #b)
@@ -180,6 +178,18 @@ RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, idx);
 RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, is_tsc);
 RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, epoch);
 RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, max_payload);
+RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, fast_epoch);
+_Static_assert(RINGTRACE_MIN_MAX_PAYLOAD_ <= RINGTRACE_EV_MAX_PAYLOAD, "minimum max_payload");
+
+/*
+ * What the inline fast path compares a thread's epoch with: the epoch
+ * only where its timestamp (rdtsc) is the buffer's clock. Call whenever
+ * epoch or is_tsc changes.
+ */
+static void rt_set_fast_epoch(struct ringtrace_rb *rb)
+{
+	rb->fast_epoch = rb->is_tsc ? rb->epoch : UINT64_MAX;
+}
 RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, nest);
 RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, steal);
 RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, hit);
@@ -1237,6 +1247,7 @@ static void rt_bind(struct ringtrace_rb *rb, char *base)
 	rb->max_payload = room < RINGTRACE_EV_MAX_PAYLOAD ? room : RINGTRACE_EV_MAX_PAYLOAD;
 	rb->max_payload &= ~7u;
 	rb->is_tsc = shm->clock_is_tsc;
+	rt_set_fast_epoch(rb);
 	rb->clock.is_tsc = (int)shm->clock_is_tsc;
 	rb->clock.freq = shm->clock_freq;
 	rb->clock.base_ticks = shm->clock_base_ticks;
@@ -1250,6 +1261,7 @@ static int rt_register_open(struct ringtrace_rb *rb)
 		if (!rt_open[i].rb) {
 			rb->idx = i;
 			rb->epoch = rt_epoch_next++;
+			rt_set_fast_epoch(rb);
 			rt_open[i].rb = rb;
 			rt_open[i].epoch = rb->epoch;
 			pthread_mutex_unlock(&rt_open_lock);
@@ -1458,6 +1470,7 @@ int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out)
 	rb->map_size = size;
 	rb->idx = 0;
 	rb->epoch = UINT64_MAX; /* never matches a thread: a reader does not write */
+	rt_set_fast_epoch(rb);
 	int q = rt_membarrier(MEMBARRIER_CMD_QUERY);
 	if (q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED))
 		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL_EXPEDITED;

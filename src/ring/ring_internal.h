@@ -114,6 +114,7 @@ struct ringtrace_rb {
 	char *pages;
 	uint32_t page_size;
 	uint32_t max_payload;
+	uint64_t fast_epoch;   /* epoch if is_tsc, else UINT64_MAX (rt_set_fast_epoch) */
 
 	struct rt_shm *shm;
 	struct rt_slot *slots;
