@@ -229,38 +229,51 @@ struct ringtrace_reader_node {
 
 /*
  * The thread's node (ringtrace_thr_.rnode). A thread that has none points at
- * ringtrace_rnode_none_, whose seq is never 0: the fast entry below then
- * needs no NULL test (one load and one compare tell "no node", "already
+ * ringtrace_rnode_none_, whose seq is never 0: the fast entries below then
+ * need no NULL test (one load and one compare tell "no node", "already
  * inside a section" and "can enter" apart), and the general entry
  * registers a node.
  */
 extern struct ringtrace_reader_node ringtrace_rnode_none_;
+/* Readers must fence themselves (no membarrier); set for good. */
 extern int ringtrace_rcu_fence_;
-/*
- * The grace-period counter: advances by 4. Bit 0 is never set in it (a
- * node's seq is this value | 1 inside a section); bit 1
- * (RINGTRACE_RCU_FENCE) is set for good when readers must fence
- * themselves (no membarrier): the fast entry, which does not fence, reads
- * it with the counter it needs anyway and leaves those cases to
- * ringtrace_read_lock().
- */
+/* The grace-period counter: even, advanced by 2 per grace period. */
 extern uint64_t ringtrace_rcu_gp_;
-#define RINGTRACE_RCU_FENCE 2u
 /*
- * The events buffer and tracing's on/off state in one word, so that a
- * trigger can turn tracing off or on from a tracepoint with one atomic
- * operation that never races with ringtrace_events_set_buffer():
- *   bits 63..2  the buffer (8-aligned), or 0 for none
- *   bit 1       RINGTRACE_EVRB_OFF: tracing is off (ringtrace_tracing_off(),
- *               a traceoff trigger)
- *   bit 0       RINGTRACE_EVRB_REC: there is a buffer and tracing is on,
- *               i.e. record; kept equal to (buffer != 0 && !OFF) by every
- *               writer of the word, so that a tracepoint tests one bit.
+ * The events buffer (read under a read-side section; NULL for none). What
+ * a tracepoint does with it is said by ringtrace_events_cookie_.
  */
 extern uintptr_t ringtrace_events_rb_;
-#define RINGTRACE_EVRB_REC ((uintptr_t)1)
-#define RINGTRACE_EVRB_OFF ((uintptr_t)2)
+/*
+ * Whether and where events are recorded, in one word that is replaced
+ * with one atomic operation, so that a trigger can turn tracing off or on
+ * from a tracepoint without racing with ringtrace_events_set_buffer():
+ *   bits 63..3  the events buffer's epoch (unique to that buffer for the
+ *               life of the process; 0: no buffer)
+ *   bit 2       RINGTRACE_EVC_FENCE: readers must fence (no membarrier);
+ *               makes the word match no thread's cache (below), so that
+ *               every event takes the general path, which fences
+ *   bit 1       RINGTRACE_EVC_OFF: tracing is off (ringtrace_tracing_off(),
+ *               a traceoff trigger)
+ *   bit 0       RINGTRACE_EVC_REC: record, i.e. a buffer and not OFF
+ * Each thread keeps the value it last recorded under, with its writer
+ * state for that buffer (ringtrace_thr_.cookie, .last_t; set by
+ * ringtrace_events_cache_() once the thread is attached to the buffer
+ * and its clock is the TSC). A recorded event compares the two words
+ * and, when they are equal, writes through the cached state: no buffer
+ * pointer, epoch or clock to check. A new buffer, tracing off, the fence
+ * mode, or the thread leaving the buffer (its cache is reset) all make
+ * them differ.
+ */
+extern uint64_t ringtrace_events_cookie_;
+#define RINGTRACE_EVC_REC 1u
+#define RINGTRACE_EVC_OFF 2u
+#define RINGTRACE_EVC_FENCE 4u
+#define RINGTRACE_EVC_SHIFT 3
 struct ringtrace_reader_node *ringtrace_read_register_(void);
+/* Cache the calling thread's writer state for rb if the cookie names rb
+ * and the thread can write there inline; called by the general path. */
+void ringtrace_events_cache_(ringtrace_rb *rb);
 
 /*
  * Enter/leave a read-side section: what tracepoints do around their
@@ -279,9 +292,7 @@ static inline unsigned ringtrace_read_lock(void)
 		n->nest++;
 		return 1;
 	}
-	__atomic_store_n(&n->seq,
-			 (__atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) &
-			  ~(uint64_t)RINGTRACE_RCU_FENCE) | 1,
+	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1,
 			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (__builtin_expect(ringtrace_rcu_fence_, 0))
@@ -290,25 +301,35 @@ static inline unsigned ringtrace_read_lock(void)
 }
 
 /*
- * The outermost entry, as the generated fast paths take it: 1 if entered
- * (the thread has a node, is not inside a section already, and readers
- * need no fence), with the thread's node in *np; 0 if the caller must go
- * the general way (ringtrace_read_lock()). Leave with
+ * The outermost entry without a fence: 1 if entered (the thread has a
+ * node and is not inside a section already), with the node in *np; 0 if
+ * the caller must go the general way (ringtrace_read_lock()). Leave with
  * ringtrace_read_unlock_fast_(*np) or ringtrace_read_unlock(0).
+ *
+ * Only for a section that reads nothing but ringtrace_events_cookie_
+ * before it knows that readers need no fence (the cookie says so): the
+ * recording fast path. Anything else uses ringtrace_read_lock_fast_().
  */
 static inline __attribute__((always_inline)) int
-ringtrace_read_lock_fast_(struct ringtrace_reader_node **np)
+ringtrace_read_enter_rec_(struct ringtrace_reader_node **np)
 {
 	struct ringtrace_reader_node *n = ringtrace_thr_.rnode;
-	uint64_t g = __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(__atomic_load_n(&n->seq, __ATOMIC_RELAXED) != 0 ||
-				     (g & RINGTRACE_RCU_FENCE) != 0,
-			     0))
+	if (__builtin_expect(__atomic_load_n(&n->seq, __ATOMIC_RELAXED) != 0, 0))
 		return 0;
-	__atomic_store_n(&n->seq, g | 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1,
+			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*np = n;
 	return 1;
+}
+
+/* The same, for any section: 0 as well when readers must fence. */
+static inline __attribute__((always_inline)) int
+ringtrace_read_lock_fast_(struct ringtrace_reader_node **np)
+{
+	if (__builtin_expect(ringtrace_rcu_fence_, 0))
+		return 0;
+	return ringtrace_read_enter_rec_(np);
 }
 
 static inline __attribute__((always_inline)) void
@@ -334,8 +355,19 @@ void ringtrace_synchronize(void);
 /* The buffer to record into: NULL if none is set or tracing is off. */
 static inline ringtrace_rb *ringtrace_events_buffer_(void)
 {
-	uintptr_t v = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE);
-	return (v & RINGTRACE_EVRB_REC) ? (ringtrace_rb *)(v - RINGTRACE_EVRB_REC) : (ringtrace_rb *)0;
+	if (!(__atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_ACQUIRE) & RINGTRACE_EVC_REC))
+		return 0;
+	return (ringtrace_rb *)__atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE);
+}
+
+/* After the general path recorded into rb (the events buffer): let the
+ * next events go the fast way, if they can. */
+static inline void ringtrace_events_note_(ringtrace_rb *rb)
+{
+	if (__builtin_expect(__atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED) !=
+				     ringtrace_thr_.cookie,
+			     0))
+		ringtrace_events_cache_(rb);
 }
 
 /* ---- filters and triggers, as tracepoints see them (internal) --------------

@@ -82,23 +82,26 @@ extern __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
 	__attribute__((tls_model("initial-exec")));
 struct ringtrace_reader_node;
 /*
- * The pointers every recorded event reads, in one thread-local object:
- * the generated code then materializes one TLS offset, not three.
+ * What every recorded event reads of its thread, in one thread-local
+ * object (the generated code materializes one TLS offset, not three):
  *   rnode    the thread's read-side node (event.h; defined in rcu.c).
- *   last_rb, last_t  the buffer this thread wrote to last and its state
- *            there: with them the address an event is stored at depends
- *            on two loads (this pointer, then the state), not four (the
- *            buffer, its index, the state...). That chain is what an
- *            event costs right after a system call, when the pipeline is
- *            empty and the lines are no longer in L1. Validated by the
- *            epoch check; a stale pair only sends the call to the general
- *            path once.
+ *   cookie, last_t  the events-buffer cookie (event.h) the thread last
+ *            recorded under and its writer state in that buffer. While
+ *            the cookie is current, an event's address depends on two
+ *            loads (last_t, then the state in it), as DPDK's does: that
+ *            chain is what an event costs right after a system call, when
+ *            the pipeline is empty and the lines are no longer in L1.
+ *            Reset (cookie = RINGTRACE_THR_NO_COOKIE_) by the thread
+ *            itself whenever that state stops being its writer in the
+ *            buffer (retire, fork, destroy), before anything else changes.
  */
 struct ringtrace_thr_ {
 	struct ringtrace_reader_node *rnode;
-	const void *last_rb;
+	uint64_t cookie;
 	struct ringtrace_wtls_ *last_t;
 };
+/* A cookie the events word never holds. */
+#define RINGTRACE_THR_NO_COOKIE_ (~(uint64_t)0)
 extern __thread struct ringtrace_thr_ ringtrace_thr_ __attribute__((tls_model("initial-exec")));
 
 static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *ts)
@@ -129,28 +132,17 @@ struct ringtrace_fres_ {
 };
 
 /*
- * Event ids need no check here: the registry never assigns one above
- * RINGTRACE_EV_MAX_ID. The buffer's library commit (ringtrace_rb_commit)
- * is not used with this reservation: ringtrace_commit_fast_() is.
+ * Reserve room for an event in the page the thread's writer state t holds:
+ * t must be the calling thread's, attached to its buffer, whose clock is
+ * the TSC; len at most the buffer's max_payload. Event ids need no check
+ * here: the registry never assigns one above RINGTRACE_EV_MAX_ID. The
+ * buffer's library commit (ringtrace_rb_commit) is not used with this
+ * reservation: ringtrace_commit_fast_() is.
  */
 static inline __attribute__((always_inline)) void *
-ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtrace_fres_ *f)
+ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint32_t id, size_t len, struct ringtrace_fres_ *f)
 {
-	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
-	struct ringtrace_wtls_ *t = ringtrace_thr_.last_t;
 	uint64_t ts;
-	if (__builtin_expect(ringtrace_thr_.last_rb != (const void *)rb, 0)) {
-		t = &ringtrace_wtls_[r->idx];
-		ringtrace_thr_.last_t = t;
-		ringtrace_thr_.last_rb = rb;
-	}
-	if (__builtin_expect(t->epoch != r->fast_epoch ||
-				     ((!__builtin_constant_p(len) || len > RINGTRACE_MIN_MAX_PAYLOAD_) &&
-				      len > r->max_payload),
-			     0)) {
-		ringtrace_thr_.last_rb = 0;
-		return 0;
-	}
 	struct ringtrace_slot_head_ *s = t->slot;
 	/*
 	 * nest: this thread is inside a write to this buffer already (this
@@ -186,6 +178,24 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtr
 	f->page = page;
 	f->end = end;
 	return h + 1;
+}
+
+/* A record of this length fits any buffer (no max_payload check needed). */
+#define RINGTRACE_FITS_ANY_(len) (__builtin_constant_p(len) && (len) <= RINGTRACE_MIN_MAX_PAYLOAD_)
+
+/*
+ * The same, for buffer rb: finds the thread's state there (NULL if the
+ * thread is not attached, the clock is not the TSC or the record too big).
+ */
+static inline __attribute__((always_inline)) void *
+ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtrace_fres_ *f)
+{
+	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
+	if (__builtin_expect(t->epoch != r->fast_epoch || (!RINGTRACE_FITS_ANY_(len) && len > r->max_payload),
+			     0))
+		return 0;
+	return ringtrace_reserve_at_(t, id, len, f);
 }
 
 static inline __attribute__((always_inline)) void

@@ -338,10 +338,12 @@
 				if (ringtrace__q) {                                                \
 					memcpy(ringtrace__q, ringtrace__p, ringtrace__sz);         \
 					ringtrace_commit_fast_(&ringtrace__f);                     \
+					ringtrace_events_note_(ringtrace__rb);                     \
 				} else if ((ringtrace__q = (char *)ringtrace_rb_reserve(            \
 						    ringtrace__rb, ringtrace__ev->id, ringtrace__sz))) { \
 					memcpy(ringtrace__q, ringtrace__p, ringtrace__sz);         \
 					ringtrace_rb_commit(ringtrace__rb);                        \
+					ringtrace_events_note_(ringtrace__rb);                     \
 				}                                                          \
 			}                                                                  \
 			if (ringtrace__ctl && ringtrace__ctl->ntriggers)                           \
@@ -368,7 +370,7 @@
 		const uint32_t ringtrace__state = RINGTRACE_EV_RECORD;                              \
 		struct ringtrace_event_desc *ringtrace__ev = &ringtrace_event_##name;              \
 		struct ringtrace_reader_node *ringtrace__n;                                        \
-		if (__builtin_expect(ringtrace_read_lock_fast_(&ringtrace__n), 1)) {               \
+		if (__builtin_expect(ringtrace_read_enter_rec_(&ringtrace__n), 1)) {               \
 			RINGTRACE__REC_IN_(name, args, fields, ringtrace_read_unlock_fast_(ringtrace__n)) \
 		}                                                                          \
 		ringtrace_slow_##name RINGTRACE__PREPEND(ringtrace__state, RINGTRACE__UNPAREN args);                \
@@ -448,23 +450,23 @@
 	}
 
 /*
- * Inside a read-side section: record with the inline reserve/commit, leave
- * the section and return; if that cannot be done (no buffer is a success:
- * nothing to do), leave the section and fall through to the caller's
- * slow call. `unlock` leaves the section.
+ * Inside a read-side section: if the events cookie is the one this thread
+ * cached, record with the inline reserve/commit through the cached writer
+ * state, leave the section and return; if nothing is to be recorded
+ * (tracing off, no buffer), leave and return; else (a new buffer, a page
+ * switch, a flush, the fence mode...) leave the section and fall through
+ * to the caller's slow call. `unlock` leaves the section.
  */
 #define RINGTRACE__REC_IN_(name, args, fields, unlock)                                           \
 	{                                                                                  \
-		uintptr_t ringtrace__w = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE); \
-		int ringtrace__done = 1;                                                           \
-		if (ringtrace__w & RINGTRACE_EVRB_REC) {                                           \
-			ringtrace_rb *ringtrace__rb = (ringtrace_rb *)(ringtrace__w - RINGTRACE_EVRB_REC); \
-			ringtrace__done = 0;                                                       \
-			RINGTRACE__RECORD_(ringtrace__rb, fields, ringtrace__done = 1;)            \
-		}                                                                          \
-		unlock;                                                                   \
-		if (ringtrace__done)                                                               \
+		uint64_t ringtrace__c = __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_ACQUIRE); \
+		if (__builtin_expect(ringtrace__c == ringtrace_thr_.cookie, 1)) {                 \
+			RINGTRACE__RECORD_(fields, unlock; return;)                                \
+		} else if (!(ringtrace__c & RINGTRACE_EVC_REC)) {                                  \
+			unlock;                                                            \
 			return;                                                            \
+		}                                                                          \
+		unlock;                                                                    \
 	}
 
 /*
@@ -505,12 +507,18 @@
 		(void)ringtrace__o;                                                        \
 	}
 
-/* Size, reserve (inline), write, commit; then run `after`. */
-#define RINGTRACE__RECORD_(rb, fields, after)                                                    \
+/*
+ * Size, reserve (inline, through the thread's cached writer state; only
+ * records that fit any buffer), write, commit; then run `after`.
+ */
+#define RINGTRACE__RECORD_(fields, after)                                                        \
 	{                                                                                  \
 		struct ringtrace_fres_ ringtrace__f;                                               \
-		RINGTRACE__BUILD_(fields, ringtrace__p = (char *)ringtrace_reserve_fast_(          \
-					  rb, ringtrace__ev->id, ringtrace__sz, &ringtrace__f))    \
+		RINGTRACE__BUILD_(fields, ringtrace__p = ringtrace__sz <= RINGTRACE_MIN_MAX_PAYLOAD_      \
+					  ? (char *)ringtrace_reserve_at_(ringtrace_thr_.last_t,    \
+									  ringtrace__ev->id,        \
+									  ringtrace__sz, &ringtrace__f) \
+					  : (char *)0)                                             \
 		if (ringtrace__p) {                                                                \
 			ringtrace_commit_fast_(&ringtrace__f);                                     \
 			after                                                              \

@@ -12,7 +12,7 @@
  * another, only counts). An updater publishes the new state (probe set,
  * buffer pointer), then calls ringtrace_synchronize(), which
  *
- *   1. advances the grace-period counter by 4. A reader that loads the new
+ *   1. advances the grace-period counter by 2. A reader that loads the new
  *      value loads the new state after it (acquire): it need not be waited
  *      for.
  *   2. runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every running
@@ -20,9 +20,9 @@
  *      store is not visible to us cannot have loaded the old state: its
  *      load comes after that barrier, which comes after our publication.
  *      (Without membarrier, readers add a full fence themselves:
- *      ringtrace_rcu_fence_, and RINGTRACE_RCU_FENCE in the counter
- *      sends the generated fast entry, which does not fence, the general
- *      way.)
+ *      ringtrace_rcu_fence_, and RINGTRACE_EVC_FENCE in the events
+ *      cookie sends the recording fast path, which does not fence, the
+ *      general way.)
  *   3. for every node holding an odd value other than the new counter|1,
  *      waits until the value changes: that reader has left the section
  *      that might have seen the old state. New sections carry the new
@@ -50,15 +50,16 @@
 struct ringtrace_reader_node ringtrace_rnode_none_ = {.seq = 2};
 __thread struct ringtrace_thr_ ringtrace_thr_ __attribute__((tls_model("initial-exec"))) = {
 	.rnode = &ringtrace_rnode_none_,
+	.cookie = RINGTRACE_THR_NO_COOKIE_,
 };
 int ringtrace_rcu_fence_;
-uint64_t ringtrace_rcu_gp_ = 4;
+uint64_t ringtrace_rcu_gp_ = 2;
 
 /* Readers fence themselves from now on; for good. */
 static void rt_readers_fence(void)
 {
 	__atomic_store_n(&ringtrace_rcu_fence_, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_or(&ringtrace_rcu_gp_, (uint64_t)RINGTRACE_RCU_FENCE, __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&ringtrace_events_cookie_, (uint64_t)RINGTRACE_EVC_FENCE, __ATOMIC_SEQ_CST);
 }
 
 static struct ringtrace_reader_node *rt_nodes; /* push-only list */
@@ -147,9 +148,8 @@ got:
 void ringtrace_synchronize(void)
 {
 	pthread_mutex_lock(&rt_sync_lock);
-	/* (an add, not a store: RINGTRACE_RCU_FENCE may be set at any time) */
-	uint64_t gp = __atomic_add_fetch(&ringtrace_rcu_gp_, 4, __ATOMIC_RELEASE) &
-		      ~(uint64_t)RINGTRACE_RCU_FENCE;
+	uint64_t gp = __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_RELAXED) + 2;
+	__atomic_store_n(&ringtrace_rcu_gp_, gp, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!rt_use_membarrier ||
 	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {

@@ -48,6 +48,37 @@ static uint32_t rt_nrules;
 static int rt_env_done;
 
 uintptr_t ringtrace_events_rb_;
+uint64_t ringtrace_events_cookie_;
+
+/* The epoch part of the cookie for buffer rb (a buffer's epoch is unique
+ * for the life of the process; a read-only attached buffer's is all ones,
+ * which no writing buffer reaches). */
+static uint64_t rt_cookie_epoch_bits(const ringtrace_rb *rb)
+{
+	if (!rb)
+		return 0;
+	return ((const struct ringtrace_rb_head_ *)(const void *)rb)->epoch << RINGTRACE_EVC_SHIFT;
+}
+
+void ringtrace_events_cache_(ringtrace_rb *rb)
+{
+	/* Inside a read-side section (the general path's): rb stays valid. */
+	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	uint64_t c = __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_ACQUIRE);
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
+	if ((c & (RINGTRACE_EVC_REC | RINGTRACE_EVC_OFF | RINGTRACE_EVC_FENCE)) != RINGTRACE_EVC_REC ||
+	    RT_COOKIE_EPOCH(c) != rt_cookie_epoch_bits(rb) || t->epoch != r->fast_epoch)
+		return;
+	/*
+	 * A signal handler's event may run between any two of these stores:
+	 * it must never find the new cookie with another state.
+	 */
+	ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ringtrace_thr_.last_t = t;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ringtrace_thr_.cookie = c;
+}
 
 /* fork() while another thread holds the registry lock must not leave the
  * child with a lock nobody will release. */
@@ -546,10 +577,16 @@ int rt_events_set_buffer(ringtrace_rb *rb, int check)
 	rt_read_env_locked();
 	if (rb && check)
 		rt_report_unmatched_locked();
-	/* Keep tracing's on/off state as it is. */
-	uintptr_t cur = __atomic_load_n(&ringtrace_events_rb_, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&ringtrace_events_rb_, &cur,
-					    rt_events_rb_word((uintptr_t)rb, (cur & RINGTRACE_EVRB_OFF) != 0),
+	/*
+	 * The pointer first, then the cookie that names it: a tracepoint that
+	 * reads the new cookie reads the new pointer. Tracing's on/off state
+	 * (in the cookie; triggers change it from tracepoints) is kept.
+	 */
+	__atomic_store_n(&ringtrace_events_rb_, (uintptr_t)rb, __ATOMIC_RELEASE);
+	uint64_t cur = __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&ringtrace_events_cookie_, &cur,
+					    rt_cookie_with(cur, rt_cookie_epoch_bits(rb),
+							   (cur & RINGTRACE_EVC_OFF) != 0),
 					    1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 	pthread_mutex_unlock(&rt_reg_lock);

@@ -15,12 +15,21 @@
 
 struct rt_tinst;
 
-/* The events-buffer word for buffer `rb_bits` (8-aligned, or 0) and
- * tracing `off` (see ringtrace_events_rb_). */
-static inline uintptr_t rt_events_rb_word(uintptr_t rb_bits, int off)
+/*
+ * The events cookie (see ringtrace_events_cookie_) with its epoch part
+ * replaced by `epoch_bits` (already shifted; 0 for no buffer): REC is
+ * recomputed from the buffer and OFF, which are kept.
+ */
+static inline uint64_t rt_cookie_with(uint64_t cur, uint64_t epoch_bits, int off)
 {
-	return rb_bits | (off ? RINGTRACE_EVRB_OFF : (rb_bits ? RINGTRACE_EVRB_REC : 0));
+	uint64_t flags = cur & RINGTRACE_EVC_FENCE;
+	if (off)
+		flags |= RINGTRACE_EVC_OFF;
+	else if (epoch_bits)
+		flags |= RINGTRACE_EVC_REC;
+	return epoch_bits | flags;
 }
+#define RT_COOKIE_EPOCH(c) ((c) & ~(uint64_t)((1u << RINGTRACE_EVC_SHIFT) - 1))
 
 struct rt_entry {
 	/* NULL once unloaded. Written under rt_reg_lock with atomic stores:

@@ -194,6 +194,19 @@ RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, nest);
 RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, steal);
 RT_SAME_FIELD(struct rt_slot, struct ringtrace_slot_head_, hit);
 
+/*
+ * The events fast path (ringtrace_thr_, ring_inline.h) caches a pointer
+ * to this thread's state for one buffer: forget it before that state
+ * stops being the thread's writer there.
+ */
+static void rt_forget_cached(struct rt_wtls *t)
+{
+	if (ringtrace_thr_.last_t == (struct ringtrace_wtls_ *)(void *)t) {
+		ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+}
+
 /* The buffers open in this process, for thread-exit handling. */
 static struct {
 	struct ringtrace_rb *rb;
@@ -759,6 +772,8 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 {
 	struct rt_slot *s = t->slot;
 	struct rt_shm *shm = rb->shm;
+	/* The events fast path must not write through this state any more. */
+	rt_forget_cached(t);
 	/*
 	 * From here a signal handler's event on this thread goes to the attach
 	 * path, finds `attaching` and is counted in missed_noslot: it never
@@ -838,6 +853,8 @@ static void rt_process_exit(void)
  */
 static void rt_atfork_child(void)
 {
+	ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memset(ringtrace_wtls_, 0, sizeof(ringtrace_wtls_));
 	pthread_mutex_init(&rt_open_lock, NULL);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
@@ -1504,6 +1521,7 @@ void ringtrace_rb_destroy(ringtrace_rb *rb)
 			rt_open[rb->idx].rb = NULL;
 		pthread_mutex_unlock(&rt_open_lock);
 		struct rt_wtls *t = &rt_tls[rb->idx];
+		rt_forget_cached(t);
 		if (t->epoch == rb->epoch)
 			t->epoch = 0;
 		if (rb->shm_name)
