@@ -35,7 +35,7 @@ struct ringtrace_wtls_ {
 	uint32_t off;
 	uint32_t limit;
 	uint32_t res_end;
-	uint32_t nevents;
+	uint32_t pad0_;
 	uint64_t last_ts;
 	uint64_t seq;
 	uint32_t noslot_skip;
@@ -171,7 +171,9 @@ ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint32_t id, size_t len, struct
 	}
 	char *page = t->page;
 	uint64_t *h = (uint64_t *)(void *)(page + start);
-	*h = RINGTRACE_EV_WORD(ts, id, len);
+	/* (RINGTRACE_EV_WORD without masking id and len: id <= RINGTRACE_EV_MAX_ID,
+	 * len <= max_payload < 2^16) */
+	*h = (uint64_t)(uint32_t)ts | ((uint64_t)id << 32) | ((uint64_t)len << 48);
 	t->last_ts = ts;
 	f->t = t;
 	f->s = s;
@@ -205,7 +207,6 @@ ringtrace_commit_fast_(const struct ringtrace_fres_ *f)
 	struct ringtrace_slot_head_ *s = f->s;
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)(void *)f->page;
 	t->off = f->end;
-	t->nevents++;
 	__atomic_store_n(&h->commit, f->end, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->hit, __atomic_load_n(&s->hit, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -146,7 +146,6 @@ struct rt_wtls {
 	uint32_t off;          /* committed end of the page: where the last event's payload ends */
 	uint32_t limit;        /* page size, 0 when there is no page */
 	uint32_t res_end;      /* end of the reserved event */
-	uint32_t nevents;      /* events committed in the page */
 	uint64_t last_ts;      /* timestamp of the previous event */
 	uint64_t seq;          /* packet_seq_num of the next page */
 	uint32_t noslot_skip;  /* events to drop before retrying a slot claim */
@@ -172,7 +171,6 @@ RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, page);
 RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, off);
 RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, limit);
 RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, res_end);
-RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, nevents);
 RT_SAME_FIELD(struct rt_wtls, struct ringtrace_wtls_, last_ts);
 RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, idx);
 RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, is_tsc);
@@ -449,6 +447,17 @@ static inline void rt_gen_end(struct ringtrace_rb *rb, uint32_t page)
 	RT_STORE_REL(&rb->gen[page], g + 1);
 }
 
+/*
+ * Events committed in the thread's current page: the slot's hit counter
+ * now, less what it was when the page was opened (events_before). The
+ * write path counts an event once, in hit.
+ */
+static uint32_t rt_page_events(const struct rt_wtls *t, const struct rt_slot *s)
+{
+	const struct ringtrace_page_header *h = (const struct ringtrace_page_header *)t->page;
+	return (uint32_t)(RT_LOAD(&s->hit) - h->events_before);
+}
+
 static void rt_publish(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_slot *s,
 		       uint32_t flags)
 {
@@ -456,7 +465,7 @@ static void rt_publish(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_slo
 	uint32_t idx = rt_page_index(rb, h);
 	h->timestamp_end = t->last_ts;
 	h->content_size = (uint64_t)t->off * 8;
-	h->events = t->nevents;
+	h->events = rt_page_events(t, s);
 	h->flags |= flags;
 	RT_STORE(&s->cur_page, RT_NO_PAGE);
 	t->page = NULL;
@@ -503,7 +512,6 @@ static int rt_take_page(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_sl
 	t->page = (char *)h;
 	t->off = RINGTRACE_PAGE_HEADER_SIZE;
 	t->limit = rb->page_size;
-	t->nevents = 0;
 	t->last_ts = ts;
 	RT_STORE(&s->pages, RT_LOAD(&s->pages) + 1);
 	RT_STORE(&s->page_ts, ts);
@@ -518,7 +526,7 @@ static void rt_answer_steal(struct ringtrace_rb *rb, struct rt_wtls *t, struct r
 	if (st == RT_STEAL_ASKED) {
 		if (__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_NONE, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			if (t->page && t->nevents) {
+			if (t->page && rt_page_events(t, s)) {
 				rt_publish(rb, t, s, RINGTRACE_PAGE_F_FLUSHED);
 				__atomic_fetch_add(&rb->shm->pages_flushed, 1, __ATOMIC_RELAXED);
 			}
@@ -646,7 +654,6 @@ static inline __attribute__((always_inline)) void rt_commit_inline(ringtrace_rb 
 	struct rt_slot *s = t->slot;
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
 	t->off = t->res_end;
-	t->nevents++;
 	RT_STORE_REL(&h->commit, t->off);
 	RT_STORE(&s->hit, RT_LOAD(&s->hit) + 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -755,7 +762,6 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	t->page = NULL;
 	t->off = 0;
 	t->limit = 0;
-	t->nevents = 0;
 	t->last_ts = 0;
 	t->seq = 0;
 	t->noslot_skip = 0;
@@ -791,7 +797,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	if (st != RT_STEAL_NONE)
 		rt_answer_steal(rb, t, s, st);
 	if (t->page) {
-		if (t->nevents) {
+		if (rt_page_events(t, s)) {
 			rt_publish(rb, t, s, RINGTRACE_PAGE_F_LAST);
 		} else {
 			uint32_t idx = rt_page_index(rb, t->page);
