@@ -137,6 +137,9 @@ struct ringtrace_event_desc {
 	const struct ringtrace_probe_set *probes;
 	const struct ringtrace_event_ctl_ *ctl; /* filter and triggers (RCU) */
 	void *reg;           /* registry entry (internal) */
+	/* (uint64_t)id << 32, set with id: the id as it sits in an event
+	 * header word, so that the recording code ORs it in with one load. */
+	uint64_t id_hdr;
 };
 
 /* ---- registry ------------------------------------------------------------ */
@@ -237,7 +240,10 @@ struct ringtrace_reader_node {
 extern struct ringtrace_reader_node ringtrace_rnode_none_;
 /* Readers must fence themselves (no membarrier); set for good. */
 extern int ringtrace_rcu_fence_;
-/* The grace-period counter: even, advanced by 2 per grace period. */
+/*
+ * The grace-period counter, kept odd (advanced by 2 per grace period): a
+ * section's entry stores it into the thread's node as it is.
+ */
 extern uint64_t ringtrace_rcu_gp_;
 /*
  * The events buffer (read under a read-side section; NULL for none). What
@@ -279,7 +285,7 @@ void ringtrace_events_cache_(ringtrace_rb *rb);
  * Enter/leave a read-side section: what tracepoints do around their
  * probes and recording. Nests (the token says whether this one is nested);
  * async-signal-safe. The outermost entry stores the current grace-period
- * counter (made odd) into the thread's node and the exit stores 0: no
+ * counter (odd) into the thread's node and the exit stores 0: no
  * value depends on the thread's previous store, so back-to-back sections
  * do not wait on store forwarding.
  */
@@ -292,7 +298,7 @@ static inline unsigned ringtrace_read_lock(void)
 		n->nest++;
 		return 1;
 	}
-	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1,
+	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE),
 			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (__builtin_expect(ringtrace_rcu_fence_, 0))
@@ -316,7 +322,7 @@ ringtrace_read_enter_rec_(struct ringtrace_reader_node **np)
 	struct ringtrace_reader_node *n = ringtrace_thr_.rnode;
 	if (__builtin_expect(__atomic_load_n(&n->seq, __ATOMIC_RELAXED) != 0, 0))
 		return 0;
-	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE) | 1,
+	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE),
 			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*np = n;

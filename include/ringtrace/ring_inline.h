@@ -134,13 +134,14 @@ struct ringtrace_fres_ {
 /*
  * Reserve room for an event in the page the thread's writer state t holds:
  * t must be the calling thread's, attached to its buffer, whose clock is
- * the TSC; len at most the buffer's max_payload. Event ids need no check
- * here: the registry never assigns one above RINGTRACE_EV_MAX_ID. The
+ * the TSC; len at most the buffer's max_payload. id_hdr: the event id
+ * shifted into place ((uint64_t)id << 32); ids need no check here: the
+ * registry never assigns one above RINGTRACE_EV_MAX_ID. The
  * buffer's library commit (ringtrace_rb_commit) is not used with this
  * reservation: ringtrace_commit_fast_() is.
  */
 static inline __attribute__((always_inline)) void *
-ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint32_t id, size_t len, struct ringtrace_fres_ *f)
+ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint64_t id_hdr, size_t len, struct ringtrace_fres_ *f)
 {
 	uint64_t ts;
 	struct ringtrace_slot_head_ *s = t->slot;
@@ -173,7 +174,7 @@ ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint32_t id, size_t len, struct
 	uint64_t *h = (uint64_t *)(void *)(page + start);
 	/* (RINGTRACE_EV_WORD without masking id and len: id <= RINGTRACE_EV_MAX_ID,
 	 * len <= max_payload < 2^16) */
-	*h = (uint64_t)(uint32_t)ts | ((uint64_t)id << 32) | ((uint64_t)len << 48);
+	*h = (uint64_t)(uint32_t)ts | id_hdr | ((uint64_t)len << 48);
 	t->last_ts = ts;
 	f->t = t;
 	f->s = s;
@@ -197,7 +198,7 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtr
 	if (__builtin_expect(t->epoch != r->fast_epoch || (!RINGTRACE_FITS_ANY_(len) && len > r->max_payload),
 			     0))
 		return 0;
-	return ringtrace_reserve_at_(t, id, len, f);
+	return ringtrace_reserve_at_(t, (uint64_t)id << 32, len, f);
 }
 
 static inline __attribute__((always_inline)) void

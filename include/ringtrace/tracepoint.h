@@ -297,7 +297,7 @@
 		(uint32_t)(sizeof(ringtrace_fields_##name) /                               \
 				   sizeof(ringtrace_fields_##name[0]) -                    \
 			   ((0 RINGTRACE__SEQ(VARLEN, fields)) ? 0 : 1)),                          \
-		0, NULL, NULL, NULL}; RINGTRACE__C_END                                             \
+		0, NULL, NULL, NULL, 0}; RINGTRACE__C_END                                          \
 	__attribute__((constructor)) static void ringtrace_ctor_##name(void)                \
 	{                                                                                  \
 		ringtrace_event_register(&ringtrace_event_##name);                         \
@@ -516,7 +516,7 @@
 		struct ringtrace_fres_ ringtrace__f;                                               \
 		RINGTRACE__BUILD_(fields, ringtrace__p = ringtrace__sz <= RINGTRACE_MIN_MAX_PAYLOAD_      \
 					  ? (char *)ringtrace_reserve_at_(ringtrace_thr_.last_t,    \
-									  ringtrace__ev->id,        \
+									  ringtrace__ev->id_hdr,    \
 									  ringtrace__sz, &ringtrace__f) \
 					  : (char *)0)                                             \
 		if (ringtrace__p) {                                                                \

@@ -20,7 +20,7 @@ static const struct ringtrace_field_desc rt_printf_fields[] = {
 };
 struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {
 	0, 0, 0, RINGTRACE_KIND_INSTANT, "ringtrace_printf", "site=%u args=%s", __FILE__,
-	rt_printf_fields, 2, 0, NULL, NULL, NULL};
+	rt_printf_fields, 2, 0, NULL, NULL, NULL, 0};
 
 __attribute__((constructor(102))) static void rt_printf_init(void)
 {

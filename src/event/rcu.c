@@ -7,7 +7,7 @@
  * a lock or an atomic read-modify-write, so the updater does the waiting.
  *
  * Each thread owns a reader node. Entering a section stores the global
- * grace-period counter, made odd, into the node; leaving stores 0 (one
+ * grace-period counter (always odd) into the node; leaving stores 0 (one
  * plain store each; nesting, e.g. a signal handler's tracepoint inside
  * another, only counts). An updater publishes the new state (probe set,
  * buffer pointer), then calls ringtrace_synchronize(), which
@@ -23,7 +23,7 @@
  *      ringtrace_rcu_fence_, and RINGTRACE_EVC_FENCE in the events
  *      cookie sends the recording fast path, which does not fence, the
  *      general way.)
- *   3. for every node holding an odd value other than the new counter|1,
+ *   3. for every node holding an odd value other than the new counter,
  *      waits until the value changes: that reader has left the section
  *      that might have seen the old state. New sections carry the new
  *      counter, so a thread that keeps entering sections cannot hold the
@@ -53,7 +53,7 @@ __thread struct ringtrace_thr_ ringtrace_thr_ __attribute__((tls_model("initial-
 	.cookie = RINGTRACE_THR_NO_COOKIE_,
 };
 int ringtrace_rcu_fence_;
-uint64_t ringtrace_rcu_gp_ = 2;
+uint64_t ringtrace_rcu_gp_ = 3;
 
 /* Readers fence themselves from now on; for good. */
 static void rt_readers_fence(void)
@@ -172,7 +172,7 @@ void ringtrace_synchronize(void)
 	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n;
 	     n = n->next) {
 		uint64_t s = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
-		if (!(s & 1) || s == (gp | 1))
+		if (!(s & 1) || s == gp)
 			continue;
 		for (unsigned spins = 0; __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s; spins++) {
 			if (spins < 100) {

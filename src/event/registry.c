@@ -405,6 +405,7 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 	e->record = 0;
 	e->probes = NULL;
 	ev->id = e->id;
+	ev->id_hdr = (uint64_t)e->id << 32;
 	ev->reg = e;
 	rt_apply_rules(e);
 	rt_apply(e);
