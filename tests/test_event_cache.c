@@ -17,7 +17,10 @@
  *     the parent's events all arrive, each in order, in the shared pool;
  *  5. signal handlers record while the thread records: every event of the
  *     interrupted loop arrives, in order; each handler event is recorded
- *     or counted as missed (nested inside a write), never corrupted.
+ *     or counted as missed (nested inside a write), never corrupted;
+ *  6. the same while the thread gives its writer up after every second
+ *     event (a handler landing inside the release must not cache the
+ *     state being retired).
  * Every event carries (tag, sequence) and is checked.
  */
 #ifndef _GNU_SOURCE
@@ -253,6 +256,63 @@ static void test_signals(void)
 	evu_buffer_done(rb);
 }
 
+/*
+ * 6. signal handlers recording while the thread keeps giving its writer up
+ * (each release retires the slot the cache names) and attaching again.
+ */
+static void test_release_signals(void)
+{
+	ringtrace_rb *rb = evu_buffer(4096, 512);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	sig_calls = 0;
+	struct itimerval it = {{0, 20}, {0, 20}};
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	const uint32_t n = 10000;
+	struct evu_list l = {0};
+	for (uint32_t i = 0; i < n; i++) {
+		trace_cache_ev(9, i);
+		trace_cache_ev(9, i + n);
+		ringtrace_rb_writer_release(rb);
+		if (i % 64 == 63)
+			evu_drain(rb, &l);
+	}
+	struct itimerval off = {{0, 0}, {0, 0}};
+	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	evu_collect(rb, &l);
+	/* tag 9: 0, n, 1, n+1, ... : check the two interleaved sequences */
+	uint32_t next_lo = 0, next_hi = n;
+	uint32_t id = evu_id("cache_ev");
+	for (size_t i = 0; i < l.n; i++) {
+		if (l.ev[i].id != id)
+			continue;
+		struct rec r;
+		memcpy(&r, l.ev[i].data, sizeof(r));
+		CHECK_EQ_U64(r.tag, 9);
+		if (r.seq < n) {
+			CHECKF(r.seq == next_lo, "seq %u, expected %u", r.seq, next_lo);
+			next_lo++;
+		} else {
+			CHECKF(r.seq == next_hi, "seq %u, expected %u", r.seq, next_hi);
+			next_hi++;
+		}
+	}
+	CHECK_EQ_U64(next_lo, n);
+	CHECK_EQ_U64(next_hi, 2 * n);
+	struct ringtrace_rb_stats st;
+	CHECK_OK(ringtrace_rb_get_stats(rb, &st));
+	uint64_t sig_rec = evu_count_id(&l, evu_id("cache_sig"));
+	CHECKF(sig_rec + st.missed == sig_calls, "signal events: %llu recorded + %llu missed != %u calls",
+	       (unsigned long long)sig_rec, (unsigned long long)st.missed, (unsigned)sig_calls);
+	printf("release + signals: %u handler calls, %llu recorded, %llu missed\n", (unsigned)sig_calls,
+	       (unsigned long long)sig_rec, (unsigned long long)st.missed);
+	evu_list_free(&l);
+	evu_buffer_done(rb);
+}
+
 int main(void)
 {
 	CHECK_OK(ringtrace_event_enable("cache_*"));
@@ -261,6 +321,7 @@ int main(void)
 	test_recreate();
 	test_fork();
 	test_signals();
+	test_release_signals();
 	printf("test_event_cache: ok\n");
 	return 0;
 }

@@ -366,12 +366,16 @@ static inline ringtrace_rb *ringtrace_events_buffer_(void)
 	return (ringtrace_rb *)__atomic_load_n(&ringtrace_events_rb_, __ATOMIC_ACQUIRE);
 }
 
-/* After the general path recorded into rb (the events buffer): let the
- * next events go the fast way, if they can. */
-static inline void ringtrace_events_note_(ringtrace_rb *rb)
+/*
+ * After the general path recorded into rb (the events buffer) in a
+ * section whose token is `nested`: let the next events go the fast way,
+ * if they can. Only from the outermost section: a signal handler's event
+ * must not cache while the code it interrupted may be changing the cache.
+ */
+static inline void ringtrace_events_note_(ringtrace_rb *rb, unsigned nested)
 {
-	if (__builtin_expect(__atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED) !=
-				     ringtrace_thr_.cookie,
+	if (__builtin_expect(!nested && __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED) !=
+						ringtrace_thr_.cookie,
 			     0))
 		ringtrace_events_cache_(rb);
 }

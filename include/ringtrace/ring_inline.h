@@ -93,7 +93,10 @@ struct ringtrace_reader_node;
  *            the pipeline is empty and the lines are no longer in L1.
  *            Reset (cookie = RINGTRACE_THR_NO_COOKIE_) by the thread
  *            itself whenever that state stops being its writer in the
- *            buffer (retire, fork, destroy), before anything else changes.
+ *            buffer (retire, fork, destroy): right after its epoch is
+ *            cleared (so that a signal handler's event in between cannot
+ *            cache it again) and before its slot or page change. Set only
+ *            by the outermost read-side section (ringtrace_events_note_).
  */
 struct ringtrace_thr_ {
 	struct ringtrace_reader_node *rnode;

@@ -70,14 +70,21 @@ void ringtrace_events_cache_(ringtrace_rb *rb)
 	    RT_COOKIE_EPOCH(c) != rt_cookie_epoch_bits(rb) || t->epoch != r->fast_epoch)
 		return;
 	/*
-	 * A signal handler's event may run between any two of these stores:
-	 * it must never find the new cookie with another state.
+	 * A signal handler's event may run between any two of these stores.
+	 * Its own general path does not cache (only the outermost section
+	 * calls this: ringtrace_events_note_), and its fast path finds no
+	 * cookie until the pair is complete. The re-check covers a handler
+	 * that caches all the same (a library built otherwise): if last_t
+	 * changed under us, the pair (c, last_t) would be wrong, so drop it.
 	 */
 	ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	ringtrace_thr_.last_t = t;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	ringtrace_thr_.cookie = c;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (ringtrace_thr_.last_t != t)
+		ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
 }
 
 /* fork() while another thread holds the registry lock must not leave the

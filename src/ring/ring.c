@@ -215,6 +215,8 @@ static uint64_t rt_epoch_next = 1;
 static pthread_key_t rt_exit_key;
 
 static void rt_thread_exit(void *arg);
+static void rt_atfork_prepare(void);
+static void rt_atfork_parent(void);
 static void rt_atfork_child(void);
 
 static void rt_process_exit(void);
@@ -227,7 +229,7 @@ static void rt_process_exit(void);
 __attribute__((constructor(101))) static void rt_global_init(void)
 {
 	pthread_key_create(&rt_exit_key, rt_thread_exit);
-	pthread_atfork(NULL, NULL, rt_atfork_child);
+	pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
 	atexit(rt_process_exit);
 }
 
@@ -712,14 +714,37 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	 * this thread's own attach, or no free slot (retried every 1024 events
 	 * rather than scanning the slots on every dropped event).
 	 */
-	if (!rb->owner || t->attaching || (t->noslot_skip && t->noslot_skip-- > 0)) {
+	if (!rb->owner) {
 		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
-		t->drop_reason = !rb->owner ? RINGTRACE_EINVAL
-					    : t->attaching ? RINGTRACE_ENESTED : RINGTRACE_ENOSPC;
+		t->drop_reason = RINGTRACE_EINVAL;
 		return NULL;
 	}
-	t->attaching = 1;
+	/*
+	 * Test and set in one instruction (an exchange): a signal handler's
+	 * event that lands between a separate test and set would attach
+	 * this thread itself, and the interrupted attach would then claim a
+	 * second slot over it, leaking the first with its page, or leave
+	 * the handler's next event a valid epoch with half-reset state.
+	 */
+	if (__atomic_exchange_n(&t->attaching, 1, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		t->drop_reason = RINGTRACE_ENESTED;
+		return NULL;
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (t->epoch == rb->epoch) {
+		/* A signal handler attached this thread before the exchange. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return ringtrace_rb_reserve(rb, id, len);
+	}
+	if (t->noslot_skip && t->noslot_skip-- > 0) {
+		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		t->drop_reason = RINGTRACE_ENOSPC;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return NULL;
+	}
 	struct rt_slot *s = NULL;
 	uint32_t start = (uint32_t)rt_gettid() % shm->max_writers;
 	for (uint32_t k = 0; k < shm->max_writers; k++) {
@@ -778,8 +803,6 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 {
 	struct rt_slot *s = t->slot;
 	struct rt_shm *shm = rb->shm;
-	/* The events fast path must not write through this state any more. */
-	rt_forget_cached(t);
 	/*
 	 * From here a signal handler's event on this thread goes to the attach
 	 * path, finds `attaching` and is counted in missed_noslot: it never
@@ -789,6 +812,14 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	t->attaching = 1;
 	t->epoch = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * Then the events fast path must not write through this state any
+	 * more. Not before: a handler's event in between would take the
+	 * general path, find the epoch still valid, record and cache the
+	 * state again (until here the state is still a valid writer, so a
+	 * handler's fast-path event is an ordinary one).
+	 */
+	rt_forget_cached(t);
 	RT_STORE(&s->nest, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Make sure a flush that already asked sees us inside a write. */
@@ -857,10 +888,30 @@ static void rt_process_exit(void)
  * pool (MAP_SHARED) and will claim its own slot and page at its first
  * event; the parent's slot stays the parent's.
  */
+/*
+ * fork(): signals are blocked from before the fork until the child has
+ * reset this thread's writer state and the events fast path's cache of it
+ * (rt_atfork_child). A handler's event in the child before that would
+ * write into the parent's slot in the shared pool, or cache that state.
+ */
+static __thread sigset_t rt_fork_sigmask;
+
+static void rt_atfork_prepare(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &rt_fork_sigmask);
+}
+
+static void rt_atfork_parent(void)
+{
+	pthread_sigmask(SIG_SETMASK, &rt_fork_sigmask, NULL);
+}
+
 static void rt_atfork_child(void)
 {
+	/* Signals are blocked (rt_atfork_prepare): nothing writes in between. */
 	ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memset(ringtrace_wtls_, 0, sizeof(ringtrace_wtls_));
 	pthread_mutex_init(&rt_open_lock, NULL);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
@@ -870,6 +921,7 @@ static void rt_atfork_child(void)
 		if (rt_open[i].rb->mb_cmd == MEMBARRIER_CMD_GLOBAL_EXPEDITED)
 			rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
 	}
+	pthread_sigmask(SIG_SETMASK, &rt_fork_sigmask, NULL);
 }
 
 /* ---- thread names ---------------------------------------------------------- */
@@ -1527,9 +1579,10 @@ void ringtrace_rb_destroy(ringtrace_rb *rb)
 			rt_open[rb->idx].rb = NULL;
 		pthread_mutex_unlock(&rt_open_lock);
 		struct rt_wtls *t = &rt_tls[rb->idx];
-		rt_forget_cached(t);
 		if (t->epoch == rb->epoch)
 			t->epoch = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rt_forget_cached(t);
 		if (rb->shm_name)
 			shm_unlink(rb->shm_name);
 	}
