@@ -140,7 +140,10 @@ int ringtrace_rb_write(ringtrace_rb *rb, uint32_t id, const void *data, size_t l
 size_t ringtrace_rb_max_payload(const ringtrace_rb *rb);
 /*
  * Publish this thread's page and release its writer slot now (done
- * automatically when the thread exits).
+ * automatically when the thread exits). Not async-signal-safe: never call
+ * it from a signal handler (it may interrupt this thread's own write or
+ * release); events written from handlers while it runs are dropped and
+ * counted.
  */
 void ringtrace_rb_writer_release(ringtrace_rb *rb);
 

@@ -74,8 +74,9 @@ void ringtrace_events_cache_(ringtrace_rb *rb)
 	 * Its own general path does not cache (only the outermost section
 	 * calls this: ringtrace_events_note_), and its fast path finds no
 	 * cookie until the pair is complete. The re-check covers a handler
-	 * that caches all the same (a library built otherwise): if last_t
-	 * changed under us, the pair (c, last_t) would be wrong, so drop it.
+	 * that changed the state under us all the same (one that cached,
+	 * or released the writer, or forked): if last_t changed or t is no
+	 * longer attached, the pair (c, last_t) would be wrong, so drop it.
 	 */
 	ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -83,7 +84,7 @@ void ringtrace_events_cache_(ringtrace_rb *rb)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	ringtrace_thr_.cookie = c;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (ringtrace_thr_.last_t != t)
+	if (ringtrace_thr_.last_t != t || t->epoch != r->fast_epoch)
 		ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
 }
 

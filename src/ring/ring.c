@@ -810,6 +810,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	 * already have claimed.
 	 */
 	t->attaching = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->epoch = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/*
@@ -866,9 +867,20 @@ static void rt_thread_exit(void *arg)
 	pthread_mutex_lock(&rt_open_lock);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
 		struct rt_wtls *t = &rt_tls[i];
-		if (rt_open[i].rb && t->epoch != 0 && t->epoch == rt_open[i].epoch)
+		if (rt_open[i].rb && t->epoch != 0 && t->epoch == rt_open[i].epoch) {
+			/*
+			 * Retire leaves the epoch 0. Not zeroed again after it: a
+			 * signal handler's event may have attached the thread anew
+			 * in between, and that writer (and the destructor round
+			 * its attach re-armed) must not be forgotten.
+			 */
 			rt_writer_retire(rt_open[i].rb, t);
-		t->epoch = 0;
+		} else if (t->epoch != 0) {
+			/* A buffer destroyed or replaced since: forget it. */
+			t->epoch = 0;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			rt_forget_cached(t);
+		}
 	}
 	pthread_mutex_unlock(&rt_open_lock);
 }
@@ -886,13 +898,13 @@ static void rt_process_exit(void)
 /*
  * fork(): the child's only thread starts with no writer. It shares the
  * pool (MAP_SHARED) and will claim its own slot and page at its first
- * event; the parent's slot stays the parent's.
- */
-/*
- * fork(): signals are blocked from before the fork until the child has
- * reset this thread's writer state and the events fast path's cache of it
- * (rt_atfork_child). A handler's event in the child before that would
- * write into the parent's slot in the shared pool, or cache that state.
+ * event; the parent's slot stays the parent's. Signals are blocked from
+ * before the fork until the child has reset this thread's writer state
+ * and the events fast path's cache of it (rt_atfork_child): a handler's
+ * event in the child before that would write into the parent's slot in
+ * the shared pool, or cache that state. (fork from a signal handler that
+ * interrupted a write is not covered; glibc does not make fork
+ * async-signal-safe either.)
  */
 static __thread sigset_t rt_fork_sigmask;
 
