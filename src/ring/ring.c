@@ -872,7 +872,10 @@ static void rt_thread_exit(void *arg)
 			 * Retire leaves the epoch 0. Not zeroed again after it: a
 			 * signal handler's event may have attached the thread anew
 			 * in between, and that writer (and the destructor round
-			 * its attach re-armed) must not be forgotten.
+			 * its attach re-armed) must not be forgotten. (A handler's
+			 * event after the thread's last destructor round attaches
+			 * a writer that nothing retires: its page stays in its
+			 * slot until a flush takes it.)
 			 */
 			rt_writer_retire(rt_open[i].rb, t);
 		} else if (t->epoch != 0) {
@@ -902,9 +905,11 @@ static void rt_process_exit(void)
  * before the fork until the child has reset this thread's writer state
  * and the events fast path's cache of it (rt_atfork_child): a handler's
  * event in the child before that would write into the parent's slot in
- * the shared pool, or cache that state. (fork from a signal handler that
- * interrupted a write is not covered; glibc does not make fork
- * async-signal-safe either.)
+ * the shared pool, or cache that state. Not covered: fork from a signal
+ * handler that interrupted a write (glibc does not make fork
+ * async-signal-safe either), and children made by _Fork(), vfork() or a
+ * raw clone(), which run no atfork handlers: such a child must exec or
+ * _exit before it records.
  */
 static __thread sigset_t rt_fork_sigmask;
 
