@@ -210,25 +210,33 @@ static void on_alarm(int sig)
 	sig_calls = n + 1;
 }
 
+/* on_alarm every `us` microseconds (ITIMER_REAL: a high-resolution
+ * timer), counting from 0; 0 stops it. */
+static void alarm_every(long us)
+{
+	if (us) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_alarm;
+		sa.sa_flags = SA_RESTART;
+		CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+		sig_calls = 0;
+	}
+	struct itimerval it = {{0, us}, {0, us}};
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+}
+
 static void test_signals(void)
 {
 	ringtrace_rb *rb = evu_buffer(65536, 512);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = SA_RESTART;
-	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
-	/* ITIMER_REAL is a high-resolution timer: a signal every 50 us */
-	struct itimerval it = {{0, 50}, {0, 50}};
-	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	alarm_every(50);
 	const uint32_t n = 3000000;
 	struct evu_list l = {0};
 	for (uint32_t done = 0; done < n; done += 250000) {
 		record(8, done, 250000);
 		evu_drain(rb, &l);
 	}
-	struct itimerval off = {{0, 0}, {0, 0}};
-	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	alarm_every(0);
 	evu_collect(rb, &l);
 	expect_seq(&l, 8, 0, n);
 	struct ringtrace_rb_stats st;
@@ -263,14 +271,7 @@ static void test_signals(void)
 static void test_release_signals(void)
 {
 	ringtrace_rb *rb = evu_buffer(4096, 512);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = SA_RESTART;
-	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
-	sig_calls = 0;
-	struct itimerval it = {{0, 20}, {0, 20}};
-	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	alarm_every(20);
 	const uint32_t n = 10000;
 	struct evu_list l = {0};
 	for (uint32_t i = 0; i < n; i++) {
@@ -280,8 +281,7 @@ static void test_release_signals(void)
 		if (i % 64 == 63)
 			evu_drain(rb, &l);
 	}
-	struct itimerval off = {{0, 0}, {0, 0}};
-	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	alarm_every(0);
 	evu_collect(rb, &l);
 	/* tag 9: 0, n, 1, n+1, ... : check the two interleaved sequences */
 	uint32_t next_lo = 0, next_hi = n;

@@ -478,7 +478,7 @@ int ringtrace_cmd_record(int argc, char **argv)
 
 int ringtrace_cmd_snapshot(int argc, char **argv)
 {
-	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+	if (argc == 2 && cmd_is_help(argv[1])) {
 		printf("usage: ringtrace snapshot PID\n\n"
 		       "Ask a program recording with `ringtrace record` (or RINGTRACE_OUTPUT=DIR) to\n"
 		       "write the current content of its buffer as a trace in DIR.snapshot-N, while\n"

@@ -37,35 +37,15 @@
 #include "ringtrace/ring.h"
 
 #include "commands.h"
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-static void stream_path(char *buf, size_t n, const char *dir, const struct ringtrace_page_header *p)
-{
-	snprintf(buf, n, "%s/stream_%llu", dir, (unsigned long long)p->stream_instance_id);
-}
+#include "common/internal.h"
 
 /* Append one page to its stream file: 0, or -1 with a message. */
 static int append_page(const char *dir, const struct ringtrace_page_header *p, size_t ps)
 {
 	char path[4300];
-	stream_path(path, sizeof(path), dir, p);
+	rt_stream_path(path, sizeof(path), dir, p->stream_instance_id);
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	int rc = fd < 0 || write_all(fd, p, ps) < 0 ? -1 : 0;
+	int rc = fd < 0 || rt_write_all(fd, p, ps) < 0 ? -1 : 0;
 	if (rc < 0)
 		fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
 	if (fd >= 0)
@@ -234,7 +214,7 @@ static int save_orphans(ringtrace_rb *rb, const char *dir, size_t ps)
 	int saved = 0;
 	for (uint32_t i = 0; i < k; i++) {
 		char path[4300];
-		stream_path(path, sizeof(path), dir, pg[i]);
+		rt_stream_path(path, sizeof(path), dir, pg[i]->stream_instance_id);
 		if ((int64_t)pg[i]->packet_seq_num <= last_seq(path, ps))
 			continue; /* saved before the program died */
 		if (append_page(dir, pg[i], ps) < 0) {
@@ -303,7 +283,7 @@ int ringtrace_recover(const char *shm, const char *dir, int quiet)
 
 int ringtrace_cmd_recover(int argc, char **argv)
 {
-	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+	if (argc == 2 && cmd_is_help(argv[1])) {
 		printf("usage: ringtrace recover SHM DIR\n\n"
 		       "Make a complete trace in DIR from what a program that died while recording\n"
 		       "left: the stream files and metadata its recorder had written to DIR, and\n"

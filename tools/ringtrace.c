@@ -84,11 +84,6 @@ static int say_trace_errors(const ringtrace_trace *t, const char *dir)
 	return n != 0;
 }
 
-static int is_help(const char *a)
-{
-	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
-
 /* ---- report ---------------------------------------------------------------- */
 
 static const char report_help[] =
@@ -194,7 +189,7 @@ static int cmd_report(int argc, char **argv)
 	int raw = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (is_help(a)) {
+		if (cmd_is_help(a)) {
 			fputs(report_help, stdout);
 			return 0;
 		}
@@ -335,7 +330,7 @@ static int open_dir_arg(const char *cmd, const char *help, int argc, char **argv
 	const char *dir = NULL;
 	*t = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
+		if (cmd_is_help(argv[i])) {
 			fputs(help, stdout);
 			return 0;
 		}
@@ -544,7 +539,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
-	if (is_help(cmd)) {
+	if (cmd_is_help(cmd)) {
 		usage(stdout);
 		return 0;
 	}

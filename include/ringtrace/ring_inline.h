@@ -186,9 +186,6 @@ ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint64_t id_hdr, size_t len, st
 	return h + 1;
 }
 
-/* A record of this length fits any buffer (no max_payload check needed). */
-#define RINGTRACE_FITS_ANY_(len) (__builtin_constant_p(len) && (len) <= RINGTRACE_MIN_MAX_PAYLOAD_)
-
 /*
  * The same, for buffer rb: finds the thread's state there (NULL if the
  * thread is not attached, the clock is not the TSC or the record too big).
@@ -198,7 +195,9 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtr
 {
 	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
-	if (__builtin_expect(t->epoch != r->fast_epoch || (!RINGTRACE_FITS_ANY_(len) && len > r->max_payload),
+	/* (the first size test folds away for a constant size that fits any buffer) */
+	if (__builtin_expect(t->epoch != r->fast_epoch ||
+				     (len > RINGTRACE_MIN_MAX_PAYLOAD_ && len > r->max_payload),
 			     0))
 		return 0;
 	return ringtrace_reserve_at_(t, (uint64_t)id << 32, len, f);

@@ -26,6 +26,12 @@ RT_HIDDEN void rt_ctl_write_schema(FILE *f, uint32_t nevents);
 /* Percent-encoding of docs/format.md section 7 (src/ctf/metadata.c). */
 RT_HIDDEN void rt_pct(FILE *f, const char *s);
 
+/* ---- the recorder's files (src/record/session.c), for `ringtrace recover` ---- */
+/* DIR/stream_N: the file of stream N in a trace directory. */
+RT_HIDDEN void rt_stream_path(char *buf, size_t n, const char *dir, uint64_t stream);
+/* write() all of buf, retrying on EINTR and short writes: 0 or -errno. */
+RT_HIDDEN int rt_write_all(int fd, const void *buf, size_t len);
+
 /* ---- clock (src/common/clock.c) ---- */
 struct rt_clock {
 	int is_tsc;           /* 1: ticks are TSC cycles; 0: CLOCK_MONOTONIC ns */

@@ -1074,24 +1074,14 @@ int ringtrace_trigger_get(uint32_t index, struct ringtrace_trigger_info *out)
 
 /* ---- triggers: running (in tracepoints) --------------------------------------------- */
 
-/* (Lock-free: these run in tracepoints, as trigger actions.) */
-static void rt_set_tracing_off(int off)
-{
-	uint64_t cur = __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&ringtrace_events_cookie_, &cur,
-					    rt_cookie_with(cur, RT_COOKIE_EPOCH(cur), off), 1,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
-}
-
 void ringtrace_tracing_off(void)
 {
-	rt_set_tracing_off(1);
+	rt_cookie_update(1, 0, 1);
 }
 
 void ringtrace_tracing_on(void)
 {
-	rt_set_tracing_off(0);
+	rt_cookie_update(1, 0, 0);
 }
 
 int ringtrace_tracing_is_on(void)

@@ -592,12 +592,7 @@ int rt_events_set_buffer(ringtrace_rb *rb, int check)
 	 * (in the cookie; triggers change it from tracepoints) is kept.
 	 */
 	__atomic_store_n(&ringtrace_events_rb_, (uintptr_t)rb, __ATOMIC_RELEASE);
-	uint64_t cur = __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&ringtrace_events_cookie_, &cur,
-					    rt_cookie_with(cur, rt_cookie_epoch_bits(rb),
-							   (cur & RINGTRACE_EVC_OFF) != 0),
-					    1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
+	rt_cookie_update(0, rt_cookie_epoch_bits(rb), RT_COOKIE_KEEP);
 	pthread_mutex_unlock(&rt_reg_lock);
 	ringtrace_synchronize();
 	return 0;

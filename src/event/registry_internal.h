@@ -15,21 +15,28 @@
 
 struct rt_tinst;
 
-/*
- * The events cookie (see ringtrace_events_cookie_) with its epoch part
- * replaced by `epoch_bits` (already shifted; 0 for no buffer): REC is
- * recomputed from the buffer and OFF, which are kept.
- */
-static inline uint64_t rt_cookie_with(uint64_t cur, uint64_t epoch_bits, int off)
-{
-	uint64_t flags = cur & RINGTRACE_EVC_FENCE;
-	if (off)
-		flags |= RINGTRACE_EVC_OFF;
-	else if (epoch_bits)
-		flags |= RINGTRACE_EVC_REC;
-	return epoch_bits | flags;
-}
 #define RT_COOKIE_EPOCH(c) ((c) & ~(uint64_t)((1u << RINGTRACE_EVC_SHIFT) - 1))
+#define RT_COOKIE_KEEP (-1)
+
+/*
+ * Change the events cookie (see ringtrace_events_cookie_) in one atomic
+ * operation: its epoch part to `epoch_bits` (already shifted; 0 for no
+ * buffer) unless keep_epoch, tracing to `off` (1 off, 0 on,
+ * RT_COOKIE_KEEP: as it is); REC is recomputed, FENCE kept.
+ * Lock-free: triggers call it from tracepoints.
+ */
+static inline void rt_cookie_update(int keep_epoch, uint64_t epoch_bits, int off)
+{
+	uint64_t cur = __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED);
+	uint64_t next;
+	do {
+		uint64_t e = keep_epoch ? RT_COOKIE_EPOCH(cur) : epoch_bits;
+		int o = off == RT_COOKIE_KEEP ? (cur & RINGTRACE_EVC_OFF) != 0 : off;
+		next = e | (cur & RINGTRACE_EVC_FENCE) |
+		       (o ? RINGTRACE_EVC_OFF : (e ? RINGTRACE_EVC_REC : 0));
+	} while (!__atomic_compare_exchange_n(&ringtrace_events_cookie_, &cur, next, 1,
+					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
 
 struct rt_entry {
 	/* NULL once unloaded. Written under rt_reg_lock with atomic stores:

@@ -120,7 +120,12 @@ static int rt_mkdir_empty(const char *dir)
 	return 0;
 }
 
-static int rt_write_all(int fd, const void *buf, size_t len)
+void rt_stream_path(char *buf, size_t n, const char *dir, uint64_t stream)
+{
+	snprintf(buf, n, "%s/stream_%llu", dir, (unsigned long long)stream);
+}
+
+int rt_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 	while (len) {
@@ -152,7 +157,7 @@ static int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock,
 	if (victim->fd >= 0)
 		close(victim->fd);
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/stream_%llu", dir, (unsigned long long)stream);
+	rt_stream_path(path, sizeof(path), dir, stream);
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	victim->fd = fd;
 	victim->stream = stream;
