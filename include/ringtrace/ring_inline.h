@@ -124,6 +124,29 @@ static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *t
 }
 
 /*
+ * Add 1 to a counter that only the calling thread writes and other threads
+ * read: one instruction where the target has one (a signal handler cannot
+ * land between its load and its store); an atomic load and store
+ * elsewhere, and under ThreadSanitizer, which must see the access.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RINGTRACE_TSAN_ 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define RINGTRACE_TSAN_ 1
+#endif
+static inline __attribute__((always_inline)) void ringtrace_inc_own_(uint64_t *c)
+{
+#if defined(__x86_64__) && !defined(RINGTRACE_TSAN_)
+	__asm__ __volatile__("addq $1, %0" : "+m"(*c));
+#else
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+#endif
+}
+
+/*
  * What a fast reservation hands to its commit, kept in the caller's
  * registers rather than reloaded through the thread's state.
  */
@@ -131,20 +154,28 @@ struct ringtrace_fres_ {
 	struct ringtrace_wtls_ *t;
 	struct ringtrace_slot_head_ *s;
 	char *page;
-	uint32_t end;
+	uint32_t end;  /* where the payload ends: the page's new commit */
+	uint32_t next; /* end rounded up to 8: the thread's new offset */
 };
+
+/* The header and payload of a record of len bytes, rounded up to 8. */
+#define RINGTRACE_EV_SPAN_(len) \
+	((RINGTRACE_EV_HEADER_SIZE + (uint32_t)(len) + 7u) & ~7u)
 
 /*
  * Reserve room for an event in the page the thread's writer state t holds:
  * t must be the calling thread's, attached to its buffer, whose clock is
- * the TSC; len at most the buffer's max_payload. id_hdr: the event id
+ * the TSC; len at most the buffer's max_payload. *id_hdr: the event id
  * shifted into place ((uint64_t)id << 32); ids need no check here: the
- * registry never assigns one above RINGTRACE_EV_MAX_ID. The
+ * registry never assigns one above RINGTRACE_EV_MAX_ID. (A pointer, read
+ * once the checks have passed: a value would be loaded before them, at
+ * the call, and kept in a register all along.) The
  * buffer's library commit (ringtrace_rb_commit) is not used with this
  * reservation: ringtrace_commit_fast_() is.
  */
 static inline __attribute__((always_inline)) void *
-ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint64_t id_hdr, size_t len, struct ringtrace_fres_ *f)
+ringtrace_reserve_at_(struct ringtrace_wtls_ *t, const uint64_t *id_hdr, size_t len,
+		      struct ringtrace_fres_ *f)
 {
 	uint64_t ts;
 	struct ringtrace_slot_head_ *s = t->slot;
@@ -160,12 +191,19 @@ ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint64_t id_hdr, size_t len, st
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/*
 	 * Read now that nest is raised: a signal handler that wrote before it
-	 * may have moved the offset or switched the page.
+	 * may have moved the offset or switched the page. `off` is where the
+	 * previous event's payload ended, rounded up to 8: where this one
+	 * starts.
 	 */
-	/* Events start 8-aligned; `off` is where the previous one ended. */
-	uint32_t start = (t->off + 7u) & ~7u;
-	uint32_t end = start + RINGTRACE_EV_HEADER_SIZE + (uint32_t)len;
-	if (__builtin_expect(!ringtrace_hw_ticks_(&ts) || end > t->limit ||
+	uint32_t start = t->off;
+	uint32_t next = start + RINGTRACE_EV_SPAN_(len);
+	/*
+	 * (Hides from the compiler that next is start + a constant, so that
+	 * it derives the commit offset from next below and start's register
+	 * dies early: with GCC 12, the path then saves no register.)
+	 */
+	__asm__("" : "+r"(next));
+	if (__builtin_expect(!ringtrace_hw_ticks_(&ts) || next > t->limit ||
 				     ts - t->last_ts > 0xFFFFFFFFull ||
 				     __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0,
 			     0)) {
@@ -177,12 +215,13 @@ ringtrace_reserve_at_(struct ringtrace_wtls_ *t, uint64_t id_hdr, size_t len, st
 	uint64_t *h = (uint64_t *)(void *)(page + start);
 	/* (RINGTRACE_EV_WORD without masking id and len: id <= RINGTRACE_EV_MAX_ID,
 	 * len <= max_payload < 2^16) */
-	*h = (uint64_t)(uint32_t)ts | id_hdr | ((uint64_t)len << 48);
+	*h = (uint64_t)(uint32_t)ts | *id_hdr | ((uint64_t)len << 48);
 	t->last_ts = ts;
 	f->t = t;
 	f->s = s;
 	f->page = page;
-	f->end = end;
+	f->end = next - (RINGTRACE_EV_SPAN_(len) - RINGTRACE_EV_HEADER_SIZE - (uint32_t)len);
+	f->next = next;
 	return h + 1;
 }
 
@@ -200,7 +239,8 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtr
 				     (len > RINGTRACE_MIN_MAX_PAYLOAD_ && len > r->max_payload),
 			     0))
 		return 0;
-	return ringtrace_reserve_at_(t, (uint64_t)id << 32, len, f);
+	uint64_t id_hdr = (uint64_t)id << 32;
+	return ringtrace_reserve_at_(t, &id_hdr, len, f);
 }
 
 static inline __attribute__((always_inline)) void
@@ -209,9 +249,9 @@ ringtrace_commit_fast_(const struct ringtrace_fres_ *f)
 	struct ringtrace_wtls_ *t = f->t;
 	struct ringtrace_slot_head_ *s = f->s;
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)(void *)f->page;
-	t->off = f->end;
+	t->off = f->next;
 	__atomic_store_n(&h->commit, f->end, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->hit, __atomic_load_n(&s->hit, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	ringtrace_inc_own_(&s->hit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->nest, 0, __ATOMIC_RELEASE);
 }

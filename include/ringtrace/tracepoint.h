@@ -516,7 +516,7 @@
 		struct ringtrace_fres_ ringtrace__f;                                               \
 		RINGTRACE__BUILD_(fields, ringtrace__p = ringtrace__sz <= RINGTRACE_MIN_MAX_PAYLOAD_      \
 					  ? (char *)ringtrace_reserve_at_(ringtrace_thr_.last_t,    \
-									  ringtrace__ev->id_hdr,    \
+									  &ringtrace__ev->id_hdr,   \
 									  ringtrace__sz, &ringtrace__f) \
 					  : (char *)0)                                             \
 		if (ringtrace__p) {                                                                \

@@ -143,7 +143,7 @@ struct rt_wtls {
 	uint64_t epoch;        /* == rb->epoch when this thread writes to rb */
 	struct rt_slot *slot;
 	char *page;            /* current page, NULL if none */
-	uint32_t off;          /* committed end of the page: where the last event's payload ends */
+	uint32_t off;          /* where the next event starts: the committed end rounded up to 8 */
 	uint32_t limit;        /* page size, 0 when there is no page */
 	uint32_t res_end;      /* end of the reserved event */
 	uint64_t last_ts;      /* timestamp of the previous event */
@@ -466,7 +466,7 @@ static void rt_publish(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_slo
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
 	uint32_t idx = rt_page_index(rb, h);
 	h->timestamp_end = t->last_ts;
-	h->content_size = (uint64_t)t->off * 8;
+	h->content_size = (uint64_t)h->commit * 8;
 	h->events = rt_page_events(t, s);
 	h->flags |= flags;
 	RT_STORE(&s->cur_page, RT_NO_PAGE);
@@ -577,7 +577,7 @@ rt_reserve_slow(struct ringtrace_rb *rb, uint32_t nest, uint32_t id, size_t len,
 	if (ts < t->last_ts)
 		ts = t->last_ts; /* keep each stream monotonic */
 	int ext = t->page && ts - t->last_ts > 0xFFFFFFFFull;
-	uint32_t start = (t->off + 7u) & ~7u;
+	uint32_t start = t->off;
 	uint32_t end = start + (ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE) +
 		       (uint32_t)len;
 	if (!t->page || end > t->limit) {
@@ -635,8 +635,8 @@ static inline __attribute__((always_inline)) void *rt_reserve_inline(ringtrace_r
 	RT_STORE(&s->nest, nest + 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t ts = rt_hw_ticks();
-	/* Events start 8-aligned; `off` is where the previous one ended. */
-	uint32_t start = (t->off + 7u) & ~7u;
+	/* Events start 8-aligned, at `off`. */
+	uint32_t start = t->off;
 	uint32_t end = start + RINGTRACE_EV_HEADER_SIZE + (uint32_t)len;
 	/* One unlikely branch covers every rare case; ts < last_ts wraps huge. */
 	if (rt_unlikely((nest | RT_LOAD(&s->steal)) != 0 || len > rb->max_payload ||
@@ -655,9 +655,9 @@ static inline __attribute__((always_inline)) void rt_commit_inline(ringtrace_rb 
 	struct rt_wtls *t = &rt_tls[rb->idx];
 	struct rt_slot *s = t->slot;
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
-	t->off = t->res_end;
-	RT_STORE_REL(&h->commit, t->off);
-	RT_STORE(&s->hit, RT_LOAD(&s->hit) + 1);
+	t->off = (t->res_end + (RINGTRACE_EV_ALIGN - 1)) & ~(RINGTRACE_EV_ALIGN - 1);
+	RT_STORE_REL(&h->commit, t->res_end);
+	ringtrace_inc_own_(&s->hit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	RT_STORE_REL(&s->nest, 0);
 }
