@@ -115,6 +115,20 @@ static CHECK_UNUSED void tu_check_page_header(const struct ringtrace_page_header
 	TU_PAGE_CHECK(p, p->timestamp_end >= p->timestamp_begin,
 		      "timestamp_end %" PRIu64 " < timestamp_begin %" PRIu64, p->timestamp_end,
 		      p->timestamp_begin);
+	/*
+	 * The content ends exactly where the last event's payload ends: the
+	 * writers keep their next offset rounded up to 8, and that padding
+	 * must never reach commit or content_size.
+	 */
+	struct ringtrace_page_cursor c;
+	struct ringtrace_event ev;
+	uint32_t end = RINGTRACE_PAGE_HEADER_SIZE;
+	int n;
+	ringtrace_page_cursor_init(&c, p);
+	while ((n = ringtrace_page_next(&c, &ev)) > 0)
+		end = (uint32_t)((const char *)ev.data - (const char *)p) + ev.len;
+	TU_PAGE_CHECK(p, n == 0, "page does not decode: %s", ringtrace_last_error());
+	TU_PAGE_CHECK(p, end == p->commit, "last event ends at %u, commit is %u", end, p->commit);
 }
 
 /*
