@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct cmp_opts {
 	const char *what;      /* micro | close | latency */
@@ -48,6 +49,44 @@ static void cmp_die(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(1);
+}
+
+/* The counter is opaque to the compiler after this: the loop stays a loop. */
+#define CMP_KEEP(i) __asm__ __volatile__("" : "+r"(i))
+
+static inline uint64_t cmp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * ringtrace's own accounting of a session, from the `stat` lines of the
+ * metadata it wrote in dir at stop: hit (committed), missed (dropped),
+ * overrun (overwritten by the flight recorder). Exits if unreadable.
+ */
+static void cmp_ringtrace_stats(const char *dir, unsigned long long *hit, unsigned long long *missed,
+				unsigned long long *overrun) __attribute__((unused));
+static void cmp_ringtrace_stats(const char *dir, unsigned long long *hit, unsigned long long *missed,
+				unsigned long long *overrun)
+{
+	char path[4200], line[512];
+	unsigned long long v;
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		cmp_die("%s: %s", path, strerror(errno));
+	*hit = *missed = *overrun = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "stat hit %llu", &v) == 1)
+			*hit = v;
+		if (sscanf(line, "stat missed %llu", &v) == 1)
+			*missed = v;
+		if (sscanf(line, "stat overrun %llu", &v) == 1)
+			*overrun = v;
+	}
+	fclose(f);
 }
 
 /* Nothing recorded and nothing lost: no tracer, or its tracepoint disabled. */

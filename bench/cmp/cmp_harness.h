@@ -62,16 +62,6 @@
 
 #include "cmp.h"
 
-/* The counter is opaque to the compiler after this: the loop stays a loop. */
-#define CMP_KEEP(i) __asm__ __volatile__("" : "+r"(i))
-
-static inline uint64_t cmp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static __attribute__((noinline)) void cmp_loop_micro(uint64_t first, uint64_t n)
 {
 	for (uint64_t i = first; i < first + n; i++) {

@@ -53,14 +53,6 @@
 CMP_PAIR_LOOPS(none, CMP_PAIR_NONE)
 CMP_PAIR_LOOPS(rt, trace_cmp_int)
 
-static void die(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "cmp-pair: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -79,7 +71,7 @@ static void print_stats(const char *key, const char *name, const double *v, int 
 {
 	double *s = malloc(sizeof(double) * (size_t)n);
 	if (!s)
-		die("%s", "out of memory");
+		cmp_die("out of memory");
 	memcpy(s, v, sizeof(double) * (size_t)n);
 	printf("PAIR %s=%s median=%.4f p10=%.4f p90=%.4f min=%.4f max=%.4f\n", key, name,
 	       quantile(s, n, 0.5), quantile(s, n, 0.1), quantile(s, n, 0.9), quantile(s, n, 0),
@@ -94,7 +86,7 @@ static uint64_t parse_u64(const char *s, uint64_t min)
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v < min || v > 1000000000000ull)
-		die("bad number '%s'", s);
+		cmp_die("bad number '%s'", s);
 	return v;
 }
 
@@ -123,12 +115,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!dir)
-		die("%s", "--dir DIR is required (scratch: DIR/ringtrace, DIR/dpdk)");
+		cmp_die("--dir DIR is required (scratch: DIR/ringtrace, DIR/dpdk)");
 	char rt_dir[4096], dp_dir[4096];
 	snprintf(rt_dir, sizeof(rt_dir), "%s/ringtrace", dir);
 	snprintf(dp_dir, sizeof(dp_dir), "%s/dpdk", dir);
 	if (mkdir(dp_dir, 0755) != 0 && errno != EEXIST)
-		die("cannot create %s", dp_dir);
+		cmp_die("cannot create %s: %s", dp_dir, strerror(errno));
 
 	struct ringtrace_session_config cfg;
 	ringtrace_session_config_init(&cfg);
@@ -137,14 +129,14 @@ int main(int argc, char **argv)
 	cfg.mode = RINGTRACE_RB_OVERWRITE;
 	cfg.pool_size = (size_t)buffer;
 	if (ringtrace_session_start(&cfg) < 0)
-		die("ringtrace_session_start: %s", ringtrace_last_error());
+		cmp_die("ringtrace_session_start: %s", ringtrace_last_error());
 	if (cmp_pair_dpdk_init(cpu, dp_dir, buffer) < 0)
 		return 1;
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		die("cannot pin to the CPU: %s", strerror(errno));
+		cmp_die("cannot pin to the CPU: %s", strerror(errno));
 
 	double (*micro[3])(uint64_t, uint64_t) = {none_micro, rt_micro, dpdk_micro};
 	double (*closef[3])(uint64_t, uint64_t) = {none_close, rt_close, dpdk_close};
@@ -153,7 +145,7 @@ int main(int argc, char **argv)
 	for (int p = 0; p < 2; p++)
 		for (int k = 0; k < 3; k++)
 			if (!(v[p][k] = calloc((size_t)rounds, sizeof(double))))
-				die("%s", "out of memory");
+				cmp_die("out of memory");
 	uint64_t rt_emitted = 0;
 	/* Warm-up: every loop, code and buffers, twice. */
 	for (int w = 0; w < 2; w++)
@@ -175,7 +167,7 @@ int main(int argc, char **argv)
 	}
 
 	if (ringtrace_session_stop() < 0)
-		die("ringtrace_session_stop: %s", ringtrace_last_error());
+		cmp_die("ringtrace_session_stop: %s", ringtrace_last_error());
 	cmp_pair_dpdk_finish();
 
 	printf("PAIR rounds=%d chunk=%llu close_chunk=%llu buffer=%llu\n", rounds,
@@ -188,7 +180,7 @@ int main(int argc, char **argv)
 		}
 	double *t = malloc(sizeof(double) * (size_t)rounds);
 	if (!t)
-		die("%s", "out of memory");
+		cmp_die("out of memory");
 	for (int r = 0; r < rounds; r++)
 		t[r] = v[0][2][r] / v[0][1][r];
 	print_stats("ratio", "dpdk/ringtrace", t, rounds);
@@ -202,21 +194,8 @@ int main(int argc, char **argv)
 	free(t);
 
 	/* ringtrace's accounting, from the metadata its session wrote. */
-	char path[4200], line[512];
-	snprintf(path, sizeof(path), "%s/metadata", rt_dir);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		die("cannot read %s", path);
-	unsigned long long hit = 0, missed = 0, overrun = 0, x;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "stat hit %llu", &x) == 1)
-			hit = x;
-		if (sscanf(line, "stat missed %llu", &x) == 1)
-			missed = x;
-		if (sscanf(line, "stat overrun %llu", &x) == 1)
-			overrun = x;
-	}
-	fclose(f);
+	unsigned long long hit, missed, overrun;
+	cmp_ringtrace_stats(rt_dir, &hit, &missed, &overrun);
 	int ok = hit + missed == rt_emitted;
 	printf("PAIR count=ringtrace emitted=%llu hit=%llu missed=%llu overrun=%llu ok=%d\n",
 	       (unsigned long long)rt_emitted, hit, missed, overrun, ok);

@@ -12,37 +12,28 @@
 #ifndef CMP_PAIR_H
 #define CMP_PAIR_H
 
-#include <stdint.h>
-#include <time.h>
 #include <unistd.h>
 
-#define CMP_PAIR_KEEP(i) __asm__ __volatile__("" : "+r"(i))
+#include "cmp.h"
 
-static inline uint64_t cmp_pair_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-#define CMP_PAIR_LOOPS(prefix, emit)                                                   \
-	__attribute__((noinline)) double prefix##_micro(uint64_t first, uint64_t n)   \
-	{                                                                              \
-		uint64_t t0 = cmp_pair_now_ns();                                       \
-		for (uint64_t i = first; i < first + n; i++) {                         \
-			emit((int)i);                                                  \
-			CMP_PAIR_KEEP(i);                                              \
-		}                                                                      \
-		return (double)(cmp_pair_now_ns() - t0) / (double)n;                   \
-	}                                                                              \
-	__attribute__((noinline)) double prefix##_close(uint64_t first, uint64_t n)   \
-	{                                                                              \
-		uint64_t t0 = cmp_pair_now_ns();                                       \
-		for (uint64_t i = first; i < first + n; i++) {                         \
-			close(-1);                                                     \
-			emit((int)i);                                                  \
-		}                                                                      \
-		return (double)(cmp_pair_now_ns() - t0) / (double)n;                   \
+#define CMP_PAIR_LOOPS(prefix, emit)                                            \
+	__attribute__((noinline)) double prefix##_micro(uint64_t first, uint64_t n)\
+	{                                                                       \
+		uint64_t t0 = cmp_now_ns();                                     \
+		for (uint64_t i = first; i < first + n; i++) {                  \
+			emit((int)i);                                           \
+			CMP_KEEP(i);                                            \
+		}                                                               \
+		return (double)(cmp_now_ns() - t0) / (double)n;                 \
+	}                                                                       \
+	__attribute__((noinline)) double prefix##_close(uint64_t first, uint64_t n)\
+	{                                                                       \
+		uint64_t t0 = cmp_now_ns();                                     \
+		for (uint64_t i = first; i < first + n; i++) {                  \
+			close(-1);                                              \
+			emit((int)i);                                           \
+		}                                                               \
+		return (double)(cmp_now_ns() - t0) / (double)n;                 \
 	}
 
 /* cmp_pair_dpdk.c */

@@ -57,21 +57,8 @@ static void backend_finish(struct cmp_opts *o, struct cmp_result *r)
 	}
 	if (ringtrace_session_stop() < 0)
 		cmp_die("ringtrace_session_stop: %s", ringtrace_last_error());
-	char path[4200], line[512];
-	snprintf(path, sizeof(path), "%s/metadata", o->dir);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		cmp_die("%s: %s", path, strerror(errno));
-	unsigned long long hit = 0, missed = 0, overrun = 0, v;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "stat hit %llu", &v) == 1)
-			hit = v;
-		if (sscanf(line, "stat missed %llu", &v) == 1)
-			missed = v;
-		if (sscanf(line, "stat overrun %llu", &v) == 1)
-			overrun = v;
-	}
-	fclose(f);
+	unsigned long long hit, missed, overrun;
+	cmp_ringtrace_stats(o->dir, &hit, &missed, &overrun);
 	/* hit: committed; overrun: overwritten (flight recorder) pages' events;
 	 * missed: dropped because the buffer was full. */
 	r->recorded = (int64_t)(hit - overrun);
