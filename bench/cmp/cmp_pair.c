@@ -14,37 +14,45 @@
  * to about 0.1%.
  *
  * Cases: the microbenchmark loop of cmp_harness.h with no tracer, with
- * trace_cmp_int() (ringtrace) and with cmp_trace_ev() (DPDK); seed 004's
- * loop (close(-1) then the event) with each. Both tracers in overwrite
- * mode (flight recorder, 4 MiB by default: a few hundred rounds do not
- * fit any buffer), so neither consumes while timing: ringtrace's session
- * writes its buffer at stop, DPDK saves its own. The session starts
- * before the EAL, so ringtrace's recorder thread runs on the CPUs the
- * program was started with (bench/compare: the other CPU); the EAL pins
- * this thread to --cpu.
+ * trace_cmp_int() into a ringtrace overwrite buffer, the same into a
+ * discard buffer, and with cmp_trace_ev() (DPDK, overwrite); seed 004's
+ * loop (close(-1) then the event) with no tracer, ringtrace (overwrite)
+ * and DPDK. Buffers of --buffer bytes each (4 MiB: a few hundred rounds
+ * fit none of them). ringtrace's two buffers are made here
+ * (ringtrace_rb_create), and the events buffer is switched between them
+ * (ringtrace_events_set_buffer) before each chunk, outside the timing. The
+ * discard buffer has a reader thread that takes and returns each page at
+ * once; the overwrite one is not read (a flight recorder); DPDK has no
+ * consumer. The reader thread is started before the EAL, so it runs on
+ * the CPUs the program was started with (bench/compare: the other CPU);
+ * the EAL pins this thread to --cpu.
  *
- * Checked: ringtrace's own accounting (hit + missed, from the trace's
- * metadata) must equal the events emitted, or the program fails. DPDK's
- * overwrite buffer keeps only what follows its last wrap and counts
- * nothing: its event count is not checked (cmp-dpdk's discard runs are).
+ * Checked: each ringtrace buffer's accounting (hit + missed) must equal
+ * the events emitted into it, and the discard buffer must have dropped
+ * none (a drop is cheaper than a record, and would flatter discard), or
+ * the program fails. DPDK's overwrite buffer keeps only what follows its
+ * last wrap and counts nothing: its events are not counted here
+ * (cmp-dpdk's discard runs are).
  *
  * Output (stdout), one line per figure, `key=value` tokens:
  *   PAIR rounds= chunk= close_chunk= buffer=
- *   PAIR case=<micro|close>-<none|ringtrace|dpdk> median= p10= p90= min= max=  (ns)
- *   PAIR ratio=dpdk/ringtrace median= p10= p90= min= max=   (per-round ratios)
+ *   PAIR case=micro-<none|ringtrace|ringtrace-discard|dpdk> median= p10= p90= min= max=  (ns)
+ *   PAIR case=close-<none|ringtrace|dpdk> ...
+ *   PAIR ratio=<dpdk/ringtrace|overwrite/discard> median= ...     (per-round ratios)
  *   PAIR overhead=close-<ringtrace|dpdk> median= ...   (percent)
- *   PAIR count=ringtrace emitted= hit= missed= overrun= ok=<0|1>
+ *   PAIR count=<ringtrace|ringtrace-discard> emitted= hit= missed= overrun= ok=<0|1>
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <time.h>
 
-#include <ringtrace/session.h>
+#include <ringtrace/event.h>
 
 #include "cmp_pair.h"
 #include "cmp_rt_events.h"
@@ -90,6 +98,73 @@ static uint64_t parse_u64(const char *s, uint64_t min)
 	return v;
 }
 
+/*
+ * The discard buffer's reader: on the other CPU (created before the EAL pins
+ * this thread), takes every published page and gives it back at once, as a
+ * consumer that keeps up does. A page it is late for is a counted drop,
+ * which the final check refuses (drops are cheaper than records).
+ */
+struct drain {
+	ringtrace_rb *rb;
+	int stop;
+	uint64_t pages;
+};
+
+static void *drain_thread(void *arg)
+{
+	struct drain *d = arg;
+	for (;;) {
+		const struct ringtrace_page_header *p = ringtrace_rb_get_page(d->rb);
+		if (p) {
+			ringtrace_rb_put_page(d->rb, p);
+			d->pages++;
+			continue;
+		}
+		if (__atomic_load_n(&d->stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static ringtrace_rb *make_buffer(enum ringtrace_rb_mode mode, uint64_t bytes)
+{
+	struct ringtrace_rb_config cfg;
+	ringtrace_rb_config_init(&cfg);
+	cfg.mode = mode;
+	cfg.pool_size = (size_t)bytes;
+	ringtrace_rb *rb;
+	if (ringtrace_rb_create(&cfg, &rb) < 0)
+		cmp_die("ringtrace_rb_create: %s", ringtrace_last_error());
+	return rb;
+}
+
+static void use_buffer(ringtrace_rb *rb)
+{
+	if (ringtrace_events_set_buffer(rb) < 0)
+		cmp_die("ringtrace_events_set_buffer: %s", ringtrace_last_error());
+}
+
+/* hit + missed must be what was emitted into rb; no drop if no_drops. */
+static int check_buffer(const char *name, ringtrace_rb *rb, uint64_t emitted, int no_drops)
+{
+	struct ringtrace_rb_stats st;
+	if (ringtrace_rb_get_stats(rb, &st) < 0)
+		cmp_die("ringtrace_rb_get_stats: %s", ringtrace_last_error());
+	int ok = st.hit + st.missed == emitted && (!no_drops || st.missed == 0);
+	printf("PAIR count=%s emitted=%llu hit=%llu missed=%llu overrun=%llu ok=%d\n", name,
+	       (unsigned long long)emitted, (unsigned long long)st.hit,
+	       (unsigned long long)st.missed, (unsigned long long)st.overrun, ok);
+	if (!ok)
+		fprintf(stderr, "cmp-pair: %s: %llu recorded + %llu dropped of %llu emitted%s\n", name,
+			(unsigned long long)st.hit, (unsigned long long)st.missed,
+			(unsigned long long)emitted,
+			no_drops && st.missed ? " (its reader fell behind: the figures are not valid)" : "");
+	return ok;
+}
+
+enum { C_NONE, C_RT, C_RT_DISCARD, C_DPDK, NCASE };
+
 int main(int argc, char **argv)
 {
 	int cpu = 0, rounds = 400;
@@ -115,22 +190,17 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!dir)
-		cmp_die("--dir DIR is required (scratch: DIR/ringtrace, DIR/dpdk)");
-	char rt_dir[4096], dp_dir[4096];
-	snprintf(rt_dir, sizeof(rt_dir), "%s/ringtrace", dir);
-	snprintf(dp_dir, sizeof(dp_dir), "%s/dpdk", dir);
-	if (mkdir(dp_dir, 0755) != 0 && errno != EEXIST)
-		cmp_die("cannot create %s: %s", dp_dir, strerror(errno));
+		cmp_die("--dir DIR is required (DPDK saves its trace there)");
 
-	struct ringtrace_session_config cfg;
-	ringtrace_session_config_init(&cfg);
-	cfg.output_dir = rt_dir;
-	cfg.events = "cmp_int";
-	cfg.mode = RINGTRACE_RB_OVERWRITE;
-	cfg.pool_size = (size_t)buffer;
-	if (ringtrace_session_start(&cfg) < 0)
-		cmp_die("ringtrace_session_start: %s", ringtrace_last_error());
-	if (cmp_pair_dpdk_init(cpu, dp_dir, buffer) < 0)
+	if (ringtrace_event_enable("cmp_int") < 1)
+		cmp_die("cannot enable cmp_int: %s", ringtrace_last_error());
+	ringtrace_rb *rb_over = make_buffer(RINGTRACE_RB_OVERWRITE, buffer);
+	ringtrace_rb *rb_disc = make_buffer(RINGTRACE_RB_DISCARD, buffer);
+	struct drain drain = {rb_disc, 0, 0};
+	pthread_t drainer;
+	if (pthread_create(&drainer, NULL, drain_thread, &drain) != 0)
+		cmp_die("cannot start the reader thread");
+	if (cmp_pair_dpdk_init(cpu, dir, buffer) < 0)
 		return 1;
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -138,42 +208,55 @@ int main(int argc, char **argv)
 	if (sched_setaffinity(0, sizeof(set), &set) != 0)
 		cmp_die("cannot pin to the CPU: %s", strerror(errno));
 
-	double (*micro[3])(uint64_t, uint64_t) = {none_micro, rt_micro, dpdk_micro};
-	double (*closef[3])(uint64_t, uint64_t) = {none_close, rt_close, dpdk_close};
-	static const char *names[3] = {"none", "ringtrace", "dpdk"};
-	double *v[2][3];
+	/* micro: every case; close: none, ringtrace (overwrite), DPDK. */
+	double (*micro[NCASE])(uint64_t, uint64_t) = {none_micro, rt_micro, rt_micro, dpdk_micro};
+	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL, dpdk_close};
+	ringtrace_rb *rb_of[NCASE] = {NULL, rb_over, rb_disc, NULL};
+	static const char *names[NCASE] = {"none", "ringtrace", "ringtrace-discard", "dpdk"};
+	uint64_t emitted[NCASE] = {0};
+	double *v[2][NCASE];
 	for (int p = 0; p < 2; p++)
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < NCASE; k++)
 			if (!(v[p][k] = calloc((size_t)rounds, sizeof(double))))
 				cmp_die("out of memory");
-	uint64_t rt_emitted = 0;
-	/* Warm-up: every loop, code and buffers, twice. */
+	use_buffer(rb_over);
+	/* Warm-up: every loop and buffer, twice. */
 	for (int w = 0; w < 2; w++)
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < NCASE; k++) {
+			if (rb_of[k])
+				use_buffer(rb_of[k]);
 			micro[k](0, chunk);
-			closef[k](0, close_chunk);
+			emitted[k] += chunk;
+			if (closef[k]) {
+				closef[k](0, close_chunk);
+				emitted[k] += close_chunk;
+			}
 		}
-	rt_emitted += 2 * (chunk + close_chunk);
 	for (int r = 0; r < rounds; r++) {
-		for (int j = 0; j < 3; j++) {
-			int k = (j + r) % 3;
-			v[0][k][r] = micro[k]((uint64_t)r * chunk, chunk);
-		}
-		for (int j = 0; j < 3; j++) {
-			int k = (j + r) % 3;
-			v[1][k][r] = closef[k]((uint64_t)r * close_chunk, close_chunk);
-		}
-		rt_emitted += chunk + close_chunk;
+		for (int p = 0; p < 2; p++)
+			for (int j = 0; j < NCASE; j++) {
+				int k = (j + r) % NCASE;
+				if (p && !closef[k])
+					continue;
+				if (rb_of[k])
+					use_buffer(rb_of[k]); /* (the chunk's first event re-caches: 1 in 10^5) */
+				v[p][k][r] = p ? closef[k]((uint64_t)r * close_chunk, close_chunk)
+					       : micro[k]((uint64_t)r * chunk, chunk);
+				emitted[k] += p ? close_chunk : chunk;
+			}
 	}
 
-	if (ringtrace_session_stop() < 0)
-		cmp_die("ringtrace_session_stop: %s", ringtrace_last_error());
+	use_buffer(NULL);
+	__atomic_store_n(&drain.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(drainer, NULL);
 	cmp_pair_dpdk_finish();
 
 	printf("PAIR rounds=%d chunk=%llu close_chunk=%llu buffer=%llu\n", rounds,
 	       (unsigned long long)chunk, (unsigned long long)close_chunk, (unsigned long long)buffer);
 	for (int p = 0; p < 2; p++)
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < NCASE; k++) {
+			if (p && !closef[k])
+				continue;
 			char name[64];
 			snprintf(name, sizeof(name), "%s-%s", p ? "close" : "micro", names[k]);
 			print_stats("case", name, v[p][k], rounds);
@@ -182,27 +265,25 @@ int main(int argc, char **argv)
 	if (!t)
 		cmp_die("out of memory");
 	for (int r = 0; r < rounds; r++)
-		t[r] = v[0][2][r] / v[0][1][r];
+		t[r] = v[0][C_DPDK][r] / v[0][C_RT][r];
 	print_stats("ratio", "dpdk/ringtrace", t, rounds);
-	for (int k = 1; k < 3; k++) {
+	for (int r = 0; r < rounds; r++)
+		t[r] = v[0][C_RT][r] / v[0][C_RT_DISCARD][r];
+	print_stats("ratio", "overwrite/discard", t, rounds);
+	for (int k = C_RT; k < NCASE; k++) {
+		if (!closef[k])
+			continue;
 		for (int r = 0; r < rounds; r++)
-			t[r] = (v[1][k][r] - v[1][0][r]) / v[1][0][r] * 100.0;
+			t[r] = (v[1][k][r] - v[1][C_NONE][r]) / v[1][C_NONE][r] * 100.0;
 		char name[64];
 		snprintf(name, sizeof(name), "close-%s", names[k]);
 		print_stats("overhead", name, t, rounds);
 	}
 	free(t);
 
-	/* ringtrace's accounting, from the metadata its session wrote. */
-	unsigned long long hit, missed, overrun;
-	cmp_ringtrace_stats(rt_dir, &hit, &missed, &overrun);
-	int ok = hit + missed == rt_emitted;
-	printf("PAIR count=ringtrace emitted=%llu hit=%llu missed=%llu overrun=%llu ok=%d\n",
-	       (unsigned long long)rt_emitted, hit, missed, overrun, ok);
-	if (!ok) {
-		fprintf(stderr, "cmp-pair: ringtrace accounted %llu + %llu events of %llu emitted\n", hit,
-			missed, (unsigned long long)rt_emitted);
-		return 1;
-	}
-	return 0;
+	int ok = check_buffer("ringtrace", rb_over, emitted[C_RT], 0);
+	ok &= check_buffer("ringtrace-discard", rb_disc, emitted[C_RT_DISCARD], 1);
+	ringtrace_rb_destroy(rb_over);
+	ringtrace_rb_destroy(rb_disc);
+	return ok ? 0 : 1;
 }
