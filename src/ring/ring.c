@@ -60,11 +60,13 @@
  *   if nest was non-zero or a flush is asked or the page is full or the
  *      timestamp needs the extended header:  slow path
  *   ts = rdtsc
- *   store the 8-byte header at the next 8-aligned offset, return the
- *      payload pointer; the caller fills it
- *   commit: page->commit = end of the payload (store-release; unpadded,
- *      as a CTF packet's content_size must be)
- *           slot->hit++, slot->nest = 0 (store-release)
+ *   store the 8-byte header at the write offset (kept 8-aligned), return
+ *      the payload pointer; the caller fills it
+ *   commit: write offset = end of the payload rounded up to 8 (private),
+ *           page->commit = end of the payload (store-release; unpadded,
+ *           as a CTF packet's content_size must be)
+ *           slot->hit++ (one add: only its owner writes it),
+ *           slot->nest = 0 (store-release)
  *
  * No atomic read-modify-write, no fence, no system call and nothing shared
  * with another writer on this path: a slot's first cache line and the page
