@@ -128,7 +128,9 @@ static CHECK_UNUSED void tu_check_page_header(const struct ringtrace_page_header
 	while ((n = ringtrace_page_next(&c, &ev)) > 0)
 		end = (uint32_t)((const char *)ev.data - (const char *)p) + ev.len;
 	TU_PAGE_CHECK(p, n == 0, "page does not decode: %s", ringtrace_last_error());
-	TU_PAGE_CHECK(p, end == p->commit, "last event ends at %u, commit is %u", end, p->commit);
+	if (n == 0)
+		TU_PAGE_CHECK(p, end == p->commit, "last event ends at %u, commit is %u", end,
+			      p->commit);
 }
 
 /*

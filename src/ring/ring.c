@@ -180,6 +180,14 @@ RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, epoch);
 RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, max_payload);
 RT_SAME_FIELD(struct ringtrace_rb, struct ringtrace_rb_head_, fast_epoch);
 _Static_assert(RINGTRACE_MIN_MAX_PAYLOAD_ <= RINGTRACE_EV_MAX_PAYLOAD, "minimum max_payload");
+/*
+ * A writer's offset is kept 8-aligned (the fast path stores header and
+ * payload there without rounding), and its page-full test compares the
+ * rounded-up end with the page size: exact only while pages (powers of
+ * two from 4 KiB) and their header are multiples of the event alignment.
+ */
+_Static_assert(RINGTRACE_PAGE_HEADER_SIZE % RINGTRACE_EV_ALIGN == 0, "page header size");
+_Static_assert(RINGTRACE_RB_MIN_PAGE_SIZE % RINGTRACE_EV_ALIGN == 0, "page size");
 
 /*
  * What the inline fast path compares a thread's epoch with: the epoch
