@@ -164,8 +164,9 @@ struct ringtrace_fres_ {
 };
 
 /* The header and payload of a record of len bytes, rounded up to 8. */
-#define RINGTRACE_EV_SPAN_(len) \
-	((RINGTRACE_EV_HEADER_SIZE + (uint32_t)(len) + (RINGTRACE_EV_ALIGN - 1)) & ~(RINGTRACE_EV_ALIGN - 1))
+#define RINGTRACE_EV_SPAN_(len)                                               \
+	((RINGTRACE_EV_HEADER_SIZE + (uint32_t)(len) + (RINGTRACE_EV_ALIGN - 1)) & \
+	 ~(RINGTRACE_EV_ALIGN - 1))
 
 /*
  * Reserve room for an event in the page the thread's writer state t holds:
