@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 	use_buffer(NULL);
 	__atomic_store_n(&drain.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(drainer, NULL);
-	cmp_pair_dpdk_finish();
+	int ok = cmp_pair_dpdk_finish() == 0;
 
 	printf("PAIR rounds=%d chunk=%llu close_chunk=%llu buffer=%llu\n", rounds,
 	       (unsigned long long)chunk, (unsigned long long)close_chunk, (unsigned long long)buffer);
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 	}
 	free(t);
 
-	int ok = check_buffer("ringtrace", rb_over, emitted[C_RT], 0);
+	ok &= check_buffer("ringtrace", rb_over, emitted[C_RT], 0);
 	ok &= check_buffer("ringtrace-discard", rb_disc, emitted[C_RT_DISCARD], 1);
 	ringtrace_rb_destroy(rb_over);
 	ringtrace_rb_destroy(rb_disc);

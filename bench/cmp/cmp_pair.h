@@ -39,7 +39,7 @@
 /* cmp_pair_dpdk.c */
 int cmp_pair_dpdk_init(int cpu, const char *dir, uint64_t bufsz);
 uint32_t cmp_pair_dpdk_buffer_len(void);
-void cmp_pair_dpdk_finish(void);
+int cmp_pair_dpdk_finish(void);
 double dpdk_micro(uint64_t first, uint64_t n);
 double dpdk_close(uint64_t first, uint64_t n);
 

@@ -55,9 +55,14 @@ uint32_t cmp_pair_dpdk_buffer_len(void)
 	return h ? h->len : 0;
 }
 
-void cmp_pair_dpdk_finish(void)
+/* Save DPDK's trace (as cmp-dpdk does) and stop the EAL: -1 if the save failed. */
+int cmp_pair_dpdk_finish(void)
 {
-	if (rte_trace_save() < 0)
+	int rc = 0;
+	if (rte_trace_save() < 0) {
 		fprintf(stderr, "cmp-pair: rte_trace_save failed\n");
+		rc = -1;
+	}
 	rte_eal_cleanup();
+	return rc;
 }
