@@ -9,6 +9,7 @@
 #define _GNU_SOURCE 1 /* also set by CMake: DPDK's -include rte_config.h comes first */
 #endif
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +50,17 @@ static void cmp_die(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(1);
+}
+
+/* Pin the calling thread to one CPU. */
+static void cmp_pin(int cpu) __attribute__((unused));
+static void cmp_pin(int cpu)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	if (sched_setaffinity(0, sizeof(s), &s) != 0)
+		cmp_die("cannot pin to CPU %d: %s", cpu, strerror(errno));
 }
 
 /* The counter is opaque to the compiler after this: the loop stays a loop. */

@@ -78,15 +78,6 @@ static __attribute__((noinline)) void cmp_loop_close(uint64_t first, uint64_t n)
 	}
 }
 
-static void cmp_pin(int cpu)
-{
-	cpu_set_t s;
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s) != 0)
-		cmp_die("cannot pin to CPU %d: %s", cpu, strerror(errno));
-}
-
 static void cmp_wait_fifo(const char *path)
 {
 	printf("READY pid=%d\n", (int)getpid());

@@ -46,7 +46,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,12 +66,10 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Quantile q of v[0..n) (sorted in place), nearest rank. */
-static double quantile(double *v, int n, double q)
+/* Quantile q of the sorted s[0..n), nearest rank. */
+static double quantile(const double *s, int n, double q)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	int i = (int)(q * (n - 1) + 0.5);
-	return v[i];
+	return s[(int)(q * (n - 1) + 0.5)];
 }
 
 static void print_stats(const char *key, const char *name, const double *v, int n)
@@ -81,6 +78,7 @@ static void print_stats(const char *key, const char *name, const double *v, int 
 	if (!s)
 		cmp_die("out of memory");
 	memcpy(s, v, sizeof(double) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
 	printf("PAIR %s=%s median=%.4f p10=%.4f p90=%.4f min=%.4f max=%.4f\n", key, name,
 	       quantile(s, n, 0.5), quantile(s, n, 0.1), quantile(s, n, 0.9), quantile(s, n, 0),
 	       quantile(s, n, 1));
@@ -202,11 +200,7 @@ int main(int argc, char **argv)
 		cmp_die("cannot start the reader thread");
 	if (cmp_pair_dpdk_init(cpu, dir, buffer) < 0)
 		return 1;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		cmp_die("cannot pin to the CPU: %s", strerror(errno));
+	cmp_pin(cpu);
 
 	/* micro: every case; close: none, ringtrace (overwrite), DPDK. */
 	double (*micro[NCASE])(uint64_t, uint64_t) = {none_micro, rt_micro, rt_micro, dpdk_micro};

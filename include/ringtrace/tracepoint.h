@@ -455,7 +455,9 @@
  * state, leave the section and return; if nothing is to be recorded
  * (tracing off, no buffer), leave and return; else (a new buffer, a page
  * switch, a flush, the fence mode...) leave the section and fall through
- * to the caller's slow call. `unlock` leaves the section.
+ * to the caller's slow call. `unlock` leaves the section. (The REC test
+ * sits on the mismatch branch, not after a shared unlock: else clang keeps
+ * the cookie in a callee-saved register across the record, and pushes it.)
  */
 #define RINGTRACE__REC_IN_(name, args, fields, unlock)                                           \
 	{                                                                                  \

@@ -215,6 +215,21 @@ static void rt_forget_cached(struct rt_wtls *t)
 	}
 }
 
+/*
+ * This thread's state t stops being a writer: its epoch first, then the
+ * events fast path's cache of it. Not the other way round: a signal
+ * handler's event in between would take the general path, find the epoch
+ * still valid, record, and cache the state again (until the epoch is
+ * cleared the state is still a valid writer, so a handler's fast-path
+ * event meanwhile is an ordinary one).
+ */
+static void rt_state_leave(struct rt_wtls *t)
+{
+	t->epoch = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rt_forget_cached(t);
+}
+
 /* The buffers open in this process, for thread-exit handling. */
 static struct {
 	struct ringtrace_rb *rb;
@@ -821,16 +836,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	 */
 	t->attaching = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->epoch = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/*
-	 * Then the events fast path must not write through this state any
-	 * more. Not before: a handler's event in between would take the
-	 * general path, find the epoch still valid, record and cache the
-	 * state again (until here the state is still a valid writer, so a
-	 * handler's fast-path event is an ordinary one).
-	 */
-	rt_forget_cached(t);
+	rt_state_leave(t);
 	RT_STORE(&s->nest, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Make sure a flush that already asked sees us inside a write. */
@@ -890,9 +896,7 @@ static void rt_thread_exit(void *arg)
 			rt_writer_retire(rt_open[i].rb, t);
 		} else if (t->epoch != 0) {
 			/* A buffer destroyed or replaced since: forget it. */
-			t->epoch = 0;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			rt_forget_cached(t);
+			rt_state_leave(t);
 		}
 	}
 	pthread_mutex_unlock(&rt_open_lock);
@@ -1607,9 +1611,9 @@ void ringtrace_rb_destroy(ringtrace_rb *rb)
 		pthread_mutex_unlock(&rt_open_lock);
 		struct rt_wtls *t = &rt_tls[rb->idx];
 		if (t->epoch == rb->epoch)
-			t->epoch = 0;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		rt_forget_cached(t);
+			rt_state_leave(t);
+		else
+			rt_forget_cached(t);
 		if (rb->shm_name)
 			shm_unlink(rb->shm_name);
 	}
