@@ -15,7 +15,8 @@
  *
  * Cases: the microbenchmark loop of cmp_harness.h with no tracer, with
  * trace_cmp_int() into a ringtrace overwrite buffer, the same into a
- * discard buffer, and with cmp_trace_ev() (DPDK, overwrite); seed 004's
+ * discard buffer, with cmp_trace_ev() (DPDK, overwrite), and with the
+ * floor (the least a timestamped event does: see floor_emit); seed 004's
  * loop (close(-1) then the event) with no tracer, ringtrace (overwrite)
  * and DPDK. Buffers of --buffer bytes each (4 MiB: a few hundred rounds
  * fit none of them). ringtrace's two buffers are made here
@@ -36,9 +37,10 @@
  *
  * Output (stdout), one line per figure, `key=value` tokens:
  *   PAIR rounds= chunk= close_chunk= buffer=
- *   PAIR case=micro-<none|ringtrace|ringtrace-discard|dpdk> median= p10= p90= min= max=  (ns)
+ *   PAIR case=micro-<none|ringtrace|ringtrace-discard|dpdk|floor> median= p10= p90= min= max=  (ns)
  *   PAIR case=close-<none|ringtrace|dpdk> ...
- *   PAIR ratio=<dpdk/ringtrace|overwrite/discard> median= ...     (per-round ratios)
+ *   PAIR ratio=<dpdk/ringtrace|overwrite/discard|ringtrace/floor|dpdk/floor> median= ...
+ *                                                      (per-round ratios)
  *   PAIR overhead=close-<ringtrace|dpdk> median= ...   (percent)
  *   PAIR count=<ringtrace|ringtrace-discard> emitted= hit= missed= overrun= ok=<0|1>
  */
@@ -59,6 +61,32 @@
 #define CMP_PAIR_NONE(v) ((void)(v))
 CMP_PAIR_LOOPS(none, CMP_PAIR_NONE)
 CMP_PAIR_LOOPS(rt, trace_cmp_int)
+
+/*
+ * The floor: the least that any event with a timestamp does, in the same
+ * loop (bench_common.c's "cheapest event", with the position kept in memory
+ * between events as a tracer's is): read the TSC, store it and the value
+ * (16 bytes), store the new position (release). It keeps nothing a trace
+ * needs beyond that (no event id, no per-thread state, no accounting), so
+ * a tracer's time over it is what its own work costs: the figures
+ * tracer/floor say how much room the comparison with DPDK has at all.
+ */
+static uint64_t floor_buf[8192] __attribute__((aligned(64)));
+static uint64_t floor_pos __attribute__((aligned(64)));
+
+static inline __attribute__((always_inline)) void floor_emit(int v)
+{
+	uint64_t pos = __atomic_load_n(&floor_pos, __ATOMIC_RELAXED);
+	uint64_t *slot = &floor_buf[pos / sizeof(uint64_t)];
+#if defined(__x86_64__) || defined(__i386__)
+	slot[0] = __builtin_ia32_rdtsc();
+#else
+	slot[0] = cmp_now_ns();
+#endif
+	slot[1] = (uint64_t)v;
+	__atomic_store_n(&floor_pos, (pos + 16) & (sizeof(floor_buf) - 1), __ATOMIC_RELEASE);
+}
+CMP_PAIR_LOOPS(floor, floor_emit)
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -161,7 +189,7 @@ static int check_buffer(const char *name, ringtrace_rb *rb, uint64_t emitted, in
 	return ok;
 }
 
-enum { C_NONE, C_RT, C_RT_DISCARD, C_DPDK, NCASE };
+enum { C_NONE, C_RT, C_RT_DISCARD, C_DPDK, C_FLOOR, NCASE };
 
 int main(int argc, char **argv)
 {
@@ -203,10 +231,11 @@ int main(int argc, char **argv)
 	cmp_pin(cpu);
 
 	/* micro: every case; close: none, ringtrace (overwrite), DPDK. */
-	double (*micro[NCASE])(uint64_t, uint64_t) = {none_micro, rt_micro, rt_micro, dpdk_micro};
-	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL, dpdk_close};
-	ringtrace_rb *rb_of[NCASE] = {NULL, rb_over, rb_disc, NULL};
-	static const char *names[NCASE] = {"none", "ringtrace", "ringtrace-discard", "dpdk"};
+	double (*micro[NCASE])(uint64_t, uint64_t) = {none_micro, rt_micro, rt_micro, dpdk_micro,
+						      floor_micro};
+	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL, dpdk_close, NULL};
+	ringtrace_rb *rb_of[NCASE] = {NULL, rb_over, rb_disc, NULL, NULL};
+	static const char *names[NCASE] = {"none", "ringtrace", "ringtrace-discard", "dpdk", "floor"};
 	uint64_t emitted[NCASE] = {0};
 	double *v[2][NCASE];
 	for (int p = 0; p < 2; p++)
@@ -264,6 +293,12 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++)
 		t[r] = v[0][C_RT][r] / v[0][C_RT_DISCARD][r];
 	print_stats("ratio", "overwrite/discard", t, rounds);
+	for (int r = 0; r < rounds; r++)
+		t[r] = v[0][C_RT][r] / v[0][C_FLOOR][r];
+	print_stats("ratio", "ringtrace/floor", t, rounds);
+	for (int r = 0; r < rounds; r++)
+		t[r] = v[0][C_DPDK][r] / v[0][C_FLOOR][r];
+	print_stats("ratio", "dpdk/floor", t, rounds);
 	for (int k = C_RT; k < NCASE; k++) {
 		if (!closef[k])
 			continue;
