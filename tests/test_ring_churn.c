@@ -9,8 +9,32 @@
  *  B. max_writers = 4 with 8 threads alive and writing at once: 4 get slots,
  *     the other 4 have every event refused (ENOSPC) and counted as missed;
  *     after they exit, the slots can be claimed again.
+ *  C. A thread whose first event comes from a thread-key destructor in the
+ *     last round (PTHREAD_DESTRUCTOR_ITERATIONS) attaches a writer that its
+ *     exit cannot retire. With max_writers = 1 that slot would be lost for
+ *     good: the next flush finds the thread gone, publishes its event and
+ *     frees the slot, and a new thread writes again. (Not under
+ *     ThreadSanitizer, which itself runs in that last round: it says so.)
+ *  D. Forked children (up to 3 alive) take the 2 writer slots, write, and
+ *     end: half of them retiring their writer first, half not (_exit leaves
+ *     it to a flush), while a thread of the parent and another process
+ *     flush in a loop (the thread also reads the pages), reclaiming the dead
+ *     children's slots as new children claim them and other children free
+ *     theirs. Every child's events are read intact or counted as missed, no
+ *     two children share a stream, slots were reclaimed during the run (more
+ *     streams than slots), and they are all free at the end.
+ *  E. A writer in another pid namespace (a grandchild after
+ *     unshare(CLONE_NEWPID): pid 1 there) is alive but its pid and tid mean
+ *     other processes here: flushes must not judge it gone. Its slot stays
+ *     its own until it exits, and all its events are read.
  */
+#include <limits.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "testutil.h"
 
@@ -66,7 +90,16 @@ static void *short_writer(void *arg)
 	return NULL;
 }
 
-static void consume(const struct ringtrace_page_header *p)
+/*
+ * Decode every event of page p (the page and each event checked for
+ * layout; each payload must be intact and, since a page belongs to one
+ * writer, from one writer of at most `writers`) and hand it to fn.
+ * Returns the number of events.
+ */
+typedef void (*event_fn)(const struct ringtrace_event *ev, const struct payload *pl, void *ctx);
+
+static uint32_t page_payloads(const struct ringtrace_page_header *p, uint32_t writers, event_fn fn,
+			      void *ctx)
 {
 	tu_check_page_header(p, ringtrace_rb_page_size(rb));
 	struct ringtrace_page_cursor c;
@@ -80,27 +113,51 @@ static void consume(const struct ringtrace_page_header *p)
 		       ev.id, ev.len);
 		struct payload pl;
 		memcpy(&pl, ev.data, sizeof(pl));
-		CHECKF(pl.thread < NTHREADS && pl.k < PER_THREAD &&
-			       pl.check == payload_check(pl.thread, pl.k),
-		       "corrupt event: thread %u k %u check %" PRIx64, pl.thread, pl.k, pl.check);
+		CHECKF(pl.thread < writers && pl.check == payload_check(pl.thread, pl.k),
+		       "corrupt event: writer %u k %u check %" PRIx64, pl.thread, pl.k, pl.check);
 		if (thread == UINT32_MAX)
 			thread = pl.thread;
-		CHECKF(pl.thread == thread, "page holds events of threads %u and %u", thread,
-		       pl.thread);
-		CHECKF(pl.k >= read_cnt[pl.thread],
-		       "thread %u: event %u after %u events read", pl.thread, pl.k,
-		       read_cnt[pl.thread]);
-		if (stream_of[pl.thread] == 0)
-			stream_of[pl.thread] = ev.stream;
-		CHECKF(stream_of[pl.thread] == ev.stream,
-		       "thread %u: events in streams %" PRIu64 " and %" PRIu64, pl.thread,
-		       stream_of[pl.thread], ev.stream);
-		read_cnt[pl.thread]++;
-		total_read++;
+		CHECKF(pl.thread == thread, "page of stream %" PRIu64 " holds events of writers "
+		       "%u and %u", p->stream_instance_id, thread, pl.thread);
+		fn(&ev, &pl, ctx);
 		n++;
 	}
 	CHECKF(rc == 0, "page_next: %d: %s", rc, ringtrace_last_error());
 	CHECKF(n == p->events, "decoded %u, header %u", n, p->events);
+	return n;
+}
+
+/* page_payloads() for every published page, each given back after; the events. */
+static uint64_t drain_payloads(uint32_t writers, event_fn fn, void *ctx)
+{
+	uint64_t n = 0;
+	const struct ringtrace_page_header *p;
+	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
+		n += page_payloads(p, writers, fn, ctx);
+		ringtrace_rb_put_page(rb, p);
+	}
+	return n;
+}
+
+static void a_event(const struct ringtrace_event *ev, const struct payload *pl, void *ctx)
+{
+	(void)ctx;
+	CHECKF(pl->k < PER_THREAD, "thread %u: event %u", pl->thread, pl->k);
+	CHECKF(pl->k >= read_cnt[pl->thread],
+	       "thread %u: event %u after %u events read", pl->thread, pl->k,
+	       read_cnt[pl->thread]);
+	if (stream_of[pl->thread] == 0)
+		stream_of[pl->thread] = ev->stream;
+	CHECKF(stream_of[pl->thread] == ev->stream,
+	       "thread %u: events in streams %" PRIu64 " and %" PRIu64, pl->thread,
+	       stream_of[pl->thread], ev->stream);
+	read_cnt[pl->thread]++;
+	total_read++;
+}
+
+static void consume(const struct ringtrace_page_header *p)
+{
+	page_payloads(p, NTHREADS, a_event, NULL);
 	pages_read++;
 }
 
@@ -260,6 +317,14 @@ static void *b_writer(void *arg)
 	return NULL;
 }
 
+static void b_event(const struct ringtrace_event *ev, const struct payload *pl, void *ctx)
+{
+	(void)ev;
+	(void)ctx;
+	CHECKF(b_ok[pl->thread] == B_EVENTS, "an event of thread %u, which had all refused",
+	       pl->thread);
+}
+
 static void part_b(void)
 {
 	struct ringtrace_rb_config cfg;
@@ -303,25 +368,7 @@ static void part_b(void)
 	st = tu_stats(rb);
 	CHECK_EQ_U64(st.writers_active, 0);
 
-	uint64_t n = 0;
-	const struct ringtrace_page_header *p;
-	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
-		struct ringtrace_page_cursor c;
-		struct ringtrace_event ev;
-		ringtrace_page_cursor_init(&c, p);
-		int rc;
-		while ((rc = ringtrace_page_next(&c, &ev)) == 1) {
-			struct payload pl;
-			memcpy(&pl, ev.data, sizeof(pl));
-			CHECKF(pl.thread < B_THREADS && b_ok[pl.thread] == B_EVENTS &&
-				       pl.check == payload_check(pl.thread, pl.k),
-			       "unexpected event from thread %u", pl.thread);
-			n++;
-		}
-		CHECK(rc == 0);
-		ringtrace_rb_put_page(rb, p);
-	}
-	CHECK_EQ_U64(n, (uint64_t)B_SLOTS * B_EVENTS);
+	CHECK_EQ_U64(drain_payloads(B_THREADS, b_event, NULL), (uint64_t)B_SLOTS * B_EVENTS);
 
 	/* The slots are free again: 4 new writers all succeed. */
 	memset(b_ok, 0, sizeof(b_ok));
@@ -352,10 +399,419 @@ static void part_b(void)
 	       B_SLOTS, B_THREADS, full, B_EVENTS, none);
 }
 
+/* ---- part C: a writer attached after the thread's last destructor round ---- */
+
+#ifndef PTHREAD_DESTRUCTOR_ITERATIONS
+#define PTHREAD_DESTRUCTOR_ITERATIONS 4
+#endif
+
+#if !defined(RINGTRACE_TSAN) /* (see part_c) */
+static pthread_key_t c_key;
+static int c_rounds, c_rc = 1;
+static uint32_t c_tid;
+
+static void c_destructor(void *v)
+{
+	if (++c_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
+		pthread_setspecific(c_key, v); /* run again in the next round */
+		return;
+	}
+	/* The last round: nothing will run ringtrace's own destructor after this. */
+	struct payload pl = {7, 0, payload_check(7, 0)};
+	c_rc = ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl));
+}
+
+static void *c_writer_once(void *arg)
+{
+	(void)arg;
+	struct payload pl = {9, 0, payload_check(9, 0)};
+	int rc = ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl));
+	CHECKF(rc == 0, "part C: a new thread's write = %d (%s)", rc, ringtrace_strerror(rc));
+	return NULL;
+}
+
+static void *c_thread(void *arg)
+{
+	(void)arg;
+	c_tid = tu_gettid();
+	CHECK(pthread_setspecific(c_key, (void *)1) == 0);
+	return NULL;
+}
+
+/* ctx: the only writer whose events may be read; its tid is noted. */
+struct c_expect {
+	uint32_t thread, tid;
+};
+
+static void c_event(const struct ringtrace_event *ev, const struct payload *pl, void *ctx)
+{
+	struct c_expect *e = ctx;
+	CHECKF(pl->thread == e->thread, "part C: an event of writer %u, not %u", pl->thread,
+	       e->thread);
+	e->tid = ev->tid;
+}
+
+#endif
+
+static void part_c(void)
+{
+#if defined(RINGTRACE_TSAN)
+	/* ThreadSanitizer ends its own record of a thread in the last round of
+	 * thread-key destructors, so any code run after it there crashes the
+	 * sanitizer: this part runs in the other builds. */
+	printf("  part C: not run under ThreadSanitizer (it ends the thread in the last "
+	       "destructor round itself); run in the gcc and ASan builds\n");
+#else
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
+	cfg.max_writers = 1;
+	rb = tu_create(&cfg);
+	CHECK(pthread_key_create(&c_key, c_destructor) == 0);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, c_thread, NULL) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK_EQ_U64(c_rounds, PTHREAD_DESTRUCTOR_ITERATIONS);
+	CHECKF(c_rc == 0, "part C: the last-round write = %d (%s)", c_rc, ringtrace_strerror(c_rc));
+
+	/* Its exit could not retire the writer: the one slot is still held. */
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 1);
+	CHECK_EQ_U64(st.hit, 1);
+	int rc = ringtrace_rb_write(rb, EV_ID, &(struct payload){8, 0, payload_check(8, 0)},
+				    sizeof(struct payload));
+	CHECKF(rc == -RINGTRACE_ENOSPC, "part C: a write with the slot held = %d, not ENOSPC", rc);
+
+	/* (join returns when the thread's tid word is cleared, a little before
+	 * the kernel lets go of its tid) */
+	for (int i = 0; i < 10000 && syscall(SYS_tgkill, getpid(), c_tid, 0) == 0; i++)
+		tu_sleep_us(100);
+	CHECK(syscall(SYS_tgkill, getpid(), c_tid, 0) < 0 && errno == ESRCH);
+	/* The flush finds the thread gone: its page published, its slot free. */
+	int fr = ringtrace_rb_flush(rb, 60000);
+	CHECKF(fr == 1, "part C: flush = %d, did not publish the dead "
+						    "thread's page", fr);
+	st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	struct c_expect e = {7, 0};
+	CHECK_EQ_U64(drain_payloads(10, c_event, &e), 1);
+	CHECK_EQ_U64(e.tid, c_tid);
+	st = tu_stats(rb);
+	CHECK_EQ_U64(st.hit, 1);
+	CHECK_EQ_U64(st.read, 1);
+	CHECK_EQ_U64(st.missed, 1); /* the ENOSPC above */
+	CHECK_STATS_BALANCED(&st);
+
+	/* The slot is usable again (this thread has been skipping attach
+	 * attempts since its ENOSPC, so a new thread writes). */
+	CHECK(pthread_key_delete(c_key) == 0);
+	c_rounds = 0;
+	CHECK(pthread_create(&t, NULL, c_writer_once, NULL) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	e.thread = 9;
+	CHECK_EQ_U64(drain_payloads(10, c_event, &e), 1);
+	st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	CHECK_EQ_U64(st.hit, 2);
+	CHECK_STATS_BALANCED(&st);
+	ringtrace_rb_destroy(rb);
+	printf("  part C: a writer attached in the last destructor round (of %d) was reclaimed "
+	       "by flush once its thread was gone; its event read, its slot reused\n",
+	       PTHREAD_DESTRUCTOR_ITERATIONS);
+#endif
+}
+
+/* ---- part D: dead children's slots reclaimed while others claim them ---- */
+
+#if defined(RINGTRACE_TSAN) || defined(RINGTRACE_SANITIZED)
+#define D_CHILDREN 200u
+#else
+#define D_CHILDREN 600u
+#endif
+#define D_ALIVE 3
+#define D_SLOTS 2u
+#define D_EVENTS 20u
+
+struct d_shared {
+	uint32_t ok[D_CHILDREN];     /* written by each child */
+	uint32_t refused[D_CHILDREN];
+	atomic_int stop;             /* tells the flushing process to end */
+	uint64_t flushes;            /* its count */
+};
+static struct d_shared *d_sh;
+static uint32_t d_read[D_CHILDREN];
+static uint64_t d_stream[D_CHILDREN];
+static atomic_int d_stop;
+static uint64_t d_flushes;
+
+static void d_event(const struct ringtrace_event *ev, const struct payload *pl, void *ctx)
+{
+	(void)ctx;
+	CHECKF(pl->k < D_EVENTS, "part D: child %u: event %u", pl->thread, pl->k);
+	CHECKF(d_stream[pl->thread] == 0 || d_stream[pl->thread] == ev->stream,
+	       "part D: child %u wrote to streams %" PRIu64 " and %" PRIu64, pl->thread,
+	       d_stream[pl->thread], ev->stream);
+	d_stream[pl->thread] = ev->stream;
+	d_read[pl->thread]++;
+}
+
+static void *d_flusher(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&d_stop)) {
+		CHECK(ringtrace_rb_flush(rb, 0) >= 0);
+		d_flushes++;
+		drain_payloads(D_CHILDREN, d_event, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * A second flush, in another process (as a recorder attached to the pool
+ * would be), racing the first one's reclaims and page requests. (In a
+ * thread, ThreadSanitizer would take pages that reach both flushes
+ * through the children for races: it cannot see other processes.)
+ */
+static void d_flusher_process(void)
+{
+	uint64_t n = 0;
+	while (!atomic_load(&d_sh->stop)) {
+		if (ringtrace_rb_flush(rb, 0) < 0)
+			_exit(2);
+		n++;
+	}
+	d_sh->flushes = n;
+	_exit(0);
+}
+
+static int cmp_u64_d(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void part_d(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 64, RINGTRACE_RB_DISCARD);
+	cfg.max_writers = D_SLOTS;
+	rb = tu_create(&cfg);
+	d_sh = mmap(NULL, sizeof(*d_sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(d_sh != MAP_FAILED);
+	/* (forked while this process has one thread: see the children below) */
+	fflush(stdout);
+	pid_t fl2 = fork();
+	CHECK(fl2 >= 0);
+	if (fl2 == 0)
+		d_flusher_process();
+	pthread_t fl;
+	CHECK(pthread_create(&fl, NULL, d_flusher, NULL) == 0);
+	int alive = 0;
+	for (uint32_t i = 0; i < D_CHILDREN; i++) {
+		if (alive == D_ALIVE) {
+			int ws;
+			pid_t w;
+			CHECK((w = wait(&ws)) > 0 && w != fl2 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+			alive--;
+		}
+		fflush(stdout);
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			for (uint32_t k = 0; k < D_EVENTS; k++) {
+				struct payload pl = {i, k, payload_check(i, k)};
+				int rc = ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl));
+				if (rc == 0)
+					d_sh->ok[i]++;
+				else if (rc == -RINGTRACE_ENOSPC)
+					d_sh->refused[i]++;
+				else
+					_exit(3);
+			}
+			/*
+			 * (Not exit(), whose handlers, like a sanitizer's leak check,
+			 * may wait for a lock that one of the parent's threads held
+			 * at the fork.)
+			 */
+			if (i % 2)
+				ringtrace_rb_writer_release(rb); /* what exit() would do */
+			_exit(0); /* odd children: the writer is not retired */
+		}
+		alive++;
+	}
+	while (alive-- > 0) {
+		int ws;
+		pid_t w;
+		CHECK((w = wait(&ws)) > 0 && w != fl2 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	}
+	atomic_store(&d_stop, 1);
+	CHECK(pthread_join(fl, NULL) == 0);
+	atomic_store(&d_sh->stop, 1);
+	int fws;
+	CHECK(waitpid(fl2, &fws, 0) == fl2);
+	CHECKF(WIFEXITED(fws) && WEXITSTATUS(fws) == 0, "part D: the flushing process ended with "
+	       "status %d", fws);
+	/* Every child is reaped now: one more flush reclaims what is left. */
+	CHECK(ringtrace_rb_flush(rb, 0) >= 0);
+	drain_payloads(D_CHILDREN, d_event, NULL);
+
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	uint64_t ok = 0, refused = 0, nstreams = 0, read = 0;
+	uint64_t streams[D_CHILDREN];
+	for (uint32_t i = 0; i < D_CHILDREN; i++) {
+		CHECKF(d_sh->ok[i] + d_sh->refused[i] == D_EVENTS, "part D: child %u: %u + %u events",
+		       i, d_sh->ok[i], d_sh->refused[i]);
+		CHECKF(d_read[i] == d_sh->ok[i], "part D: child %u wrote %u events, %u read", i,
+		       d_sh->ok[i], d_read[i]);
+		ok += d_sh->ok[i];
+		refused += d_sh->refused[i];
+		read += d_read[i];
+		if (d_stream[i])
+			streams[nstreams++] = d_stream[i];
+	}
+	qsort(streams, nstreams, sizeof(streams[0]), cmp_u64_d);
+	for (uint64_t k = 1; k < nstreams; k++)
+		CHECKF(streams[k] != streams[k - 1], "part D: two children wrote stream %" PRIu64,
+		       streams[k]);
+	CHECK_EQ_U64(st.hit, ok);
+	CHECK_EQ_U64(st.missed, refused);
+	CHECK_EQ_U64(st.read, read);
+	CHECK_STATS_BALANCED(&st);
+	CHECKF(nstreams > D_SLOTS, "part D: only %" PRIu64 " children got one of the %u slots: "
+	       "none was reclaimed during the run", nstreams, D_SLOTS);
+	uint64_t flushes2 = d_sh->flushes;
+	CHECK(munmap(d_sh, sizeof(*d_sh)) == 0);
+	ringtrace_rb_destroy(rb);
+	printf("  part D: %u children (up to %d alive) through %u slots, half retiring their "
+	       "writer, half _exiting without, %" PRIu64 " + %" PRIu64 " flushes meanwhile: %" PRIu64
+	       " events read intact in %" PRIu64 " streams, %" PRIu64
+	       " refused (counted), all slots free at the end\n",
+	       D_CHILDREN, D_ALIVE, D_SLOTS, d_flushes, flushes2, ok, nstreams, refused);
+}
+
+/* ---- part E: a live writer in another pid namespace ---- */
+
+#define E_EVENTS 50u
+
+struct e_pipes {
+	int ready_w, go_r;
+};
+
+/* The writer: a second thread of pid 1 in the new namespace (tid 2 there). */
+static void *e_writer(void *arg)
+{
+	const struct e_pipes *pp = arg;
+	for (uint32_t k = 0; k < E_EVENTS; k++) {
+		struct payload pl = {1, k, payload_check(1, k)};
+		if (ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl)) != 0)
+			_exit(4);
+	}
+	char c = 'R';
+	if (write(pp->ready_w, &c, 1) != 1 || read(pp->go_r, &c, 1) != 1)
+		_exit(5);
+	for (uint32_t k = E_EVENTS; k < 2 * E_EVENTS; k++) {
+		struct payload pl = {1, k, payload_check(1, k)};
+		if (ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl)) != 0)
+			_exit(6);
+	}
+	return NULL; /* its thread's exit retires the writer */
+}
+
+/* ctx: the events read so far, all of writer 1 in order, in one stream. */
+struct e_seen {
+	uint64_t n, stream;
+};
+
+static void e_event(const struct ringtrace_event *ev, const struct payload *pl, void *ctx)
+{
+	struct e_seen *e = ctx;
+	CHECKF(pl->thread == 1 && pl->k == e->n, "part E: event %" PRIu64 " is (%u, %u)", e->n,
+	       pl->thread, pl->k);
+	CHECK(e->stream == 0 || e->stream == ev->stream);
+	e->stream = ev->stream;
+	e->n++;
+}
+
+static void part_e(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
+	cfg.max_writers = 2;
+	rb = tu_create(&cfg);
+	int ready[2], go[2];
+	CHECK(pipe(ready) == 0 && pipe(go) == 0);
+	fflush(stdout);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		/* (if the test fails, it exits: so do its helpers) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(120);
+		if (unshare(CLONE_NEWPID) != 0) {
+			char c = errno == EPERM ? 'P' : 'U';
+			_exit(write(ready[1], &c, 1) == 1 ? 0 : 7);
+		}
+		pid_t g = fork(); /* pid 1 of the new namespace */
+		if (g < 0)
+			_exit(8);
+		if (g == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getpid() != 1)
+				_exit(9);
+			struct e_pipes pp = {ready[1], go[0]};
+			pthread_t t;
+			if (pthread_create(&t, NULL, e_writer, &pp) != 0 || pthread_join(t, NULL) != 0)
+				_exit(11);
+			_exit(0);
+		}
+		int ws;
+		_exit(waitpid(g, &ws, 0) == g && WIFEXITED(ws) ? WEXITSTATUS(ws) : 10);
+	}
+	char c = 0;
+	CHECK(read(ready[0], &c, 1) == 1);
+	if (c == 'P' || c == 'U') {
+		int ws;
+		CHECK(waitpid(child, &ws, 0) == child && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+		printf("  part E: not run: unshare(CLONE_NEWPID) refused (%s)\n",
+		       c == 'P' ? "needs CAP_SYS_ADMIN" : "not supported here");
+		ringtrace_rb_destroy(rb);
+		return;
+	}
+	CHECK(c == 'R');
+	/* The writer is alive and holds a slot, and its pid and tid (1 and 2)
+	 * are numbers of another namespace: flushes must leave it alone. */
+	for (int i = 0; i < 100; i++)
+		CHECK(ringtrace_rb_flush(rb, 60000) >= 0);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECKF(st.writers_active == 1, "part E: %u writers active: the live writer of another "
+				       "pid namespace was taken for gone", st.writers_active);
+	CHECK_EQ_U64(st.hit, E_EVENTS);
+	CHECK(write(go[1], &c, 1) == 1);
+	int ws;
+	CHECK(waitpid(child, &ws, 0) == child);
+	CHECKF(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "part E: the child ended with status %d", ws);
+	st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	CHECK_EQ_U64(st.hit, 2 * E_EVENTS);
+	CHECK_EQ_U64(st.missed, 0);
+	struct e_seen e = {0, 0};
+	CHECK_EQ_U64(drain_payloads(2, e_event, &e), 2 * E_EVENTS);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	ringtrace_rb_destroy(rb);
+	printf("  part E: a live writer in another pid namespace (pid 1, tid 2 there) kept its slot "
+	       "through 100 flushes; all its %u events read in one stream\n", 2 * E_EVENTS);
+}
+
 int main(void)
 {
 	part_a();
 	part_b();
+	part_c();
+	part_d();
+	part_e();
 	printf("test_ring_churn: OK\n");
 	return 0;
 }

@@ -174,8 +174,11 @@ void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header 
  * A writer whose page began more than `min_age_ms` ago is flushed: if it is
  * idle its page is taken from it (it gets a new one at its next event);
  * if it is in the middle of an event, it is asked to publish at its next
- * event. Writers are never stopped. Returns the number of pages made
- * readable, or a negative error.
+ * event. Writers are never stopped. A writer whose owner no longer exists
+ * (a process that crashed or _exited, a thread that ended without
+ * retiring, see ringtrace_rb_writer_release) has its page published
+ * whatever its age and its slot freed for other threads. Returns the
+ * number of pages made readable, or a negative error.
  */
 int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms);
 

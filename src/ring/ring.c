@@ -105,6 +105,29 @@
  * page when both act at once. Where membarrier is not available, flush
  * only asks, and idle writers keep their page until their next event.
  *
+ * Several flushes may run at once (a session's reader and the program, a
+ * recorder in another process). Each flush call asks with an id of its
+ * own (ASKED is `id << 2 | 1`, the id from a counter in the pool), and
+ * only the call whose id is there may take the page: a flush that waited
+ * while the writer answered an earlier request and got a new page cannot
+ * take that one with the old page's index. A later flush takes a pending
+ * request over by writing its own id.
+ *
+ * OWNERS THAT ARE GONE
+ *
+ * A slot whose owner no longer exists is reclaimed by flush: its page
+ * published, its counters folded into the retired totals, the slot freed.
+ * That is a process that crashed or _exited (a forked child writing into
+ * a shared pool), or a thread that ended without retiring (it attached
+ * after its last round of thread-key destructors). The owner is judged by
+ * pid (kill 0) or, in this process, by tid (tgkill 0), and only when the
+ * slot's pid namespace is ours. The slot's state word carries a stamp
+ * that every transition advances, and the flush takes the slot by
+ * compare-and-swap from the word it judged: if the slot changed hands in
+ * between, that fails. The reclaim takes the page with the flush
+ * handshake's own compare-and-swap (steal -> TAKEN), so a flush that had
+ * asked the dead writer for it cannot publish it a second time.
+ *
  * ACCOUNTING
  *
  * Per slot: hit and missed are written by the owner (missed with an
@@ -251,8 +274,24 @@ static void rt_process_exit(void);
  * low key never allocates, which keeps a thread's first event
  * async-signal-safe.
  */
+/*
+ * This process's pid namespace, recorded in the slots it claims: a flush
+ * judges whether a slot's owner is gone by its pid and tid only when they
+ * are numbers of its own namespace. Read at start and in a forked child
+ * (which unshare(CLONE_NEWPID) may have put in a new one); 0 if /proc is
+ * not there.
+ */
+static uint64_t rt_pidns;
+
+static void rt_read_pidns(void)
+{
+	struct stat st;
+	RT_STORE(&rt_pidns, stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0);
+}
+
 __attribute__((constructor(101))) static void rt_global_init(void)
 {
+	rt_read_pidns();
 	pthread_key_create(&rt_exit_key, rt_thread_exit);
 	pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
 	atexit(rt_process_exit);
@@ -550,7 +589,7 @@ static int rt_take_page(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_sl
 static void rt_answer_steal(struct ringtrace_rb *rb, struct rt_wtls *t, struct rt_slot *s,
 			    uint32_t st)
 {
-	if (st == RT_STEAL_ASKED) {
+	while (RT_STEAL_IS_ASKED(st)) {
 		if (__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_NONE, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			if (t->page && rt_page_events(t, s)) {
@@ -559,7 +598,8 @@ static void rt_answer_steal(struct ringtrace_rb *rb, struct rt_wtls *t, struct r
 			}
 			return;
 		}
-		/* st now holds the current value: the reader took the page. */
+		/* st now holds the current value: the reader took the page, or
+		 * another flush took the request over (then try again). */
 	}
 	if (st == RT_STEAL_TAKEN) {
 		t->page = NULL;
@@ -771,14 +811,16 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 		return NULL;
 	}
 	struct rt_slot *s = NULL;
+	uint32_t w = 0;
 	uint32_t start = (uint32_t)rt_gettid() % shm->max_writers;
 	for (uint32_t k = 0; k < shm->max_writers; k++) {
 		struct rt_slot *c = &rb->slots[(start + k) % shm->max_writers];
-		uint32_t exp = RT_SLOT_FREE;
-		if (RT_LOAD(&c->state) == RT_SLOT_FREE &&
-		    __atomic_compare_exchange_n(&c->state, &exp, RT_SLOT_ACTIVE, 0,
+		w = RT_LOAD(&c->state);
+		if (RT_SLOT_STATE(w) == RT_SLOT_FREE &&
+		    __atomic_compare_exchange_n(&c->state, &w, RT_SLOT_NEXT(w, RT_SLOT_CLAIMING), 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			s = c;
+			w = RT_SLOT_NEXT(w, RT_SLOT_CLAIMING);
 			break;
 		}
 	}
@@ -801,6 +843,7 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	RT_STORE(&s->stream, stream);
 	RT_STORE(&s->tid, (uint32_t)rt_gettid());
 	RT_STORE(&s->pid, (uint32_t)getpid());
+	RT_STORE(&s->pidns, RT_LOAD(&rt_pidns));
 	uint64_t cm[2] = {0, 0};
 	prctl(PR_GET_NAME, (unsigned long)cm, 0, 0, 0);
 	((char *)cm)[15] = 0;
@@ -808,6 +851,14 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	RT_STORE(&s->comm[1], cm[1]);
 	RT_STORE(&s->overrun, RT_TAG(stream));
 	RT_STORE_REL(&s->read, RT_TAG(stream));
+	/*
+	 * Only now ACTIVE: a flush that reads this word reads this thread's
+	 * pid and tid, not those of the slot's previous owner, which may be
+	 * gone (it would take the slot from under us). A process killed
+	 * before this store leaves the slot CLAIMING for good: one slot fewer,
+	 * no event lost (it holds no page yet).
+	 */
+	RT_STORE_REL(&s->state, RT_SLOT_NEXT(w, RT_SLOT_ACTIVE));
 	t->slot = s;
 	t->page = NULL;
 	t->off = 0;
@@ -864,7 +915,8 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
 	RT_STORE(&s->steal, RT_STEAL_NONE);
 	RT_STORE(&s->nest, 0);
-	RT_STORE_REL(&s->state, RT_SLOT_FREE);
+	/* (only the owner moves its slot out of ACTIVE while it lives) */
+	RT_STORE_REL(&s->state, RT_SLOT_NEXT(RT_LOAD(&s->state), RT_SLOT_FREE));
 	t->slot = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->attaching = 0;
@@ -888,10 +940,12 @@ static void rt_thread_exit(void *arg)
 			 * Retire leaves the epoch 0. Not zeroed again after it: a
 			 * signal handler's event may have attached the thread anew
 			 * in between, and that writer (and the destructor round
-			 * its attach re-armed) must not be forgotten. (A handler's
-			 * event after the thread's last destructor round attaches
-			 * a writer that nothing retires: its page stays in its
-			 * slot until a flush takes it.)
+			 * its attach re-armed) must not be forgotten. (An event
+			 * after the thread's last destructor round, from a signal
+			 * handler or another key's destructor, attaches a writer
+			 * that nothing here retires: the next flush after the
+			 * thread is gone publishes its page and frees its slot,
+			 * see rt_owner_gone.)
 			 */
 			rt_writer_retire(rt_open[i].rb, t);
 		} else if (t->epoch != 0) {
@@ -942,6 +996,7 @@ static void rt_atfork_parent(void)
 static void rt_atfork_child(void)
 {
 	/* Signals are blocked (rt_atfork_prepare): nothing writes in between. */
+	rt_read_pidns();
 	ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
 	memset(ringtrace_wtls_, 0, sizeof(ringtrace_wtls_));
 	pthread_mutex_init(&rt_open_lock, NULL);
@@ -969,7 +1024,7 @@ int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
 	int n = 0;
 	for (uint32_t i = 0; i < rb->shm->max_writers; i++) {
 		struct rt_slot *s = &rb->slots[i];
-		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
+		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->state)) != RT_SLOT_ACTIVE)
 			continue;
 		uint64_t stream = RT_LOAD_ACQ(&s->stream);
 		char path[80];
@@ -988,7 +1043,8 @@ int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
 			c[r - 1] = 0;
 		/* The slot may have changed hands meanwhile (torn names are possible
 		 * but harmless: the next refresh repairs them). */
-		if (RT_LOAD_ACQ(&s->stream) != stream || RT_LOAD(&s->state) != RT_SLOT_ACTIVE)
+		if (RT_LOAD_ACQ(&s->stream) != stream ||
+		    RT_SLOT_STATE(RT_LOAD(&s->state)) != RT_SLOT_ACTIVE)
 			continue;
 		if (RT_LOAD(&s->comm[0]) != cm[0] || RT_LOAD(&s->comm[1]) != cm[1]) {
 			RT_STORE(&s->comm[0], cm[0]);
@@ -1025,21 +1081,58 @@ static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint
 }
 
 /*
- * A slot whose process is gone (a crashed or exited child that could not
- * retire): publish its committed events and free the slot. An event it
- * was in the middle of is not committed and is not published.
+ * 1 if the owner of a slot, as read from it, no longer exists: a process
+ * that crashed or _exited, or a thread of this process that ended without
+ * retiring its writer (one that attached after the thread's last round of
+ * thread-key destructors, from a signal handler or from another key's
+ * destructor). Judged only for owners in this process's pid namespace
+ * (their numbers mean nothing here otherwise), and a thread only in this
+ * process (another process's threads end through its own exit path). A
+ * number reused by a new process or thread keeps the slot longer, never
+ * takes it from a live owner; an owner we may not signal (EPERM) counts as
+ * alive.
  */
-static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s)
+static int rt_owner_gone(const struct ringtrace_rb *rb, uint64_t pidns, uint32_t pid,
+			 uint32_t tid)
+{
+	if (pidns != RT_LOAD(&rt_pidns))
+		return 0;
+	if (pid != rb->self_pid)
+		return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	return syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, 0) < 0 && errno == ESRCH;
+}
+
+/*
+ * A slot whose owner is gone (rt_owner_gone, judged from the state word w
+ * and the fields read after it): publish its committed events and free the
+ * slot. An event it was in the middle of is not committed and is not
+ * published.
+ */
+static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s, uint32_t w)
 {
 	struct rt_shm *shm = rb->shm;
-	uint32_t exp = RT_SLOT_ACTIVE;
-	/* Take the slot away from other flushers first. */
-	if (!__atomic_compare_exchange_n(&s->state, &exp, RT_SLOT_FREE + 2, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_RELAXED))
+	/*
+	 * Take the slot away from other flushers, and only if it is still the
+	 * owner that was judged: a slot that changed hands since has another
+	 * stamp (see RT_SLOT_NEXT).
+	 */
+	uint32_t wr = RT_SLOT_NEXT(w, RT_SLOT_RECLAIMING);
+	if (!__atomic_compare_exchange_n(&s->state, &w, wr, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return 0;
 	int n = 0;
 	uint32_t p = RT_LOAD_ACQ(&s->cur_page);
-	if (p < shm->npages && RT_LOAD(&s->steal) != RT_STEAL_TAKEN) {
+	/*
+	 * The page is ours only if it was not taken by a flush that asked the
+	 * writer for it before the writer died (TAKEN), and if such a flush,
+	 * now in its second loop, does not take it first: win it the way it
+	 * does (it then leaves a tombstone).
+	 */
+	uint32_t st = RT_LOAD_ACQ(&s->steal);
+	while (st != RT_STEAL_TAKEN &&
+	       !__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+	if (p < shm->npages && st != RT_STEAL_TAKEN) {
 		uint64_t pos;
 		if (rt_fifo_claim(rb, &pos))
 			n = rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_LAST);
@@ -1057,7 +1150,7 @@ static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s)
 	RT_STORE(&s->cur_page, RT_NO_PAGE);
 	RT_STORE(&s->steal, RT_STEAL_NONE);
 	RT_STORE(&s->nest, 0);
-	RT_STORE_REL(&s->state, RT_SLOT_FREE);
+	RT_STORE_REL(&s->state, RT_SLOT_NEXT(wr, RT_SLOT_FREE));
 	return n;
 }
 
@@ -1067,18 +1160,23 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 	uint64_t now = rt_ticks(rb->is_tsc);
 	uint64_t age = (uint64_t)min_age_ms * (rb->clock.freq / 1000);
 	uint32_t nasked = 0, nflushed = 0;
-	uint32_t *asked = malloc(sizeof(uint32_t) * shm->max_writers);
+	/* asked[]: slots asked for their page; asked_w[]: their state words then */
+	uint32_t *asked = malloc(sizeof(uint32_t) * 2 * shm->max_writers);
 	if (!asked)
 		return rt_error(RINGTRACE_ENOMEM, "flush: out of memory");
+	uint32_t *asked_w = asked + shm->max_writers;
+	uint32_t ask = RT_STEAL_ASKED_BY(__atomic_add_fetch(&shm->flush_seq, 1, __ATOMIC_RELAXED));
 	RT_STORE(&shm->last_flush_ticks, now);
 
 	for (uint32_t i = 0; i < shm->max_writers; i++) {
 		struct rt_slot *s = &rb->slots[i];
-		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
+		uint32_t w = RT_LOAD_ACQ(&s->state);
+		if (RT_SLOT_STATE(w) != RT_SLOT_ACTIVE)
 			continue;
-		uint32_t pid = RT_LOAD(&s->pid);
-		if (pid != rb->self_pid && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-			nflushed += rt_reclaim_dead(rb, s);
+		/* (the owner fields of w, unless the slot changes hands meanwhile:
+		 * then the reclaim's exchange from w fails, see RT_SLOT_NEXT) */
+		if (rt_owner_gone(rb, RT_LOAD(&s->pidns), RT_LOAD(&s->pid), RT_LOAD(&s->tid))) {
+			nflushed += rt_reclaim_dead(rb, s, w);
 			continue;
 		}
 		uint32_t st = RT_LOAD_ACQ(&s->steal);
@@ -1090,16 +1188,18 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		uint64_t pts = RT_LOAD(&s->page_ts);
 		if (now > pts && now - pts < age)
 			continue;
-		if (st == RT_STEAL_NONE &&
-		    !__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_ASKED, 0,
-						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		/* (a request still pending from another flush is taken over) */
+		if (!__atomic_compare_exchange_n(&s->steal, &st, ask, 0, __ATOMIC_SEQ_CST,
+						 __ATOMIC_RELAXED))
 			continue;
+		asked_w[nasked] = w;
 		asked[nasked++] = i;
 	}
 	if (nasked == 0 || rb->mb_cmd == 0 || rt_membarrier(rb->mb_cmd) != 0) {
-		/* Without membarrier the writers answer at their next event. */
+		/* Without membarrier the writers answer at their next event. (The
+		 * pages of writers that were gone are published already.) */
 		free(asked);
-		return 0;
+		return (int)nflushed;
 	}
 	for (uint32_t k = 0; k < nasked; k++) {
 		struct rt_slot *s = &rb->slots[asked[k]];
@@ -1113,7 +1213,7 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		if (RT_LOAD_ACQ(&s->nest) != 0)
 			continue; /* busy in a write: it will publish at its next event */
 		uint32_t p = RT_LOAD_ACQ(&s->cur_page);
-		uint32_t st = RT_STEAL_ASKED;
+		uint32_t st = ask;
 		if (p >= shm->npages) {
 			__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_NONE, 0, __ATOMIC_ACQ_REL,
 						    __ATOMIC_RELAXED);
@@ -1127,9 +1227,16 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		uint64_t pos;
 		if (!rt_fifo_claim(rb, &pos))
 			continue;
-		if (!__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
+		/*
+		 * (Not if the slot changed hands since it was asked: p would be
+		 * the old owner's page, published by whoever freed the slot, and
+		 * an ASKED now the request of another flush.)
+		 */
+		if (RT_LOAD_ACQ(&s->state) != asked_w[k] ||
+		    !__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_ACQUIRE)) {
-			rt_fifo_fill(rb, pos, RT_NO_PAGE); /* the writer published it itself */
+			/* the writer published it itself, or a reclaim took it */
+			rt_fifo_fill(rb, pos, RT_NO_PAGE);
 			continue;
 		}
 		/* A snapshot must not read this page as the writer's any more. */
@@ -1188,7 +1295,8 @@ uint32_t ringtrace_rb_orphan_pages(const ringtrace_rb *rb, uint32_t *out, uint32
 	for (uint32_t i = 0; i < shm->max_writers; i++) {
 		const struct rt_slot *s = &rb->slots[i];
 		uint32_t p = RT_LOAD(&s->cur_page);
-		if (RT_LOAD(&s->state) == RT_SLOT_ACTIVE && p < np && RT_LOAD(&s->steal) != RT_STEAL_TAKEN)
+		if (RT_SLOT_STATE(RT_LOAD(&s->state)) == RT_SLOT_ACTIVE && p < np &&
+		    RT_LOAD(&s->steal) != RT_STEAL_TAKEN)
 			seen[p] = 1;
 	}
 	for (uint32_t i = 0; i < np; i++) {
@@ -1238,7 +1346,7 @@ int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st
 	memset(st, 0, sizeof(*st));
 	for (uint32_t i = 0; i < shm->max_writers; i++) {
 		const struct rt_slot *s = &rb->slots[i];
-		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
+		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->state)) != RT_SLOT_ACTIVE)
 			continue;
 		st->writers_active++;
 		st->hit += RT_LOAD(&s->hit);
@@ -1266,7 +1374,7 @@ int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_wr
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < rb->shm->max_writers; i++) {
 		const struct rt_slot *s = &rb->slots[i];
-		if (RT_LOAD_ACQ(&s->state) != RT_SLOT_ACTIVE)
+		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->state)) != RT_SLOT_ACTIVE)
 			continue;
 		if (n < max) {
 			struct ringtrace_rb_writer_stats *w = &out[n];

@@ -15,17 +15,38 @@
 
 #define RT_CACHELINE 64
 #define RT_SHM_MAGIC 0x31435254474e4952ull /* "RINGTRC1" */
-#define RT_SHM_VERSION 1u
+#define RT_SHM_VERSION 2u /* 2: slot state word with a stamp, slot pidns, flush ids */
 #define RT_NO_PAGE 0xFFFFFFFFu
 
-/* Writer slot states. */
+/*
+ * Writer slot states, in the low 2 bits of slot->state; the bits above
+ * count the slot's transitions (a version stamp). A thread claims a FREE
+ * slot by moving it to CLAIMING, writes its pid, tid, pid namespace and
+ * stream there, then publishes ACTIVE (release): whoever reads that word
+ * (acquire) reads that owner's fields. RECLAIMING: a flush is taking the
+ * slot of an owner that is gone. Every change of owner passes through new
+ * stamps, so a flush that judged the owner from the word w and the fields
+ * read after it takes the slot by compare-and-swap from w: if the slot
+ * changed hands in between (and its fields with it), that fails.
+ */
 #define RT_SLOT_FREE 0u
 #define RT_SLOT_ACTIVE 1u
+#define RT_SLOT_RECLAIMING 2u
+#define RT_SLOT_CLAIMING 3u
+#define RT_SLOT_STATE(w) ((w) & 3u)
+#define RT_SLOT_NEXT(w, st) ((((w) & ~3u) + 4u) | (st))
 
 /* slot->steal: the flush handshake (see ring.c, "Flush"). */
 #define RT_STEAL_NONE 0u
-#define RT_STEAL_ASKED 1u
 #define RT_STEAL_TAKEN 2u
+/*
+ * Asked by the flush call with this id (shm->flush_seq): only that call
+ * may take the page (ASKED -> TAKEN), so a flush that was slow to act on
+ * its request cannot take a page asked for again later by another one.
+ * A later flush takes a pending request over by replacing the id.
+ */
+#define RT_STEAL_ASKED_BY(id) (((uint32_t)(id) << 2) | 1u)
+#define RT_STEAL_IS_ASKED(st) (((st) & 3u) == 1u)
 
 /*
  * Counters that a thread other than the slot's owner adds to (overrun, read)
@@ -68,6 +89,7 @@ struct rt_shm {
 	uint64_t missed_noslot;       /* events of threads that got no slot */
 	uint64_t pages_published, pages_flushed;
 	uint64_t last_flush_ticks;
+	uint64_t flush_seq;           /* ids of flush calls (RT_STEAL_ASKED_BY) */
 };
 
 /*
@@ -77,8 +99,8 @@ struct rt_shm {
  */
 struct rt_slot {
 	uint32_t nest;        /* >0 while the owner is inside a write */
-	uint32_t steal;       /* RT_STEAL_* */
-	uint32_t state;       /* RT_SLOT_* */
+	uint32_t steal;       /* RT_STEAL_NONE, _TAKEN, or _ASKED_BY(id) */
+	uint32_t state;       /* RT_SLOT_* | stamp, see RT_SLOT_STATE */
 	uint32_t cur_page;    /* the owner's page, or RT_NO_PAGE */
 	uint64_t hit;         /* committed events */
 	uint64_t missed;      /* dropped events */
@@ -90,7 +112,8 @@ struct rt_slot {
 	uint64_t overrun __attribute__((aligned(RT_CACHELINE))); /* tagged */
 	uint64_t read;                                            /* tagged */
 	uint64_t comm[2];     /* thread name, refreshed by readers (ringtrace_rb_refresh_comm) */
-	uint64_t pad2[4];
+	uint64_t pidns;       /* the owner's pid namespace (inode of /proc/self/ns/pid), 0 unknown */
+	uint64_t pad2[3];
 };
 
 _Static_assert(sizeof(struct rt_slot) == 128, "slot is two cache lines");
