@@ -23,10 +23,12 @@
  *     theirs. Every child's events are read intact or counted as missed, no
  *     two children share a stream, slots were reclaimed during the run (more
  *     streams than slots), and they are all free at the end.
- *  E. A writer in another pid namespace (a grandchild after
- *     unshare(CLONE_NEWPID): pid 1 there) is alive but its pid and tid mean
- *     other processes here: flushes must not judge it gone. Its slot stays
- *     its own until it exits, and all its events are read.
+ *  E. A writer in another pid namespace (a thread, tid 2, of pid 1 of a
+ *     new namespace) is alive, but its pid and tid are numbers of that
+ *     namespace: flushes here, and by pid 1 of a third namespace (which
+ *     would take pid 1 for its own process and tid 2 for a thread of its
+ *     that is gone), must not judge it gone. Its slot stays its own until
+ *     it exits, and all its events are read.
  */
 #include <limits.h>
 #include <sched.h>
@@ -656,7 +658,7 @@ static void part_d(void)
 
 	struct ringtrace_rb_stats st = tu_stats(rb);
 	CHECK_EQ_U64(st.writers_active, 0);
-	uint64_t ok = 0, refused = 0, nstreams = 0, read = 0;
+	uint64_t ok = 0, refused = 0, nstreams = 0, read = 0, unretired = 0;
 	uint64_t streams[D_CHILDREN];
 	for (uint32_t i = 0; i < D_CHILDREN; i++) {
 		CHECKF(d_sh->ok[i] + d_sh->refused[i] == D_EVENTS, "part D: child %u: %u + %u events",
@@ -666,8 +668,10 @@ static void part_d(void)
 		ok += d_sh->ok[i];
 		refused += d_sh->refused[i];
 		read += d_read[i];
-		if (d_stream[i])
+		if (d_stream[i]) {
 			streams[nstreams++] = d_stream[i];
+			unretired += i % 2 == 0;
+		}
 	}
 	qsort(streams, nstreams, sizeof(streams[0]), cmp_u64_d);
 	for (uint64_t k = 1; k < nstreams; k++)
@@ -677,16 +681,18 @@ static void part_d(void)
 	CHECK_EQ_U64(st.missed, refused);
 	CHECK_EQ_U64(st.read, read);
 	CHECK_STATS_BALANCED(&st);
-	CHECKF(nstreams > D_SLOTS, "part D: only %" PRIu64 " children got one of the %u slots: "
-	       "none was reclaimed during the run", nstreams, D_SLOTS);
+	/* more children that did not retire got a slot than there are slots:
+	 * flushes reclaimed theirs during the run */
+	CHECKF(unretired > D_SLOTS, "part D: only %" PRIu64 " children that do not retire got "
+	       "one of the %u slots: none was reclaimed during the run", unretired, D_SLOTS);
 	uint64_t flushes2 = d_sh->flushes;
 	CHECK(munmap(d_sh, sizeof(*d_sh)) == 0);
 	ringtrace_rb_destroy(rb);
 	printf("  part D: %u children (up to %d alive) through %u slots, half retiring their "
 	       "writer, half _exiting without, %" PRIu64 " + %" PRIu64 " flushes meanwhile: %" PRIu64
-	       " events read intact in %" PRIu64 " streams, %" PRIu64
-	       " refused (counted), all slots free at the end\n",
-	       D_CHILDREN, D_ALIVE, D_SLOTS, d_flushes, flushes2, ok, nstreams, refused);
+	       " events read intact in %" PRIu64 " streams (%" PRIu64 " of children that did not "
+	       "retire), %" PRIu64 " refused (counted), all slots free at the end\n",
+	       D_CHILDREN, D_ALIVE, D_SLOTS, d_flushes, flushes2, ok, nstreams, unretired, refused);
 }
 
 /* ---- part E: a live writer in another pid namespace ---- */
@@ -697,7 +703,7 @@ struct e_pipes {
 	int ready_w, go_r;
 };
 
-/* The writer: a second thread of pid 1 in the new namespace (tid 2 there). */
+/* The writer: a second thread of pid 1 in a new namespace (tid 2 there). */
 static void *e_writer(void *arg)
 {
 	const struct e_pipes *pp = arg;
@@ -717,6 +723,54 @@ static void *e_writer(void *arg)
 	return NULL; /* its thread's exit retires the writer */
 }
 
+/*
+ * In a child: unshare(CLONE_NEWPID), then fork the process that runs fn as
+ * pid 1 of the new namespace; exits with its status. If the namespace is
+ * refused, writes 'P' (EPERM) or 'U' to report_w and exits 0.
+ */
+static void e_in_new_pidns(void (*fn)(void *), void *arg, int report_w)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* (if the test fails and exits, so do we) */
+	if (unshare(CLONE_NEWPID) != 0) {
+		char c = errno == EPERM ? 'P' : 'U';
+		_exit(write(report_w, &c, 1) == 1 ? 0 : 7);
+	}
+	pid_t g = fork();
+	if (g < 0)
+		_exit(8);
+	if (g == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getpid() != 1)
+			_exit(9);
+		fn(arg);
+		_exit(0);
+	}
+	int ws;
+	_exit(waitpid(g, &ws, 0) == g && WIFEXITED(ws) ? WEXITSTATUS(ws) : 10);
+}
+
+static void e_writer_main(void *arg)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, e_writer, arg) != 0 || pthread_join(t, NULL) != 0)
+		_exit(11);
+}
+
+/* The flusher: pid 1 of a second namespace, as the writer is of its own. */
+static void e_flusher_main(void *arg)
+{
+	int res_w = *(int *)arg;
+	for (int i = 0; i < 100; i++)
+		if (ringtrace_rb_flush(rb, 60000) < 0)
+			_exit(12);
+	struct ringtrace_rb_stats st;
+	if (ringtrace_rb_get_stats(rb, &st) < 0)
+		_exit(13);
+	char c = (char)('0' + (st.writers_active < 9 ? st.writers_active : 9));
+	if (write(res_w, &c, 1) != 1)
+		_exit(14);
+}
+
 /* ctx: the events read so far, all of writer 1 in order, in one stream. */
 struct e_seen {
 	uint64_t n, stream;
@@ -732,64 +786,72 @@ static void e_event(const struct ringtrace_event *ev, const struct payload *pl, 
 	e->n++;
 }
 
+static void e_wait(pid_t pid, const char *who)
+{
+	int ws;
+	CHECK(waitpid(pid, &ws, 0) == pid);
+	CHECKF(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "part E: the %s ended with status %d", who,
+	       ws);
+}
+
 static void part_e(void)
 {
 	struct ringtrace_rb_config cfg;
 	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
 	cfg.max_writers = 2;
 	rb = tu_create(&cfg);
-	int ready[2], go[2];
-	CHECK(pipe(ready) == 0 && pipe(go) == 0);
+	int ready[2], go[2], res[2];
+	CHECK(pipe(ready) == 0 && pipe(go) == 0 && pipe(res) == 0);
 	fflush(stdout);
-	pid_t child = fork();
-	CHECK(child >= 0);
-	if (child == 0) {
-		/* (if the test fails, it exits: so do its helpers) */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		alarm(120);
-		if (unshare(CLONE_NEWPID) != 0) {
-			char c = errno == EPERM ? 'P' : 'U';
-			_exit(write(ready[1], &c, 1) == 1 ? 0 : 7);
-		}
-		pid_t g = fork(); /* pid 1 of the new namespace */
-		if (g < 0)
-			_exit(8);
-		if (g == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getpid() != 1)
-				_exit(9);
-			struct e_pipes pp = {ready[1], go[0]};
-			pthread_t t;
-			if (pthread_create(&t, NULL, e_writer, &pp) != 0 || pthread_join(t, NULL) != 0)
-				_exit(11);
-			_exit(0);
-		}
-		int ws;
-		_exit(waitpid(g, &ws, 0) == g && WIFEXITED(ws) ? WEXITSTATUS(ws) : 10);
+	pid_t wchild = fork();
+	CHECK(wchild >= 0);
+	if (wchild == 0) {
+		close(ready[0]);
+		close(go[1]);
+		struct e_pipes pp = {ready[1], go[0]};
+		e_in_new_pidns(e_writer_main, &pp, ready[1]);
 	}
+	close(ready[1]);
+	close(go[0]);
 	char c = 0;
-	CHECK(read(ready[0], &c, 1) == 1);
+	CHECKF(read(ready[0], &c, 1) == 1, "part E: the writer ended before it wrote");
 	if (c == 'P' || c == 'U') {
-		int ws;
-		CHECK(waitpid(child, &ws, 0) == child && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+		e_wait(wchild, "writer's parent");
 		printf("  part E: not run: unshare(CLONE_NEWPID) refused (%s)\n",
 		       c == 'P' ? "needs CAP_SYS_ADMIN" : "not supported here");
 		ringtrace_rb_destroy(rb);
 		return;
 	}
 	CHECK(c == 'R');
-	/* The writer is alive and holds a slot, and its pid and tid (1 and 2)
-	 * are numbers of another namespace: flushes must leave it alone. */
+
+	/*
+	 * The writer is alive and holds a slot. Its pid and tid (1 and 2) are
+	 * numbers of its namespace: neither a flush here (where pid 1 is
+	 * another process) nor one run by pid 1 of another namespace (to which
+	 * the slot's pid 1 looks like its own, and tid 2 like none of its
+	 * threads) may judge it gone.
+	 */
+	fflush(stdout);
+	pid_t fchild = fork();
+	CHECK(fchild >= 0);
+	if (fchild == 0) {
+		close(res[0]);
+		e_in_new_pidns(e_flusher_main, &res[1], res[1]);
+	}
+	close(res[1]);
+	CHECKF(read(res[0], &c, 1) == 1, "part E: the flusher ended before it reported");
+	e_wait(fchild, "flusher's parent");
+	CHECKF(c == '1', "part E: the flusher, pid 1 of another namespace, sees %c writers active: "
+			 "it took the live writer of the first one for gone", c);
 	for (int i = 0; i < 100; i++)
 		CHECK(ringtrace_rb_flush(rb, 60000) >= 0);
 	struct ringtrace_rb_stats st = tu_stats(rb);
-	CHECKF(st.writers_active == 1, "part E: %u writers active: the live writer of another "
-				       "pid namespace was taken for gone", st.writers_active);
+	CHECKF(st.writers_active == 1, "part E: %u writers active: a flush here took the live "
+				       "writer of another pid namespace for gone", st.writers_active);
 	CHECK_EQ_U64(st.hit, E_EVENTS);
+
 	CHECK(write(go[1], &c, 1) == 1);
-	int ws;
-	CHECK(waitpid(child, &ws, 0) == child);
-	CHECKF(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "part E: the child ended with status %d", ws);
+	e_wait(wchild, "writer's parent");
 	st = tu_stats(rb);
 	CHECK_EQ_U64(st.writers_active, 0);
 	CHECK_EQ_U64(st.hit, 2 * E_EVENTS);
@@ -797,12 +859,12 @@ static void part_e(void)
 	struct e_seen e = {0, 0};
 	CHECK_EQ_U64(drain_payloads(2, e_event, &e), 2 * E_EVENTS);
 	close(ready[0]);
-	close(ready[1]);
-	close(go[0]);
 	close(go[1]);
+	close(res[0]);
 	ringtrace_rb_destroy(rb);
 	printf("  part E: a live writer in another pid namespace (pid 1, tid 2 there) kept its slot "
-	       "through 100 flushes; all its %u events read in one stream\n", 2 * E_EVENTS);
+	       "through 100 flushes here and 100 by pid 1 of a third namespace; all its %u events "
+	       "read in one stream\n", 2 * E_EVENTS);
 }
 
 int main(void)

@@ -119,9 +119,10 @@
  * published, its counters folded into the retired totals, the slot freed.
  * That is a process that crashed or _exited (a forked child writing into
  * a shared pool), or a thread that ended without retiring (it attached
- * after its last round of thread-key destructors). The owner is judged by
- * pid (kill 0) or, in this process, by tid (tgkill 0), and only when the
- * slot's pid namespace is ours. The slot's state word carries a stamp
+ * after its last round of thread-key destructors). A slot records its
+ * owner's process by a random cookie, pid and pid namespace: a thread of
+ * this process is judged by its tid (tgkill 0), another process by its pid
+ * (kill 0), only when its pid namespace is ours. The slot's state word carries a stamp
  * that every transition advances, and the flush takes the slot by
  * compare-and-swap from the word it judged: if the slot changed hands in
  * between, that fails. The reclaim takes the page with the flush
@@ -156,6 +157,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -270,28 +272,44 @@ static void rt_atfork_child(void);
 static void rt_process_exit(void);
 
 /*
+ * Who this process is, recorded in the slots it claims, so that a flush can
+ * judge whether a slot's owner is gone (rt_owner_gone):
+ *   rt_proc_cookie  a random number of this process (a forked child draws
+ *                   its own): a slot with it belongs to one of our threads,
+ *                   whatever the pid namespaces and /proc;
+ *   rt_pidns        our pid namespace (inode of /proc/self/ns/pid, 0 if
+ *                   /proc is not there): another process's pid means
+ *                   something here only if its namespace is the same;
+ *   rt_self_pid     getpid(), without the system call.
+ * Set at start and in a forked child (which unshare(CLONE_NEWPID) may have
+ * put in a new namespace).
+ */
+static uint64_t rt_proc_cookie, rt_pidns;
+static uint32_t rt_self_pid;
+
+static void rt_read_self(void)
+{
+	uint64_t c = 0;
+	if (getrandom(&c, sizeof(c), GRND_NONBLOCK) != (ssize_t)sizeof(c))
+		c = 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c ^= ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+	     (uint64_t)(uintptr_t)&c;
+	RT_STORE(&rt_proc_cookie, c | 1); /* never 0, which a fresh slot holds */
+	struct stat st;
+	RT_STORE(&rt_pidns, stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0);
+	RT_STORE(&rt_self_pid, (uint32_t)getpid());
+}
+
+/*
  * A constructor, so the key gets a low index: pthread_setspecific() on a
  * low key never allocates, which keeps a thread's first event
  * async-signal-safe.
  */
-/*
- * This process's pid namespace, recorded in the slots it claims: a flush
- * judges whether a slot's owner is gone by its pid and tid only when they
- * are numbers of its own namespace. Read at start and in a forked child
- * (which unshare(CLONE_NEWPID) may have put in a new one); 0 if /proc is
- * not there.
- */
-static uint64_t rt_pidns;
-
-static void rt_read_pidns(void)
-{
-	struct stat st;
-	RT_STORE(&rt_pidns, stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0);
-}
-
 __attribute__((constructor(101))) static void rt_global_init(void)
 {
-	rt_read_pidns();
+	rt_read_self();
 	pthread_key_create(&rt_exit_key, rt_thread_exit);
 	pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
 	atexit(rt_process_exit);
@@ -844,6 +862,7 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	RT_STORE(&s->tid, (uint32_t)rt_gettid());
 	RT_STORE(&s->pid, (uint32_t)getpid());
 	RT_STORE(&s->pidns, RT_LOAD(&rt_pidns));
+	RT_STORE(&s->owner_cookie, RT_LOAD(&rt_proc_cookie));
 	uint64_t cm[2] = {0, 0};
 	prctl(PR_GET_NAME, (unsigned long)cm, 0, 0, 0);
 	((char *)cm)[15] = 0;
@@ -888,6 +907,22 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	t->attaching = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rt_state_leave(t);
+	/*
+	 * Take the slot from ACTIVE first, as a reclaim does: the two exclude
+	 * each other. (A flush reclaims only the slots of owners that are
+	 * gone, so this fails only if it misjudged us: then the slot, our page
+	 * and our counters are its to publish and fold.)
+	 */
+	uint32_t w = RT_LOAD(&s->state);
+	uint32_t wr = RT_SLOT_NEXT(w, RT_SLOT_RECLAIMING);
+	if (RT_SLOT_STATE(w) != RT_SLOT_ACTIVE ||
+	    !__atomic_compare_exchange_n(&s->state, &w, wr, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		t->page = NULL;
+		t->slot = NULL;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return;
+	}
 	RT_STORE(&s->nest, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Make sure a flush that already asked sees us inside a write. */
@@ -915,8 +950,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
 	RT_STORE(&s->steal, RT_STEAL_NONE);
 	RT_STORE(&s->nest, 0);
-	/* (only the owner moves its slot out of ACTIVE while it lives) */
-	RT_STORE_REL(&s->state, RT_SLOT_NEXT(RT_LOAD(&s->state), RT_SLOT_FREE));
+	RT_STORE_REL(&s->state, RT_SLOT_NEXT(wr, RT_SLOT_FREE));
 	t->slot = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->attaching = 0;
@@ -996,14 +1030,13 @@ static void rt_atfork_parent(void)
 static void rt_atfork_child(void)
 {
 	/* Signals are blocked (rt_atfork_prepare): nothing writes in between. */
-	rt_read_pidns();
+	rt_read_self();
 	ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
 	memset(ringtrace_wtls_, 0, sizeof(ringtrace_wtls_));
 	pthread_mutex_init(&rt_open_lock, NULL);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
 		if (!rt_open[i].rb)
 			continue;
-		rt_open[i].rb->self_pid = (uint32_t)getpid();
 		if (rt_open[i].rb->mb_cmd == MEMBARRIER_CMD_GLOBAL_EXPEDITED)
 			rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
 	}
@@ -1081,25 +1114,26 @@ static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint
 }
 
 /*
- * 1 if the owner of a slot, as read from it, no longer exists: a process
- * that crashed or _exited, or a thread of this process that ended without
- * retiring its writer (one that attached after the thread's last round of
- * thread-key destructors, from a signal handler or from another key's
- * destructor). Judged only for owners in this process's pid namespace
- * (their numbers mean nothing here otherwise), and a thread only in this
- * process (another process's threads end through its own exit path). A
- * number reused by a new process or thread keeps the slot longer, never
+ * 1 if the owner of a slot, as read from it, no longer exists: a thread of
+ * this process that ended without retiring its writer (it attached after
+ * its last round of thread-key destructors, from a signal handler or from
+ * another key's destructor): tgkill 0; or another process that crashed or
+ * _exited: kill 0, judged only in our own pid namespace (elsewhere its
+ * numbers mean other processes), and never when the namespace is unknown.
+ * A number reused by a new process or thread keeps the slot longer, never
  * takes it from a live owner; an owner we may not signal (EPERM) counts as
  * alive.
  */
-static int rt_owner_gone(const struct ringtrace_rb *rb, uint64_t pidns, uint32_t pid,
-			 uint32_t tid)
+static int rt_owner_gone(uint64_t cookie, uint64_t pidns, uint32_t pid, uint32_t tid)
 {
-	if (pidns != RT_LOAD(&rt_pidns))
+	if (cookie == RT_LOAD(&rt_proc_cookie))
+		return syscall(SYS_tgkill, (pid_t)RT_LOAD(&rt_self_pid), (pid_t)tid, 0) < 0 &&
+		       errno == ESRCH;
+	if (pidns == 0 || pidns != RT_LOAD(&rt_pidns))
 		return 0;
-	if (pid != rb->self_pid)
-		return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
-	return syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, 0) < 0 && errno == ESRCH;
+	if (pid == RT_LOAD(&rt_self_pid))
+		return 1; /* another process had our pid: it is gone */
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
 /*
@@ -1160,11 +1194,9 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 	uint64_t now = rt_ticks(rb->is_tsc);
 	uint64_t age = (uint64_t)min_age_ms * (rb->clock.freq / 1000);
 	uint32_t nasked = 0, nflushed = 0;
-	/* asked[]: slots asked for their page; asked_w[]: their state words then */
-	uint32_t *asked = malloc(sizeof(uint32_t) * 2 * shm->max_writers);
+	uint32_t *asked = malloc(sizeof(uint32_t) * shm->max_writers);
 	if (!asked)
 		return rt_error(RINGTRACE_ENOMEM, "flush: out of memory");
-	uint32_t *asked_w = asked + shm->max_writers;
 	uint32_t ask = RT_STEAL_ASKED_BY(__atomic_add_fetch(&shm->flush_seq, 1, __ATOMIC_RELAXED));
 	RT_STORE(&shm->last_flush_ticks, now);
 
@@ -1175,7 +1207,8 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 			continue;
 		/* (the owner fields of w, unless the slot changes hands meanwhile:
 		 * then the reclaim's exchange from w fails, see RT_SLOT_NEXT) */
-		if (rt_owner_gone(rb, RT_LOAD(&s->pidns), RT_LOAD(&s->pid), RT_LOAD(&s->tid))) {
+		if (rt_owner_gone(RT_LOAD(&s->owner_cookie), RT_LOAD(&s->pidns), RT_LOAD(&s->pid),
+				  RT_LOAD(&s->tid))) {
 			nflushed += rt_reclaim_dead(rb, s, w);
 			continue;
 		}
@@ -1192,7 +1225,6 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		if (!__atomic_compare_exchange_n(&s->steal, &st, ask, 0, __ATOMIC_SEQ_CST,
 						 __ATOMIC_RELAXED))
 			continue;
-		asked_w[nasked] = w;
 		asked[nasked++] = i;
 	}
 	if (nasked == 0 || rb->mb_cmd == 0 || rt_membarrier(rb->mb_cmd) != 0) {
@@ -1228,14 +1260,13 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		if (!rt_fifo_claim(rb, &pos))
 			continue;
 		/*
-		 * (Not if the slot changed hands since it was asked: p would be
-		 * the old owner's page, published by whoever freed the slot, and
-		 * an ASKED now the request of another flush.)
+		 * Only while our request is there: not if the writer answered it
+		 * (and may have a new page since, or have left the slot to
+		 * another thread), a reclaim took the page, or another flush
+		 * took the request over.
 		 */
-		if (RT_LOAD_ACQ(&s->state) != asked_w[k] ||
-		    !__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
+		if (!__atomic_compare_exchange_n(&s->steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_ACQUIRE)) {
-			/* the writer published it itself, or a reclaim took it */
 			rt_fifo_fill(rb, pos, RT_NO_PAGE);
 			continue;
 		}
@@ -1600,7 +1631,6 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 	shm->free_count = npages;
 	rb->fd = fd;
 	rb->owner = 1;
-	rb->self_pid = (uint32_t)getpid();
 	rb->map_size = total;
 	if (rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
 		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL_EXPEDITED;
@@ -1680,7 +1710,6 @@ int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out)
 	rt_bind(rb, base);
 	rb->fd = dup(fd);
 	rb->owner = 0;
-	rb->self_pid = (uint32_t)getpid();
 	rb->map_size = size;
 	rb->idx = 0;
 	rb->epoch = UINT64_MAX; /* never matches a thread: a reader does not write */

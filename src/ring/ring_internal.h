@@ -21,13 +21,15 @@
 /*
  * Writer slot states, in the low 2 bits of slot->state; the bits above
  * count the slot's transitions (a version stamp). A thread claims a FREE
- * slot by moving it to CLAIMING, writes its pid, tid, pid namespace and
- * stream there, then publishes ACTIVE (release): whoever reads that word
+ * slot by moving it to CLAIMING, writes its pid, tid, pid namespace,
+ * process cookie and stream there, then publishes ACTIVE (release): whoever reads that word
  * (acquire) reads that owner's fields. RECLAIMING: a flush is taking the
  * slot of an owner that is gone. Every change of owner passes through new
  * stamps, so a flush that judged the owner from the word w and the fields
  * read after it takes the slot by compare-and-swap from w: if the slot
- * changed hands in between (and its fields with it), that fails.
+ * changed hands in between (and its fields with it), that fails. An owner
+ * that retires takes its slot the same way (ACTIVE -> RECLAIMING), then
+ * frees it.
  */
 #define RT_SLOT_FREE 0u
 #define RT_SLOT_ACTIVE 1u
@@ -113,7 +115,8 @@ struct rt_slot {
 	uint64_t read;                                            /* tagged */
 	uint64_t comm[2];     /* thread name, refreshed by readers (ringtrace_rb_refresh_comm) */
 	uint64_t pidns;       /* the owner's pid namespace (inode of /proc/self/ns/pid), 0 unknown */
-	uint64_t pad2[3];
+	uint64_t owner_cookie; /* random per owner process (ring.c, rt_read_self) */
+	uint64_t pad2[2];
 };
 
 _Static_assert(sizeof(struct rt_slot) == 128, "slot is two cache lines");
@@ -150,7 +153,6 @@ struct ringtrace_rb {
 	int mb_cmd;            /* membarrier command for flush, 0 if unavailable */
 	struct rt_clock clock;
 	char *shm_name;        /* creator of a named object: unlinked on destroy */
-	uint32_t self_pid;     /* getpid() when created/attached (fork updates it) */
 };
 
 static inline struct ringtrace_page_header *rt_page(const struct ringtrace_rb *rb, uint32_t i)
