@@ -29,6 +29,9 @@
  *     would take pid 1 for its own process and tid 2 for a thread of its
  *     that is gone), must not judge it gone. Its slot stays its own until
  *     it exits, and all its events are read.
+ *  F. A child made by _Fork() (no atfork handler runs) calls exit(): its
+ *     copy of the parent's writer state must not retire the parent's
+ *     writer, whose events all reach the reader once.
  */
 #include <limits.h>
 #include <sched.h>
@@ -867,6 +870,56 @@ static void part_e(void)
 	       "read in one stream\n", 2 * E_EVENTS);
 }
 
+/* ---- part F: the exit of a child that no atfork handler saw ---- */
+
+static void f_event(const struct ringtrace_event *ev, const struct payload *pl, void *ctx)
+{
+	(void)ev;
+	uint32_t *n = ctx;
+	CHECKF(pl->thread == 3 && pl->k == *n, "part F: event %u is (%u, %u)", *n, pl->thread,
+	       pl->k);
+	(*n)++;
+}
+
+static void part_f(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
+	cfg.max_writers = 1;
+	rb = tu_create(&cfg);
+	for (uint32_t k = 0; k < 10; k++) {
+		struct payload pl = {3, k, payload_check(3, k)};
+		CHECK(ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl)) == 0);
+	}
+	/* A child made by _Fork() has a copy of this thread's writer state
+	 * and runs no atfork handler; its exit() must not retire our writer. */
+	fflush(stdout);
+	pid_t pid = _Fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		exit(0);
+	int ws;
+	CHECK(waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECKF(st.writers_active == 1, "part F: %u writers active after the child's exit: it "
+				       "retired its parent's writer", st.writers_active);
+	CHECK_EQ_U64(st.pages_published, 0);
+	for (uint32_t k = 10; k < 20; k++) {
+		struct payload pl = {3, k, payload_check(3, k)};
+		CHECK(ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl)) == 0);
+	}
+	ringtrace_rb_writer_release(rb);
+	uint32_t n = 0;
+	CHECK_EQ_U64(drain_payloads(4, f_event, &n), 20);
+	st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	CHECK_EQ_U64(st.hit, 20);
+	CHECK_STATS_BALANCED(&st);
+	ringtrace_rb_destroy(rb);
+	printf("  part F: a _Fork() child's exit left its parent's writer alone; all 20 events "
+	       "read once\n");
+}
+
 int main(void)
 {
 	part_a();
@@ -874,6 +927,7 @@ int main(void)
 	part_c();
 	part_d();
 	part_e();
+	part_f();
 	printf("test_ring_churn: OK\n");
 	return 0;
 }

@@ -173,12 +173,13 @@ struct rt_wtls {
 	uint32_t off;          /* where the next event starts: the committed end rounded up to 8 */
 	uint32_t limit;        /* page size, 0 when there is no page */
 	uint32_t res_end;      /* end of the reserved event */
+	uint32_t noslot_epoch; /* (low bits of) the epoch of the buffer noslot_skip is for */
 	uint64_t last_ts;      /* timestamp of the previous event */
 	uint64_t seq;          /* packet_seq_num of the next page */
-	uint32_t noslot_skip;  /* events to drop before retrying a slot claim */
+	uint32_t noslot_skip;  /* events to drop before retrying a slot claim (noslot_epoch) */
 	uint32_t attaching;
 	int drop_reason;       /* why the last reserve returned NULL (RINGTRACE_E*) */
-	int pad_;
+	uint32_t slot_w;       /* the slot's state word this thread published (ACTIVE) */
 };
 
 /*
@@ -821,7 +822,8 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 		t->attaching = 0;
 		return ringtrace_rb_reserve(rb, id, len);
 	}
-	if (t->noslot_skip && t->noslot_skip-- > 0) {
+	/* (a count left from another buffer that had this index is not this one's) */
+	if (t->noslot_skip && t->noslot_epoch == (uint32_t)rb->epoch && t->noslot_skip-- > 0) {
 		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
 		t->drop_reason = RINGTRACE_ENOSPC;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -845,6 +847,7 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	if (!s) {
 		t->drop_reason = RINGTRACE_ENOSPC;
 		t->noslot_skip = 1024;
+		t->noslot_epoch = (uint32_t)rb->epoch;
 		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->attaching = 0;
@@ -878,6 +881,7 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	 * no event lost (it holds no page yet).
 	 */
 	RT_STORE_REL(&s->state, RT_SLOT_NEXT(w, RT_SLOT_ACTIVE));
+	t->slot_w = RT_SLOT_NEXT(w, RT_SLOT_ACTIVE);
 	t->slot = s;
 	t->page = NULL;
 	t->off = 0;
@@ -908,21 +912,25 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rt_state_leave(t);
 	/*
-	 * Take the slot from ACTIVE first, as a reclaim does: the two exclude
-	 * each other. (A flush reclaims only the slots of owners that are
-	 * gone, so this fails only if it misjudged us: then the slot, our page
-	 * and our counters are its to publish and fold.)
+	 * Renew the slot's stamp (still ACTIVE) from exactly the word this
+	 * thread published: a reclaim judged on the old word now fails, and
+	 * if this process dies in the middle of the retire, a later flush
+	 * still finds the slot ACTIVE and its owner gone. If the word is not
+	 * ours any more, the slot was taken from us (a flush that misjudged
+	 * us; or it was freed by a copy of this thread's state, such as a
+	 * child of _Fork() that retired it, and claimed by another thread):
+	 * then nothing in it is ours to publish or fold.
 	 */
-	uint32_t w = RT_LOAD(&s->state);
-	uint32_t wr = RT_SLOT_NEXT(w, RT_SLOT_RECLAIMING);
-	if (RT_SLOT_STATE(w) != RT_SLOT_ACTIVE ||
-	    !__atomic_compare_exchange_n(&s->state, &w, wr, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+	uint32_t w = t->slot_w;
+	uint32_t wr = RT_SLOT_NEXT(w, RT_SLOT_ACTIVE);
+	if (!__atomic_compare_exchange_n(&s->state, &w, wr, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 		t->page = NULL;
 		t->slot = NULL;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->attaching = 0;
 		return;
 	}
+	t->slot_w = wr;
 	RT_STORE(&s->nest, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Make sure a flush that already asked sees us inside a write. */
@@ -948,9 +956,13 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
 	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
-	RT_STORE(&s->steal, RT_STEAL_NONE);
-	RT_STORE(&s->nest, 0);
-	RT_STORE_REL(&s->state, RT_SLOT_NEXT(wr, RT_SLOT_FREE));
+	/* (release: a flush that reads them reads cur_page as left above) */
+	RT_STORE_REL(&s->steal, RT_STEAL_NONE);
+	RT_STORE_REL(&s->nest, 0);
+	/* (a compare-and-swap: if the slot was taken from us meanwhile, it
+	 * is not ours to free) */
+	__atomic_compare_exchange_n(&s->state, &wr, RT_SLOT_NEXT(wr, RT_SLOT_FREE), 0,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	t->slot = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->attaching = 0;
@@ -966,6 +978,13 @@ void ringtrace_rb_writer_release(ringtrace_rb *rb)
 static void rt_thread_exit(void *arg)
 {
 	(void)arg;
+	/*
+	 * A child of _Fork() or vfork() (no atfork handler ran) has a copy of
+	 * its parent's thread state: its writers are the parent's, which its
+	 * exit must not retire.
+	 */
+	if ((uint32_t)getpid() != RT_LOAD(&rt_self_pid))
+		return;
 	pthread_mutex_lock(&rt_open_lock);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
 		struct rt_wtls *t = &rt_tls[i];
@@ -1011,7 +1030,8 @@ static void rt_process_exit(void)
  * handler that interrupted a write (glibc does not make fork
  * async-signal-safe either), and children made by _Fork(), vfork() or a
  * raw clone(), which run no atfork handlers: such a child must exec or
- * _exit before it records.
+ * exit before it records (its exit leaves its parent's writers alone:
+ * rt_thread_exit compares the pid).
  */
 static __thread sigset_t rt_fork_sigmask;
 
@@ -1182,8 +1202,9 @@ static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s, uint32_t 
 	RT_STORE(&s->hit, 0);
 	RT_STORE(&s->missed, 0);
 	RT_STORE(&s->cur_page, RT_NO_PAGE);
-	RT_STORE(&s->steal, RT_STEAL_NONE);
-	RT_STORE(&s->nest, 0);
+	/* (release: a flush that reads them reads cur_page as left above) */
+	RT_STORE_REL(&s->steal, RT_STEAL_NONE);
+	RT_STORE_REL(&s->nest, 0);
 	RT_STORE_REL(&s->state, RT_SLOT_NEXT(wr, RT_SLOT_FREE));
 	return n;
 }
