@@ -55,6 +55,7 @@ static struct {
 	uint64_t pages, bytes, t0_ns;
 	int write_errno;                /* first write error, 0 if none */
 	int from_env;
+	pid_t pid;                      /* the process the session records in */
 	int stopping;
 	unsigned nsnap;
 	uint32_t meta_events, meta_sites; /* registry size at the last live metadata */
@@ -377,6 +378,7 @@ static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_
 		return rt_error(RINGTRACE_EINVAL, "session_start: a session is already recording to %s",
 				S.dir);
 	}
+	S.pid = getpid();
 	struct ringtrace_rb_config rc;
 	ringtrace_rb_config_init(&rc);
 	rc.mode = cfg->mode;
@@ -591,6 +593,11 @@ static int rt_parse_size(const char *s, size_t *out)
 
 static void rt_env_atexit(void)
 {
+	/* (not in a child of _Fork() or vfork(), which no atfork handler
+	 * reset: the session, its consumer thread and its files are the
+	 * parent's) */
+	if (getpid() != S.pid)
+		return;
 	if (S.from_env && S.active && ringtrace_session_stop() < 0)
 		fprintf(stderr, "ringtrace: %s\n", ringtrace_last_error());
 }

@@ -948,10 +948,12 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 			rt_free_push(rb, idx);
 		}
 	}
-	__atomic_fetch_add(&shm->retired_hit, RT_LOAD(&s->hit), __ATOMIC_RELAXED);
+	/* (exchanges: a process killed in between must not have a later
+	 * reclaim fold the same counts again) */
+	__atomic_fetch_add(&shm->retired_hit, __atomic_exchange_n(&s->hit, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
 	__atomic_fetch_add(&shm->retired_missed, __atomic_exchange_n(&s->missed, 0, __ATOMIC_RELAXED),
 			   __ATOMIC_RELAXED);
-	RT_STORE(&s->hit, 0);
 	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
 	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
 	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
