@@ -2,23 +2,16 @@
  * test_crash_prog: records a known sequence, then dies without stopping
  * its recorder (tests/test_recover.sh).
  *
- *   test_crash_prog N DIR kill|abort|exit|forkexit
+ *   test_crash_prog N DIR kill|abort|exit
  *
  * Two threads each call crash_ev(thread, seq) for seq = 0 .. N-1, then the
  * program waits until the recorder's live metadata in DIR names crash_ev
  * (so that the crash is not earlier than a real program's would be: a
  * few milliseconds after start), and dies: SIGKILL, abort() (SIGABRT) or
  * _exit(3) (no atexit handler, so no session stop).
- *
- * forkexit does not die: a child made by _Fork() (no atfork handler runs
- * in it) calls exit(), which must neither hang on the parent's recorder
- * thread nor retire the parent's writers; the program then records one
- * more event on thread 0 (seq N) and exits normally, which stops its
- * session. Exits 4 if the child hangs (killed after 10 s) or fails.
  */
 #include <pthread.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +56,7 @@ static int meta_names_event(const char *dir)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: test_crash_prog N DIR kill|abort|exit|forkexit\n");
+		fprintf(stderr, "usage: test_crash_prog N DIR kill|abort|exit\n");
 		return 2;
 	}
 	n_events = strtoul(argv[1], NULL, 10);
@@ -78,30 +71,6 @@ int main(int argc, char **argv)
 	}
 	printf("test_crash_prog: %lu events per thread\n", n_events);
 	fflush(stdout);
-	if (strcmp(argv[3], "forkexit") == 0) {
-		pid_t pid = _Fork();
-		if (pid < 0)
-			return 4;
-		if (pid == 0)
-			exit(0);
-		int ws = 0;
-		pid_t w = 0;
-		for (int i = 0; i < 1000 && (w = waitpid(pid, &ws, WNOHANG)) == 0; i++) {
-			struct timespec d = {0, 10 * 1000 * 1000};
-			nanosleep(&d, NULL);
-		}
-		if (w != pid) {
-			fprintf(stderr, "test_crash_prog: the _Fork() child's exit() hangs\n");
-			kill(pid, SIGKILL);
-			waitpid(pid, &ws, 0);
-			return 4;
-		}
-		if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-			return 4;
-		/* our writer must still be ours: thread 0's sequence goes on */
-		trace_crash_ev(0, n_events);
-		return 0;
-	}
 	if (strcmp(argv[3], "kill") == 0)
 		raise(SIGKILL);
 	if (strcmp(argv[3], "abort") == 0)

@@ -10,7 +10,6 @@
 #    up to its last event;
 #  - `ringtrace recover SHM DIR` by hand, for a program traced with
 #    RINGTRACE_OUTPUT and RINGTRACE_SHM; the pool is removed afterwards;
-#  - a _Fork() child's exit() in a program recording with RINGTRACE_OUTPUT;
 #  - errors: an unknown pool, a directory without metadata.
 #   usage: test_recover.sh BIN_DIR
 set -eu
@@ -105,22 +104,6 @@ n=$(check_seq "$d" all)
 [ "$n" = $((2 * N)) ] || fail "manual: $n events recovered"
 [ ! -e "/dev/shm${shm}" ] || fail "manual: the pool $shm was not removed"
 echo "test_recover: recover SHM DIR: $n events"
-
-# A child made by _Fork() (no atfork handler) calls exit() while the
-# parent records with RINGTRACE_OUTPUT: it must not hang on the parent's
-# recorder thread nor retire the parent's writers; the parent then records
-# one more event and stops its session normally.
-d="$tmp/forkexit"
-st=0
-RINGTRACE_OUTPUT="$d" "$prog" $N "$d" forkexit > "$d.out" 2>&1 || st=$?
-[ "$st" = 0 ] || { cat "$d.out" >&2; fail "forkexit: the program exited $st"; }
-"$rt" report --raw "$d" > "$d.txt" || fail "forkexit: report failed"
-n=$(grep -c "crash_ev:" "$d.txt") || true
-[ "$n" = $((2 * N + 1)) ] || fail "forkexit: $n events in the trace, want $((2 * N + 1))"
-grep -q "thread=0 seq=$N\b" "$d.txt" || fail "forkexit: the parent's last event is missing"
-grep -q "^stat hit $((2 * N + 1))$" "$d/metadata" || fail "forkexit: stat hit is not $((2 * N + 1))"
-grep -q "^stat missed 0$" "$d/metadata" || fail "forkexit: events were missed"
-echo "test_recover: a _Fork() child's exit(): no hang, the parent's $n events all recorded"
 
 # errors
 st=0

@@ -595,7 +595,7 @@ static void rt_env_atexit(void)
 {
 	/* (not in a child of _Fork() or vfork(), which no atfork handler
 	 * reset: the session, its consumer thread and its files are the
-	 * parent's) */
+	 * parent's, and the join would wait forever) */
 	if (getpid() != S.pid)
 		return;
 	if (S.from_env && S.active && ringtrace_session_stop() < 0)

@@ -1032,8 +1032,10 @@ static void rt_process_exit(void)
  * handler that interrupted a write (glibc does not make fork
  * async-signal-safe either), and children made by _Fork(), vfork() or a
  * raw clone(), which run no atfork handlers: such a child must exec or
- * exit before it records (its exit leaves its parent's writers alone:
- * rt_thread_exit compares the pid).
+ * _exit before it records. (Its exit(), allowed when the parent had one
+ * thread at the fork, leaves the parent's writers alone: rt_thread_exit
+ * compares the pid. With more threads, exit() in such a child may wait
+ * forever for a lock another thread held at the fork, ours or libc's.)
  */
 static __thread sigset_t rt_fork_sigmask;
 
