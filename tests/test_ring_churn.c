@@ -509,7 +509,6 @@ static void part_c(void)
 	/* The slot is usable again (this thread has been skipping attach
 	 * attempts since its ENOSPC, so a new thread writes). */
 	CHECK(pthread_key_delete(c_key) == 0);
-	c_rounds = 0;
 	CHECK(pthread_create(&t, NULL, c_writer_once, NULL) == 0);
 	CHECK(pthread_join(t, NULL) == 0);
 	e.thread = 9;

@@ -287,18 +287,21 @@ int main(int argc, char **argv)
 	double *t = malloc(sizeof(double) * (size_t)rounds);
 	if (!t)
 		cmp_die("out of memory");
-	for (int r = 0; r < rounds; r++)
-		t[r] = v[0][C_DPDK][r] / v[0][C_RT][r];
-	print_stats("ratio", "dpdk/ringtrace", t, rounds);
-	for (int r = 0; r < rounds; r++)
-		t[r] = v[0][C_RT][r] / v[0][C_RT_DISCARD][r];
-	print_stats("ratio", "overwrite/discard", t, rounds);
-	for (int r = 0; r < rounds; r++)
-		t[r] = v[0][C_RT][r] / v[0][C_FLOOR][r];
-	print_stats("ratio", "ringtrace/floor", t, rounds);
-	for (int r = 0; r < rounds; r++)
-		t[r] = v[0][C_DPDK][r] / v[0][C_FLOOR][r];
-	print_stats("ratio", "dpdk/floor", t, rounds);
+	/* per-round ratios of micro cases */
+	static const struct {
+		const char *name;
+		int num, den;
+	} ratios[] = {
+		{"dpdk/ringtrace", C_DPDK, C_RT},
+		{"overwrite/discard", C_RT, C_RT_DISCARD},
+		{"ringtrace/floor", C_RT, C_FLOOR},
+		{"dpdk/floor", C_DPDK, C_FLOOR},
+	};
+	for (size_t q = 0; q < sizeof(ratios) / sizeof(ratios[0]); q++) {
+		for (int r = 0; r < rounds; r++)
+			t[r] = v[0][ratios[q].num][r] / v[0][ratios[q].den][r];
+		print_stats("ratio", ratios[q].name, t, rounds);
+	}
 	for (int k = C_RT; k < NCASE; k++) {
 		if (!closef[k])
 			continue;

@@ -450,8 +450,8 @@ int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out)
 	 * one to the other meanwhile is seen at least once. */
 	for (uint32_t i = 0; i < shm->max_writers; i++) {
 		struct rt_slot *sl = &rb->slots[i];
-		/* (also a slot being retired or reclaimed: its page may not be in
-		 * the FIFO yet when the loop below looks there) */
+		/* (also a slot being reclaimed: its page may not be in the FIFO
+		 * yet when the loop below looks there) */
 		uint32_t st = RT_SLOT_STATE(RT_LOAD_ACQ(&sl->state));
 		if (st != RT_SLOT_ACTIVE && st != RT_SLOT_RECLAIMING)
 			continue;

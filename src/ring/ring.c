@@ -897,11 +897,28 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 	return ringtrace_rb_reserve(rb, id, len);
 }
 
+/*
+ * Move a slot's counters into the buffer's retired totals (its writer is
+ * leaving: retire, or reclaim of an owner that is gone). Exchanges: a
+ * process killed in between must not have a later reclaim fold the same
+ * counts again.
+ */
+static void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s)
+{
+	__atomic_fetch_add(&shm->retired_hit, __atomic_exchange_n(&s->hit, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_missed, __atomic_exchange_n(&s->missed, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
+	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
+	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
+}
+
 /* Publish the thread's page and give its slot back. */
 static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 {
 	struct rt_slot *s = t->slot;
-	struct rt_shm *shm = rb->shm;
 	/*
 	 * From here a signal handler's event on this thread goes to the attach
 	 * path, finds `attaching` and is counted in missed_noslot: it never
@@ -930,7 +947,6 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 		t->attaching = 0;
 		return;
 	}
-	t->slot_w = wr;
 	RT_STORE(&s->nest, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Make sure a flush that already asked sees us inside a write. */
@@ -948,16 +964,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct rt_wtls *t)
 			rt_free_push(rb, idx);
 		}
 	}
-	/* (exchanges: a process killed in between must not have a later
-	 * reclaim fold the same counts again) */
-	__atomic_fetch_add(&shm->retired_hit, __atomic_exchange_n(&s->hit, 0, __ATOMIC_RELAXED),
-			   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&shm->retired_missed, __atomic_exchange_n(&s->missed, 0, __ATOMIC_RELAXED),
-			   __ATOMIC_RELAXED);
-	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
-	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
-	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
+	rt_slot_fold(rb->shm, s);
 	/* (release: a flush that reads them reads cur_page as left above) */
 	RT_STORE_REL(&s->steal, RT_STEAL_NONE);
 	RT_STORE_REL(&s->nest, 0);
@@ -1197,14 +1204,7 @@ static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s, uint32_t 
 		else
 			rt_free_push(rb, p);
 	}
-	__atomic_fetch_add(&shm->retired_hit, RT_LOAD(&s->hit), __ATOMIC_RELAXED);
-	__atomic_fetch_add(&shm->retired_missed, RT_LOAD(&s->missed), __ATOMIC_RELAXED);
-	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
-	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
-	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
-	RT_STORE(&s->hit, 0);
-	RT_STORE(&s->missed, 0);
+	rt_slot_fold(shm, s);
 	RT_STORE(&s->cur_page, RT_NO_PAGE);
 	/* (release: a flush that reads them reads cur_page as left above) */
 	RT_STORE_REL(&s->steal, RT_STEAL_NONE);

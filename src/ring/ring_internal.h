@@ -22,14 +22,15 @@
  * Writer slot states, in the low 2 bits of slot->state; the bits above
  * count the slot's transitions (a version stamp). A thread claims a FREE
  * slot by moving it to CLAIMING, writes its pid, tid, pid namespace,
- * process cookie and stream there, then publishes ACTIVE (release): whoever reads that word
- * (acquire) reads that owner's fields. RECLAIMING: a flush is taking the
- * slot of an owner that is gone. Every change of owner passes through new
- * stamps, so a flush that judged the owner from the word w and the fields
- * read after it takes the slot by compare-and-swap from w: if the slot
- * changed hands in between (and its fields with it), that fails. An owner
- * that retires takes its slot the same way (ACTIVE -> RECLAIMING), then
- * frees it.
+ * process cookie and stream there, then publishes ACTIVE (release):
+ * whoever reads that word (acquire) reads that owner's fields. RECLAIMING:
+ * a flush is taking the slot of an owner that is gone. Every change of
+ * owner passes through new stamps, so a flush that judged the owner from
+ * the word w and the fields read after it takes the slot by
+ * compare-and-swap from w: if the slot changed hands in between (and its
+ * fields with it), that fails. An owner that retires renews the stamp by
+ * compare-and-swap from the word it published (still ACTIVE), then frees
+ * the slot the same way.
  */
 #define RT_SLOT_FREE 0u
 #define RT_SLOT_ACTIVE 1u
