@@ -338,12 +338,12 @@
 				if (ringtrace__q) {                                                \
 					memcpy(ringtrace__q, ringtrace__p, ringtrace__sz);         \
 					ringtrace_commit_fast_(&ringtrace__f);                     \
-					ringtrace_events_note_(ringtrace__rb, ringtrace__rd);                     \
+					ringtrace_events_note_(ringtrace__rb, ringtrace__rd); \
 				} else if ((ringtrace__q = (char *)ringtrace_rb_reserve(            \
 						    ringtrace__rb, ringtrace__ev->id, ringtrace__sz))) { \
 					memcpy(ringtrace__q, ringtrace__p, ringtrace__sz);         \
 					ringtrace_rb_commit(ringtrace__rb);                        \
-					ringtrace_events_note_(ringtrace__rb, ringtrace__rd);                     \
+					ringtrace_events_note_(ringtrace__rb, ringtrace__rd); \
 				}                                                          \
 			}                                                                  \
 			if (ringtrace__ctl && ringtrace__ctl->ntriggers)                           \
