@@ -58,6 +58,8 @@ static int rt_have_invariant_counter(void)
 static void rt_sample(uint64_t *ticks, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
+	*ticks = 0; /* (the first try always sets both; the compiler cannot see it) */
+	*ns = 0;
 	for (int i = 0; i < 50; i++) {
 		uint64_t a = rt_mono_ns();
 		uint64_t t = rt_ticks(1);
