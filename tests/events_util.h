@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "ringtrace/event.h"
+#include "ringtrace/printf.h"
 
 /* One recorded event, its payload copied (8-aligned, from malloc). */
 struct evu_event {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "ringtrace/ctf.h"
 #include "ringtrace/format.h"
 #include "ringtrace/ring.h"
 
@@ -179,24 +180,12 @@ static uint64_t dir_bytes(const char *dir)
 	return n;
 }
 
+/* A `stat` line of the trace's metadata (0 and *found 0 if none or unreadable). */
 static uint64_t meta_stat(const char *dir, const char *key, int *found)
 {
-	char path[4200], line[512];
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	FILE *f = fopen(path, "r");
 	uint64_t v = 0;
-	size_t kl = strlen(key);
-	*found = 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "stat ", 5) == 0 && strncmp(line + 5, key, kl) == 0 &&
-		    line[5 + kl] == ' ') {
-			v = strtoull(line + 6 + kl, NULL, 10);
-			*found = 1;
-		}
-	}
-	if (f)
-		fclose(f);
-	return v;
+	*found = ringtrace_ctf_get_stat(dir, key, &v) == 1;
+	return *found ? v : 0;
 }
 
 /*
@@ -225,8 +214,7 @@ static void print_summary(const char *dir)
 		uint64_t events = 0, bytes = 0, pages = 0, lostpages = 0, off = 0;
 		int have = 0;
 		while (fseeko(f, (off_t)off, SEEK_SET) == 0 && fread(&h, sizeof(h), 1, f) == 1) {
-			if (h.magic != RINGTRACE_PAGE_MAGIC || h.packet_size < sizeof(h) * 8 ||
-			    h.packet_size % 8)
+			if (ringtrace_page_check(&h, 0) < 0)
 				break;
 			if (have && h.packet_seq_num > last.packet_seq_num + 1)
 				lostpages += h.packet_seq_num - last.packet_seq_num - 1;

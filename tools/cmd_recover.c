@@ -33,24 +33,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ringtrace/ctf.h"
 #include "ringtrace/format.h"
 #include "ringtrace/ring.h"
 
 #include "commands.h"
-#include "common/internal.h"
 
 /* Append one page to its stream file: 0, or -1 with a message. */
 static int append_page(const char *dir, const struct ringtrace_page_header *p, size_t ps)
 {
-	char path[4300];
-	rt_stream_path(path, sizeof(path), dir, p->stream_instance_id);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	int rc = fd < 0 || rt_write_all(fd, p, ps) < 0 ? -1 : 0;
-	if (rc < 0)
-		fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return rc;
+	if (ringtrace_ctf_append_page(dir, p, ps) < 0) {
+		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
+		return -1;
+	}
+	return 0;
 }
 
 /* Total size of the stream files in dir. */
@@ -75,82 +71,19 @@ static uint64_t streams_bytes(const char *dir)
 }
 
 /*
- * Insert the accounting before the end of the metadata's schema block
- * (its last "end" line), replacing stat lines already there. Written to a
- * temporary name and renamed, like the recorder does.
+ * The accounting of the pool into the metadata's `stat` lines (replacing
+ * those there), the rest of the metadata as it was: rewritten from its
+ * schema block by the ctf layer, under a temporary name, and renamed.
  */
 static int patch_metadata(const char *dir, const struct ringtrace_rb_stats *s, uint64_t pages,
 			  uint64_t bytes, unsigned mode, uint64_t recovered)
 {
-	char path[4200], tmp[4300];
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", dir);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		fprintf(stderr, "ringtrace recover: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	char buf[65536];
-	size_t r;
-	while ((r = fread(buf, 1, sizeof(buf), f)) > 0) {
-		if (len + r + 1 > cap) {
-			cap = (len + r + 1) * 2;
-			char *n = realloc(text, cap);
-			if (!n) {
-				free(text);
-				fclose(f);
-				return -1;
-			}
-			text = n;
-		}
-		memcpy(text + len, buf, r);
-		len += r;
-	}
-	fclose(f);
-	if (!text) {
-		fprintf(stderr, "ringtrace recover: %s is empty\n", path);
-		return -1;
-	}
-	text[len] = 0;
-	char *end = NULL;
-	for (char *p = strstr(text, "\nend */"); p; p = strstr(p + 1, "\nend */"))
-		end = p;
-	if (!end) {
-		fprintf(stderr, "ringtrace recover: %s: no ringtrace-schema block (not written by ringtrace?)\n",
-			path);
-		free(text);
-		return -1;
-	}
-	FILE *o = fopen(tmp, "we");
-	if (!o) {
-		fprintf(stderr, "ringtrace recover: %s: %s\n", tmp, strerror(errno));
-		free(text);
-		return -1;
-	}
-	/* Everything up to the end of the block, minus earlier stat lines. */
-	for (char *line = text; line <= end;) {
-		char *nl = strchr(line, '\n');
-		size_t l = nl ? (size_t)(nl - line) + 1 : strlen(line);
-		if (line + l > end + 1)
-			l = (size_t)(end + 1 - line);
-		if (strncmp(line, "stat ", 5) != 0)
-			fwrite(line, 1, l, o);
-		line += l;
-		if (!nl)
-			break;
-	}
-	fprintf(o,
-		"stat hit %" PRIu64 "\nstat missed %" PRIu64 "\nstat overrun %" PRIu64
-		"\nstat read %" PRIu64 "\nstat pages %" PRIu64 "\nstat bytes %" PRIu64
-		"\nstat mode %u\nstat recovered %" PRIu64 "\n",
-		s->hit, s->missed, s->overrun, s->read, pages, bytes, mode, recovered);
-	fputs(end + 1, o);
-	free(text);
-	if (fclose(o) != 0 || rename(tmp, path) != 0) {
-		fprintf(stderr, "ringtrace recover: writing %s: %s\n", path, strerror(errno));
-		unlink(tmp);
+	const struct ringtrace_trace_stat st[] = {
+		{"hit", s->hit}, {"missed", s->missed}, {"overrun", s->overrun}, {"read", s->read},
+		{"pages", pages}, {"bytes", bytes}, {"mode", mode}, {"recovered", recovered},
+	};
+	if (ringtrace_ctf_set_stats(dir, st, (uint32_t)(sizeof(st) / sizeof(st[0]))) < 0) {
+		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
 		return -1;
 	}
 	return 0;
@@ -214,7 +147,7 @@ static int save_orphans(ringtrace_rb *rb, const char *dir, size_t ps)
 	int saved = 0;
 	for (uint32_t i = 0; i < k; i++) {
 		char path[4300];
-		rt_stream_path(path, sizeof(path), dir, pg[i]->stream_instance_id);
+		ringtrace_ctf_stream_path(path, sizeof(path), dir, pg[i]->stream_instance_id);
 		if ((int64_t)pg[i]->packet_seq_num <= last_seq(path, ps))
 			continue; /* saved before the program died */
 		if (append_page(dir, pg[i], ps) < 0) {

@@ -100,65 +100,6 @@ static const char report_help[] =
 	"\n"
 	"Exits 1 if any damage was found (after printing everything readable).\n";
 
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-/* Right-aligned in `width`, padded with `pad`. */
-static char *put_u64_w(char *p, uint64_t v, int width, char pad)
-{
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (int i = n; i < width; i++)
-		*p++ = pad;
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-/* "%16s-%-7u [%03u] " then the timestamp and ": " */
-static char *put_prefix(char *p, const struct ringtrace_trace_record *r, int raw)
-{
-	size_t cl = strlen(r->comm);
-	for (size_t i = cl; i < 16; i++)
-		*p++ = ' ';
-	memcpy(p, r->comm, cl);
-	p += cl;
-	*p++ = '-';
-	char *s = p;
-	p = put_u64(p, r->tid);
-	while (p - s < 7)
-		*p++ = ' ';
-	*p++ = ' ';
-	*p++ = '[';
-	p = put_u64_w(p, r->cpu, 3, '0');
-	*p++ = ']';
-	*p++ = ' ';
-	if (raw) {
-		p = put_u64(p, r->ts);
-	} else {
-		p = put_u64_w(p, r->ns / 1000000000u, 5, ' ');
-		*p++ = '.';
-		p = put_u64_w(p, r->ns % 1000000000u / 1000u, 6, '0');
-	}
-	*p++ = ':';
-	*p++ = ' ';
-	return p;
-}
-
 /* SEC[.FRACTION] to nanoseconds, exactly (digits past 1 ns are ignored). */
 static int parse_sec(const char *s, uint64_t *ns)
 {
@@ -221,8 +162,8 @@ static int cmd_report(int argc, char **argv)
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	/* per event id: 0 not decided, 1 shown, 2 hidden */
 	unsigned char *sel = calloc(65536, 1);
-	size_t cap = 1 << 16;
-	char *line = malloc(cap + 256);
+	size_t cap = (1 << 16) + 256;
+	char *line = malloc(cap + 1);
 	if (!sel || !line) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
@@ -231,44 +172,26 @@ static int cmd_report(int argc, char **argv)
 	while (ringtrace_trace_next(t, &r) == 1) {
 		if (r.ns < from || r.ns > to)
 			continue;
-		char *p;
-		if (r.kind == RINGTRACE_TRACE_LOST) {
-			p = put_prefix(line, &r, raw);
-			p += sprintf(p, "*** %" PRIu64 " events lost ***\n", r.lost);
-			fwrite(line, 1, (size_t)(p - line), stdout);
-			continue;
-		}
-		const char *name = ringtrace_trace_event_name(&r);
-		if (glob) {
+		if (glob && r.kind == RINGTRACE_TRACE_EVENT) {
 			unsigned char *c = r.id < 65536 ? &sel[r.id] : NULL;
 			int show;
 			if (c && *c)
 				show = *c == 1;
 			else {
-				show = fnmatch(glob, name, 0) == 0;
+				show = fnmatch(glob, ringtrace_trace_event_name(&r), 0) == 0;
 				if (c)
 					*c = show ? 1 : 2;
 			}
 			if (!show)
 				continue;
 		}
-		p = put_prefix(line, &r, raw);
-		size_t nl = strlen(name);
-		if (nl > 128)
-			nl = 128;
-		memcpy(p, name, nl);
-		p += nl;
-		*p++ = ':';
-		*p++ = ' ';
-		size_t used = (size_t)(p - line);
-		int n = ringtrace_trace_format(t, &r, p, cap + 256 - used - 1);
+		int n = ringtrace_trace_format_line(t, &r, raw, line, cap);
 		if (n < 0)
 			continue; /* reported, with the file and offset */
-		if ((size_t)n > cap + 256 - used - 2)
-			n = (int)(cap + 256 - used - 2);
-		p += n;
-		*p++ = '\n';
-		fwrite(line, 1, (size_t)(p - line), stdout);
+		if ((size_t)n > cap - 1)
+			n = (int)(cap - 1);
+		line[n] = '\n';
+		fwrite(line, 1, (size_t)n + 1, stdout);
 	}
 	int rc = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {

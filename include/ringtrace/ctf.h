@@ -1,24 +1,87 @@
 /*
- * ringtrace/ctf.h - Common Trace Format 1.8 metadata for ringtrace pages.
+ * ringtrace/ctf.h - trace directories: Common Trace Format 1.8 metadata
+ * for ringtrace pages, and the description of a trace that the metadata
+ * carries (docs/format.md, section 7).
  *
- * A ring-buffer page is a CTF packet as it is (docs/format.md). To make a
- * trace directory, write each stream's pages unchanged into a file of its
- * own and this metadata next to them in a file named "metadata";
- * babeltrace2 and Trace Compass then read it.
+ * A ring-buffer page is a CTF packet as it is (docs/format.md). A trace
+ * directory holds each stream's pages unchanged in a file of its own
+ * (`stream_<N>`) and the metadata in a file named `metadata`: the TSDL
+ * that babeltrace2 and Trace Compass read, followed by a comment block,
+ * `ringtrace-schema`, with what ringtrace's own reader needs and CTF cannot
+ * say (print formats, printf call sites, event kinds, filters, triggers,
+ * the recorder's accounting). The TSDL is derived from the block, so the
+ * metadata is written from one description, whoever writes it: the
+ * recorder (from the live registry) or `ringtrace recover` (from the
+ * block it read).
  *
  * This header compiles as C and as C++.
  */
 #ifndef RINGTRACE_CTF_H
 #define RINGTRACE_CTF_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ringtrace/ring.h"
+#include "ringtrace/error.h"
+#include "ringtrace/format.h"
+#include "ringtrace/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct ringtrace_rb;
+
+/* ---- what a trace's metadata says (the reader's view of it) --------------- */
+
+/* The trace clock: ns = base_ns + (ticks - base_ticks) * 10^9 / freq. */
+struct ringtrace_trace_clock {
+	int is_tsc;
+	uint64_t freq, base_ticks, base_ns;
+};
+
+/* An event class of the schema block. */
+struct ringtrace_trace_event_def {
+	uint32_t id;
+	uint32_t kind;         /* enum ringtrace_event_kind */
+	const char *name;
+	const char *print_fmt;
+	const struct ringtrace_field_desc *fields;
+	uint32_t nfields;
+	/*
+	 * From the event's `filter` line (section 7), if any: the filter
+	 * expression it had when the metadata was written (NULL if none: no
+	 * filter line, or the filter was removed before then), and how many
+	 * calls a filter kept out of the buffer (0 without a filter line).
+	 */
+	const char *filter;
+	uint64_t rejected;
+};
+
+/* A trigger of the schema block (`trigger` line), as it stood when the
+ * metadata was written. */
+struct ringtrace_trace_trigger {
+	const char *spec;      /* "EVENT [if EXPR]: ACTION[:N]", as it was given */
+	uint64_t fired;        /* times its action ran */
+	uint64_t skipped;      /* matched but not run (count used up, no session) */
+};
+
+/* A ringtrace_printf call site of the schema block. */
+struct ringtrace_trace_site {
+	uint32_t id;
+	uint32_t nargs;
+	uint8_t types[RINGTRACE_PRINTF_MAX_ARGS]; /* enum ringtrace_pf_type */
+	const char *fmt;
+	const char *file;
+	uint32_t line;
+};
+
+/* A `stat` line: the recorder's accounting. */
+struct ringtrace_trace_stat {
+	const char *key;
+	uint64_t value;
+};
 
 /* The recorder's accounting, stored in the metadata's schema block. */
 struct ringtrace_trace_stats {
@@ -28,18 +91,48 @@ struct ringtrace_trace_stats {
 	uint32_t mode;             /* enum ringtrace_rb_mode */
 };
 
+/* ---- writing ------------------------------------------------------------------ */
+
 /*
  * Write the TSDL metadata describing the pages of `rb` and every event the
  * registry knows (libraries since unloaded included, ringtrace_printf
  * records as a call-site id plus a byte sequence), followed by the
- * ringtrace-schema comment block (docs/format.md, section 7) with `stats`
- * if not NULL. Returns 0, or a negative error with a message (a write
- * error names errno).
+ * ringtrace-schema block with `stats` if not NULL. Returns 0, or a
+ * negative error with a message (a write error names errno). In the
+ * tracing library only.
  */
-int ringtrace_ctf_write_metadata(const ringtrace_rb *rb, FILE *out,
+int ringtrace_ctf_write_metadata(const struct ringtrace_rb *rb, FILE *out,
 				 const struct ringtrace_trace_stats *stats);
+
+/*
+ * Append one page, unchanged, to the file of its stream in trace
+ * directory `dir` (created if missing). 0, or a negative error with a
+ * message naming the file.
+ */
+int ringtrace_ctf_append_page(const char *dir, const struct ringtrace_page_header *page,
+			      size_t page_size);
+
+/* DIR/stream_N: the file of stream N in a trace directory. */
+void ringtrace_ctf_stream_path(char *buf, size_t size, const char *dir, uint64_t stream);
+
+/*
+ * The value of one `stat` line of DIR/metadata (the recorder's
+ * accounting: hit, missed, overrun, read, pages, bytes, duration_ns, mode,
+ * recovered): 1 and *value, 0 if the metadata has no such line, or a
+ * negative error with a message naming the file and line.
+ */
+int ringtrace_ctf_get_stat(const char *dir, const char *key, uint64_t *value);
+
+/*
+ * Replace the `stat` lines of DIR/metadata with these (the trace's events,
+ * sites, filters and triggers stay as they are); the file is written anew
+ * from what its schema block says, under a temporary name, and renamed.
+ * 0, or a negative error with a message naming the file and line.
+ */
+int ringtrace_ctf_set_stats(const char *dir, const struct ringtrace_trace_stat *stats,
+			    uint32_t nstats);
 
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* RINGTRACE_CTF_H */

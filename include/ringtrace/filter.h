@@ -45,7 +45,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ringtrace/event.h"
+#include "ringtrace/error.h"
+#include "ringtrace/schema.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,11 +9,18 @@
  * machine's byte order (little endian on every supported target).
  *
  * docs/format.md describes the same layout in prose, with the CTF mapping.
+ * The page decoder at the end of this header (implemented in
+ * src/ring/page.c) is what every reader uses: the ring buffer's own
+ * iterators, the recovery tool and the trace reader (ringtrace/trace.h).
+ * It trusts nothing in a page: every offset and length is checked against
+ * the page's content size before use.
+ *
  * This header compiles as C and as C++.
  */
 #ifndef RINGTRACE_FORMAT_H
 #define RINGTRACE_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -110,6 +117,40 @@ static inline uint64_t ringtrace_page_lost_before(const struct ringtrace_page_he
 #define RINGTRACE_EV_WORD_TS(w) ((uint32_t)(w))
 #define RINGTRACE_EV_WORD_ID(w) ((uint32_t)(((w) >> 32) & 0xFFFFu))
 #define RINGTRACE_EV_WORD_LEN(w) ((uint32_t)((w) >> 48))
+
+/* ---- decoding events within a page --------------------------------------- */
+
+struct ringtrace_event {
+	uint64_t ts;          /* full timestamp, ticks (see ringtrace_rb_ticks_to_ns) */
+	uint32_t id;
+	uint32_t len;         /* payload bytes */
+	const void *data;     /* payload, 8-byte aligned */
+	uint64_t stream;      /* stream_instance_id of the writer */
+	uint32_t tid;
+	uint32_t offset;      /* byte offset of the event in its page */
+};
+
+struct ringtrace_page_cursor {
+	const struct ringtrace_page_header *page;
+	uint32_t off;      /* next event offset */
+	uint32_t end;      /* content end, bytes */
+	uint64_t last_ts;  /* timestamp of the previous event */
+	uint32_t index;    /* events decoded so far */
+};
+
+/*
+ * Check a page header (magic, sizes, counts) against a page size (0: any
+ * valid size). 0, or -RINGTRACE_ECORRUPT with a message naming the field.
+ */
+int ringtrace_page_check(const struct ringtrace_page_header *page, size_t page_size);
+void ringtrace_page_cursor_init(struct ringtrace_page_cursor *c,
+				const struct ringtrace_page_header *page);
+/*
+ * Decode the next event: 1 and *ev filled, 0 at the end of the page, or
+ * -RINGTRACE_ECORRUPT (with a message naming the offset) if an event header
+ * does not fit in the content.
+ */
+int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event *ev);
 
 #ifdef __cplusplus
 }

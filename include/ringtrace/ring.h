@@ -29,8 +29,9 @@
  *    its last page and frees its writer slot. After fork() the child starts
  *    with no writer state: its first event claims a fresh slot and page.
  *
- * Return codes: 0 on success, a negative RINGTRACE_E* on error;
- * ringtrace_last_error() gives a sentence naming what was wrong.
+ * Return codes: 0 on success, a negative RINGTRACE_E* on error
+ * (ringtrace/error.h); ringtrace_last_error() gives a sentence naming what
+ * was wrong. Pages are decoded with the page cursor of ringtrace/format.h.
  */
 #ifndef RINGTRACE_RING_H
 #define RINGTRACE_RING_H
@@ -38,30 +39,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringtrace/error.h"
 #include "ringtrace/format.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Error codes (negated in return values). */
-enum ringtrace_error {
-	RINGTRACE_OK = 0,
-	RINGTRACE_EINVAL = 1,  /* an argument or configuration value is invalid */
-	RINGTRACE_ENOMEM = 2,  /* memory or shared memory could not be set up */
-	RINGTRACE_E2BIG = 3,   /* an event does not fit in a page */
-	RINGTRACE_ENOSPC = 4,  /* no page or writer slot available: counted as missed */
-	RINGTRACE_EAGAIN = 5,  /* nothing to read now */
-	RINGTRACE_ECORRUPT = 6,/* data failed validation */
-	RINGTRACE_ESYS = 7,    /* a system call failed (errno is in the message) */
-	RINGTRACE_ENESTED = 8, /* nested write from a signal handler: counted as missed */
-	RINGTRACE_ENOENT = 9,  /* no such event, probe or pattern match */
-};
-
-/* Human-readable name of an error code (positive or negative). */
-const char *ringtrace_strerror(int err);
-/* The detailed message of the last error in this thread ("" if none). */
-const char *ringtrace_last_error(void);
 
 enum ringtrace_rb_mode {
 	RINGTRACE_RB_DISCARD = 0,   /* full pool: new events are dropped (missed) */
@@ -190,40 +173,6 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms);
  */
 int ringtrace_rb_refresh_comm(ringtrace_rb *rb);
 
-/* ---- decoding events within a page --------------------------------------- */
-
-struct ringtrace_event {
-	uint64_t ts;          /* full timestamp, ticks (see ringtrace_rb_ticks_to_ns) */
-	uint32_t id;
-	uint32_t len;         /* payload bytes */
-	const void *data;     /* payload, 8-byte aligned */
-	uint64_t stream;      /* stream_instance_id of the writer */
-	uint32_t tid;
-	uint32_t offset;      /* byte offset of the event in its page */
-};
-
-struct ringtrace_page_cursor {
-	const struct ringtrace_page_header *page;
-	uint32_t off;      /* next event offset */
-	uint32_t end;      /* content end, bytes */
-	uint64_t last_ts;  /* timestamp of the previous event */
-	uint32_t index;    /* events decoded so far */
-};
-
-/*
- * Check a page header (magic, sizes, counts) against a page size. 0, or
- * -RINGTRACE_ECORRUPT with a message naming the field.
- */
-int ringtrace_page_check(const struct ringtrace_page_header *page, size_t page_size);
-void ringtrace_page_cursor_init(struct ringtrace_page_cursor *c,
-				const struct ringtrace_page_header *page);
-/*
- * Decode the next event: 1 and *ev filled, 0 at the end of the page, or
- * -RINGTRACE_ECORRUPT (with a message naming the offset) if an event header
- * does not fit in the content.
- */
-int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event *ev);
-
 /* ---- consuming by event ------------------------------------------------- */
 
 typedef struct ringtrace_rb_reader ringtrace_rb_reader;
@@ -297,6 +246,13 @@ uint64_t ringtrace_rb_ticks_to_ns(const ringtrace_rb *rb, uint64_t ticks);
 /* Tick frequency in Hz, and whether the clock is the TSC. */
 uint64_t ringtrace_rb_clock_freq(const ringtrace_rb *rb);
 int ringtrace_rb_clock_is_tsc(const ringtrace_rb *rb);
+/*
+ * The calibration point the conversion is anchored at: ticks and
+ * CLOCK_MONOTONIC nanoseconds read together (both 0 for the monotonic
+ * clock, whose ticks are nanoseconds). With the frequency it is the whole
+ * conversion: ns = base_ns + (ticks - base_ticks) * 10^9 / freq.
+ */
+void ringtrace_rb_clock_base(const ringtrace_rb *rb, uint64_t *base_ticks, uint64_t *base_ns);
 
 #ifdef __cplusplus
 }

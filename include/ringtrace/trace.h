@@ -10,8 +10,12 @@
  * checked before use. Damage in a stream is reported through the error
  * callback with the file name and byte offset (file offset of the packet
  * plus the offset in the page); every event before the damage is still
- * delivered, and the other streams are read on. The reader library is not
- * linked into traced programs (library ringtrace_read).
+ * delivered, and the other streams are read on.
+ *
+ * The reader library (ringtrace_read) carries none of the tracing
+ * runtime: no constructor, no registry, no session; reading a trace never
+ * records one. The types of what the metadata says (events, call sites,
+ * triggers, stat lines, the clock) are in ringtrace/ctf.h.
  *
  * This header compiles as C and as C++.
  */
@@ -20,8 +24,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#include "ringtrace/event.h"
+#include "ringtrace/ctf.h"
+#include "ringtrace/error.h"
+#include "ringtrace/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,52 +38,6 @@ typedef struct ringtrace_trace ringtrace_trace;
 
 /* Called for each damage found (one line, no newline). */
 typedef void (*ringtrace_trace_error_fn)(void *arg, const char *msg);
-
-struct ringtrace_trace_clock {
-	int is_tsc;
-	uint64_t freq, base_ticks, base_ns;
-};
-
-/* An event class of the schema block. */
-struct ringtrace_trace_event_def {
-	uint32_t id;
-	uint32_t kind;         /* enum ringtrace_event_kind */
-	const char *name;
-	const char *print_fmt;
-	const struct ringtrace_field_desc *fields;
-	uint32_t nfields;
-	/*
-	 * From the event's `filter` line (section 7), if any: the filter
-	 * expression it had when the metadata was written (NULL if none: no
-	 * filter line, or the filter was removed before then), and how many
-	 * calls a filter kept out of the buffer (0 without a filter line).
-	 */
-	const char *filter;
-	uint64_t rejected;
-};
-
-/* A trigger of the schema block (`trigger` line), as it stood when the
- * metadata was written. */
-struct ringtrace_trace_trigger {
-	const char *spec;      /* "EVENT [if EXPR]: ACTION[:N]", as it was given */
-	uint64_t fired;        /* times its action ran */
-	uint64_t skipped;      /* matched but not run (count used up, no session) */
-};
-
-/* A ringtrace_printf call site of the schema block. */
-struct ringtrace_trace_site {
-	uint32_t id;
-	uint32_t nargs;
-	uint8_t types[RINGTRACE_PRINTF_MAX_ARGS]; /* enum ringtrace_pf_type */
-	const char *fmt;
-	const char *file;
-	uint32_t line;
-};
-
-struct ringtrace_trace_stat {
-	const char *key;
-	uint64_t value;
-};
 
 /* One stream file; the counters grow as the stream is read. */
 struct ringtrace_trace_stream_info {
@@ -146,6 +107,24 @@ int ringtrace_trace_format(ringtrace_trace *t, const struct ringtrace_trace_reco
 			   size_t size);
 /* The name shown for a record's event ("ringtrace_printf" for id 0). */
 const char *ringtrace_trace_event_name(const struct ringtrace_trace_record *rec);
+
+/*
+ * A record as `ringtrace report` prints it, without the newline:
+ *   COMM-TID [CPU] SECONDS.MICROS: EVENT: FIELDS
+ * (clock ticks instead of seconds if raw), or for lost events
+ *   COMM-TID [CPU] SECONDS.MICROS: *** N events lost ***
+ * Returns the length (as snprintf; buf is NUL-terminated when size > 0),
+ * or a negative error (damage is reported through the callback).
+ */
+int ringtrace_trace_format_line(ringtrace_trace *t, const struct ringtrace_trace_record *rec,
+				int raw, char *buf, size_t size);
+
+/*
+ * Write the rest of the trace (from the next record on) to f in the
+ * Chrome/Perfetto trace event format (JSON), the process named
+ * process_name. 0, or a negative error if writing failed.
+ */
+int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_name);
 
 uint64_t ringtrace_trace_ticks_to_ns(const ringtrace_trace *t, uint64_t ticks);
 const struct ringtrace_trace_clock *ringtrace_trace_clock(const ringtrace_trace *t);

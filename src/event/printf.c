@@ -1,6 +1,7 @@
 /*
- * Binary printf: recording (the format is never looked at) and formatting
- * at read time (the format is parsed then, one conversion at a time).
+ * Binary printf: its pseudo-event, its call sites, and recording (the
+ * format is never looked at; it is parsed when the trace is read, by
+ * ringtrace_printf_format in src/schema/format.c).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -9,9 +10,8 @@
 #include <sys/mman.h>
 #include <limits.h>
 
-#include "common/internal.h"
-#include "event/format_internal.h"
-#include "ringtrace/event.h"
+#include "event/event_internal.h"
+#include "ringtrace/printf.h"
 
 /* The pseudo-event that enables ringtrace_printf, with the fixed id 0. */
 static const struct ringtrace_field_desc rt_printf_fields[] = {
@@ -45,19 +45,19 @@ static uint32_t rt_nsites;
  * where malloc is not.
  */
 #define RT_ARENA_SIZE (8u << 20)
-static char *rt_arena;
-static size_t rt_arena_used;
+static char *rt_site_arena;
+static size_t rt_site_arena_used;
 
-static void *rt_arena_alloc(size_t n)
+static void *rt_site_alloc(size_t n)
 {
-	char *a = __atomic_load_n(&rt_arena, __ATOMIC_ACQUIRE);
+	char *a = __atomic_load_n(&rt_site_arena, __ATOMIC_ACQUIRE);
 	if (!a) {
 		char *m = mmap(NULL, RT_ARENA_SIZE, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (m == MAP_FAILED)
 			return NULL;
 		char *exp = NULL;
-		if (!__atomic_compare_exchange_n(&rt_arena, &exp, m, 0, __ATOMIC_ACQ_REL,
+		if (!__atomic_compare_exchange_n(&rt_site_arena, &exp, m, 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_ACQUIRE)) {
 			munmap(m, RT_ARENA_SIZE);
 			m = exp;
@@ -65,7 +65,7 @@ static void *rt_arena_alloc(size_t n)
 		a = m;
 	}
 	n = (n + 7) & ~(size_t)7;
-	size_t off = __atomic_fetch_add(&rt_arena_used, n, __ATOMIC_RELAXED);
+	size_t off = __atomic_fetch_add(&rt_site_arena_used, n, __ATOMIC_RELAXED);
 	if (off + n > RT_ARENA_SIZE)
 		return NULL;
 	return a + off;
@@ -74,7 +74,7 @@ static void *rt_arena_alloc(size_t n)
 static struct ringtrace_printf_site *rt_site_copy(const struct ringtrace_printf_site *site)
 {
 	size_t lf = strlen(site->fmt) + 1, lfile = strlen(site->file ? site->file : "") + 1;
-	struct ringtrace_printf_site *c = rt_arena_alloc(sizeof(*c) + lf + lfile + site->nargs);
+	struct ringtrace_printf_site *c = rt_site_alloc(sizeof(*c) + lf + lfile + site->nargs);
 	if (!c)
 		return NULL;
 	char *strs = (char *)(c + 1);
@@ -169,236 +169,4 @@ void ringtrace_printf_record_(struct ringtrace_printf_site *site, const uint64_t
 		ringtrace_rb_commit(rb);
 	}
 	ringtrace_read_unlock(rd);
-}
-
-/* ---- formatting at read time --------------------------------------------- */
-
-struct rt_out {
-	char *buf;
-	size_t size, len;
-};
-
-static void rt_out_add(struct rt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void rt_out_add(struct rt_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	size_t room = o->len < o->size ? o->size - o->len : 0;
-	int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->len += (size_t)n;
-}
-
-int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, char *buf,
-		   size_t size)
-{
-	struct rt_out o = {buf, size, 0};
-	uint32_t ai = 0;
-	if (size)
-		buf[0] = 0;
-	for (const char *f = fmt; *f;) {
-		if (*f != '%') {
-			const char *e = strchr(f, '%');
-			size_t l = e ? (size_t)(e - f) : strlen(f);
-			rt_out_add(&o, "%.*s", (int)l, f);
-			f += l;
-			continue;
-		}
-		if (f[1] == '%') {
-			rt_out_add(&o, "%%");
-			f += 2;
-			continue;
-		}
-		/* %[flags][width][.precision][length]conv */
-		char spec[48];
-		size_t k = 0;
-		const char *q = f + 1;
-		spec[k++] = '%';
-		int star_w = 0, star_p = 0;
-		while (*q && strchr("-+ #0'", *q) && k < 20)
-			spec[k++] = *q++;
-		if (*q == '*') {
-			star_w = 1;
-			spec[k++] = *q++;
-		}
-		while (*q >= '0' && *q <= '9' && k < 30)
-			spec[k++] = *q++;
-		if (*q == '.') {
-			spec[k++] = *q++;
-			if (*q == '*') {
-				star_p = 1;
-				spec[k++] = *q++;
-			}
-			while (*q >= '0' && *q <= '9' && k < 40)
-				spec[k++] = *q++;
-		}
-		/* length modifier: decides how the recorded 64 bits are narrowed */
-		char lenmod[3] = {0, 0, 0};
-		int lm = 0;
-		while (*q && strchr("hlLqjzt", *q) && lm < 2)
-			lenmod[lm++] = *q++;
-		char conv = *q;
-		if (!conv)
-			break;
-		q++;
-		int stars[2] = {0, 0};
-		int nstars = 0;
-		for (int st = 0; st < star_w + star_p; st++) {
-			int64_t w = ai < nargs ? (int64_t)args[ai].v : 0;
-			/* a width read from a record is data, not trusted */
-			stars[nstars++] = w > 4096 ? 4096 : w < -4096 ? -4096 : (int)w;
-			ai++;
-		}
-		if (ai >= nargs) {
-			rt_out_add(&o, "<missing>");
-			f = q;
-			continue;
-		}
-		const struct rt_arg *a = &args[ai++];
-		int hh = lenmod[0] == 'h' && lenmod[1] == 'h';
-		int h = lenmod[0] == 'h' && !hh;
-		int wide = lenmod[0] && !h && !hh; /* l, ll, j, z, t, q, L */
-		switch (conv) {
-		case 'd': case 'i': {
-			long long v = (long long)a->v;
-			if (hh) v = (signed char)v;
-			else if (h) v = (short)v;
-			else if (!wide) v = (int)v;
-			spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = conv; spec[k] = 0;
-			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], v);
-			else if (nstars == 1) rt_out_add(&o, spec, stars[0], v);
-			else rt_out_add(&o, spec, v);
-			break;
-		}
-		case 'u': case 'x': case 'X': case 'o': {
-			unsigned long long v = a->v;
-			if (hh) v = (unsigned char)v;
-			else if (h) v = (unsigned short)v;
-			else if (!wide) v = (unsigned int)v;
-			spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = conv; spec[k] = 0;
-			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], v);
-			else if (nstars == 1) rt_out_add(&o, spec, stars[0], v);
-			else rt_out_add(&o, spec, v);
-			break;
-		}
-		case 'c':
-			spec[k++] = 'c'; spec[k] = 0;
-			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], (int)a->v);
-			else if (nstars == 1) rt_out_add(&o, spec, stars[0], (int)a->v);
-			else rt_out_add(&o, spec, (int)a->v);
-			break;
-		case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
-			double d;
-			if (a->type == RINGTRACE_PF_DOUBLE)
-				memcpy(&d, &a->v, 8);
-			else
-				d = (double)(int64_t)a->v;
-			spec[k++] = conv; spec[k] = 0;
-			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], d);
-			else if (nstars == 1) rt_out_add(&o, spec, stars[0], d);
-			else rt_out_add(&o, spec, d);
-			break;
-		}
-		case 's':
-			spec[k] = 0;
-			if (a->type == RINGTRACE_PF_STRING) {
-				/*
-				 * The recorded string has no NUL: it is printed with a
-				 * precision, the user's if smaller. Flags and width stay.
-				 */
-				char *dot = strchr(spec, '.');
-				int prec = (int)a->slen;
-				if (dot) {
-					int up = star_p ? stars[nstars - 1] : atoi(dot + 1);
-					if (up >= 0 && up < prec)
-						prec = up;
-					k = (size_t)(dot - spec);
-				}
-				int width = 0, has_width = 0;
-				if (star_w) {
-					width = stars[0];
-					has_width = 1;
-					/* drop the '*' from the spec; pass width explicitly */
-					char *st = strchr(spec, '*');
-					if (st && (!dot || st < dot))
-						k = (size_t)(st - spec);
-				}
-				spec[k++] = '.'; spec[k++] = '*'; spec[k++] = 's'; spec[k] = 0;
-				if (has_width) {
-					char full[56];
-					snprintf(full, sizeof(full), "%.*s*.*s", (int)(k - 3), spec);
-					rt_out_add(&o, full, width, prec, a->s);
-				} else {
-					rt_out_add(&o, spec, prec, a->s);
-				}
-			} else {
-				rt_out_add(&o, "%llu", (unsigned long long)a->v);
-			}
-			break;
-		case 'p':
-			spec[k++] = 'p'; spec[k] = 0;
-			if (nstars == 2) rt_out_add(&o, spec, stars[0], stars[1], (void *)(uintptr_t)a->v);
-			else if (nstars == 1) rt_out_add(&o, spec, stars[0], (void *)(uintptr_t)a->v);
-			else rt_out_add(&o, spec, (void *)(uintptr_t)a->v);
-			break;
-		default:
-			rt_out_add(&o, "<%%%c?>", conv);
-			break;
-		}
-		f = q;
-	}
-	return o.len > INT_MAX ? INT_MAX : (int)o.len;
-}
-
-int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t nargs,
-			    const void *payload, size_t len, char *buf, size_t size)
-{
-	const char *p = payload;
-	struct rt_arg args[RINGTRACE_PRINTF_MAX_ARGS];
-	if (!fmt || len < 8)
-		return rt_error(RINGTRACE_ECORRUPT, "printf record: %zu bytes, shorter than its 8-byte header", len);
-	uint32_t nbytes, n = nargs;
-	memcpy(&nbytes, p + 4, 4);
-	if (nbytes > len - 8)
-		return rt_error(RINGTRACE_ECORRUPT,
-				"printf record: %u argument bytes at offset 4, but only %zu follow",
-				nbytes, len - 8);
-	if (n > RINGTRACE_PRINTF_MAX_ARGS)
-		return rt_error(RINGTRACE_EINVAL, "printf call site: %u arguments (at most %u)", n,
-				RINGTRACE_PRINTF_MAX_ARGS);
-	len = 8 + (size_t)nbytes; /* the arguments end there */
-	size_t o = 8;
-	for (uint32_t i = 0; i < n; i++) {
-		args[i].type = types[i];
-		if (types[i] == RINGTRACE_PF_STRING) {
-			uint32_t l;
-			if (o > len || len - o < 4)
-				return rt_error(RINGTRACE_ECORRUPT,
-						"printf record: argument %u at offset %zu is truncated", i + 1, o);
-			memcpy(&l, p + o, 4);
-			if (l > len - o - 4)
-				return rt_error(RINGTRACE_ECORRUPT,
-						"printf record: string argument %u at offset %zu overruns the record",
-						i + 1, o);
-			args[i].s = p + o + 4;
-			args[i].slen = l;
-			args[i].v = 0;
-			o = RT_ALIGN8(o + 4 + l);
-		} else {
-			o = RT_ALIGN8(o);
-			if (o > len || len - o < 8)
-				return rt_error(RINGTRACE_ECORRUPT,
-						"printf record: argument %u at offset %zu is truncated", i + 1, o);
-			memcpy(&args[i].v, p + o, 8);
-			args[i].s = NULL;
-			args[i].slen = 0;
-			o += 8;
-		}
-	}
-	if (RT_ALIGN8(o) != len)
-		return rt_error(RINGTRACE_ECORRUPT,
-				"printf record: %zu argument bytes, but the call site's %u arguments take %zu",
-				len - 8, n, RT_ALIGN8(o) - 8);
-	return rt_format_args(fmt, args, n, buf, size);
 }

@@ -42,9 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/internal.h"
-#include "event/registry_internal.h"
-#include "ringtrace/event.h"
+#include "event/event_internal.h"
 
 /* seq is never 0 here: a thread pointing at it cannot enter the fast way. */
 struct ringtrace_reader_node ringtrace_rnode_none_ = {.seq = 2};

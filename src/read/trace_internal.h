@@ -1,51 +1,34 @@
-/* Internal state of the trace reader (src/read/trace.c); not installed. */
+/*
+ * src/read/trace_internal.h - the trace reader (ringtrace/trace.h), shared
+ * by its files:
+ *   trace.c   opening a trace directory, its metadata (through the ctf
+ *             layer's parser), accessors
+ *   stream.c  stream files: walking their packets with the page cursor,
+ *             losses between packets, merging all streams by timestamp
+ *   text.c    records as text: fields by their print format (the schema
+ *             layer's formatter) and report lines
+ *   json.c    the Chrome/Perfetto trace event format
+ * The reader library links base, the page cursor of ring, schema, the
+ * ctf parser and these: no constructor, no registry, no session.
+ */
 #ifndef RINGTRACE_READ_TRACE_INTERNAL_H
 #define RINGTRACE_READ_TRACE_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base.h"
+#include "ctf/ctf_api.h"
+#include "schema/schema_api.h"
 #include "ringtrace/trace.h"
 
-/* Limits on what a schema block may declare (larger is damage). */
-#define RT_TRACE_MAX_FIELDS 64u        /* ringtrace_record_format's limit */
-#define RT_TRACE_MAX_ENUMS 65536u      /* enum values per field */
-#define RT_TRACE_MAX_SITE_ID (1u << 20)
-#define RT_TRACE_MAX_METADATA (256u << 20)
 #define RT_TRACE_MAX_STREAMS 65536u
 
-/* Memory owned by the trace, freed at close. */
-struct rt_arena_chunk {
-	struct rt_arena_chunk *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
-/*
- * A print format compiled for the common case (literals and %d %i %u %x %X
- * with optional length modifiers on integer fields, %s on string fields,
- * no flags, width or precision): formatted without snprintf, with the
- * same output as ringtrace_record_format. Anything else uses that.
- */
-struct rt_seg {
-	const char *lit;   /* literal text (conv == 0) */
-	uint32_t litlen;
-	char conv;         /* 'd' 'u' 'x' 'X' 's', or 0 for a literal */
-	uint8_t mod;       /* 0 int, 1 hh, 2 h, 3 wide */
-	uint16_t value;    /* index into the decoded values */
-};
-
+/* An event's print format, cut into pieces once (text.c). */
 struct rt_plan {
-	int state;         /* 0 not compiled, 1 compiled, 2 use record_format */
+	int state;             /* 0 not cut yet, 1 cut, 2 cut failed: format as it goes */
 	uint32_t nseg;
-	struct rt_seg *seg;
-};
-
-struct rt_filter_line {
-	uint32_t id;          /* event id, not yet checked */
-	unsigned line;        /* in metadata, for the error message */
-	uint64_t rejected;
-	const char *expr;     /* NULL for "-" */
+	struct rt_fmt_seg *seg;
 };
 
 struct rt_tstream {
@@ -71,30 +54,11 @@ struct ringtrace_trace {
 	ringtrace_trace_error_fn err;
 	void *err_arg;
 	uint64_t errors;
-	struct rt_arena_chunk *arena;
+	struct rt_arena arena;
 
-	struct ringtrace_trace_clock clock;
-	struct ringtrace_trace_event_def *events;
-	uint32_t nevents, cap_events;
-	struct rt_plan *plans;                    /* [nevents] */
-	struct ringtrace_trace_event_def **by_id; /* [0 .. max_id] */
-	uint32_t by_id_len;
-	struct ringtrace_trace_event_def printf_def; /* used if the schema lacks id 0 */
-	struct ringtrace_trace_site *sites;
-	uint32_t nsites, cap_sites;
-	struct ringtrace_trace_site **site_by_id;
-	uint32_t site_by_id_len;
-	struct ringtrace_trace_stat *stats;
-	uint32_t nstats, cap_stats;
-	/*
-	 * `filter` lines, kept apart until every event line is read: they name
-	 * their event by id, checked once the id table exists (and events[]
-	 * may still move while lines are read).
-	 */
-	struct rt_filter_line *filters;
-	uint32_t nfilters, cap_filters;
-	struct ringtrace_trace_trigger *triggers;
-	uint32_t ntriggers, cap_triggers;
+	struct rt_ctf_doc doc;       /* the metadata */
+	struct ringtrace_trace_event_def printf_def; /* id 0 if the schema lacks it */
+	struct rt_plan *plans;       /* [doc.nevents] */
 
 	struct rt_tstream *streams;
 	uint32_t nstreams;
@@ -104,4 +68,13 @@ struct ringtrace_trace {
 	int pending;              /* stream whose record was returned last, -1 none */
 };
 
-#endif
+/* trace.c: a failure of ringtrace_trace_open (its message); returns -code. */
+RT_HIDDEN int rt_open_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* trace.c: damage in a stream, reported with the file and byte offset. */
+RT_HIDDEN void rt_damage(ringtrace_trace *t, struct rt_tstream *s, uint64_t off, const char *fmt,
+			 ...) __attribute__((format(printf, 4, 5)));
+
+/* stream.c */
+RT_HIDDEN int rt_open_streams(ringtrace_trace *t);
+
+#endif /* RINGTRACE_READ_TRACE_INTERNAL_H */

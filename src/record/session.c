@@ -29,18 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/internal.h"
-#include "event/registry_internal.h"
-#include "ringtrace/event.h"
-#include "ringtrace/session.h"
-
-#define RT_MAX_OPEN_FILES 64
-
-struct rt_file {
-	uint64_t stream;
-	int fd;
-	uint64_t last_use;
-};
+#include "record/record_internal.h"
 
 static struct {
 	pthread_mutex_t lock;
@@ -94,106 +83,6 @@ static int rt_pending_signal;
 /* Referenced by the registry so that a static link always pulls this file
  * in: RINGTRACE_OUTPUT must work for programs that never call a session
  * function (its constructor lives here). */
-const int rt_session_linked = 1;
-
-static int rt_mkdir_empty(const char *dir)
-{
-	if (mkdir(dir, 0755) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return rt_error(RINGTRACE_ESYS, "cannot create output directory \"%s\": %s", dir,
-				strerror(errno));
-	/* An existing directory must be empty: never mix two traces. */
-	DIR *d = opendir(dir);
-	if (!d)
-		return rt_error(RINGTRACE_ESYS, "output \"%s\" is not a usable directory: %s", dir,
-				strerror(errno));
-	struct dirent *e;
-	int empty = 1;
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			empty = 0;
-	closedir(d);
-	if (!empty)
-		return rt_error(RINGTRACE_EINVAL,
-				"output directory \"%s\" is not empty (a trace is written only into an empty or new directory)",
-				dir);
-	return 0;
-}
-
-void rt_stream_path(char *buf, size_t n, const char *dir, uint64_t stream)
-{
-	snprintf(buf, n, "%s/stream_%llu", dir, (unsigned long long)stream);
-}
-
-int rt_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/* The file of a stream, opened (append) if needed; LRU eviction. */
-static int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock, uint64_t stream)
-{
-	struct rt_file *victim = NULL;
-	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
-		struct rt_file *f = &files[i];
-		if (f->fd >= 0 && f->stream == stream) {
-			f->last_use = ++*clock;
-			return f->fd;
-		}
-		if (!victim || (victim->fd >= 0 && (f->fd < 0 || f->last_use < victim->last_use)))
-			victim = f;
-	}
-	if (victim->fd >= 0)
-		close(victim->fd);
-	char path[4096];
-	rt_stream_path(path, sizeof(path), dir, stream);
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	victim->fd = fd;
-	victim->stream = stream;
-	victim->last_use = ++*clock;
-	return fd;
-}
-
-static void rt_stream_close(struct rt_file *files, uint64_t stream)
-{
-	for (int i = 0; i < RT_MAX_OPEN_FILES; i++)
-		if (files[i].fd >= 0 && files[i].stream == stream) {
-			close(files[i].fd);
-			files[i].fd = -1;
-		}
-}
-
-static void rt_files_init(struct rt_file *files)
-{
-	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
-		files[i].fd = -1;
-		files[i].stream = 0;
-		files[i].last_use = 0;
-	}
-}
-
-static void rt_close_all(struct rt_file *files)
-{
-	for (int i = 0; i < RT_MAX_OPEN_FILES; i++)
-		if (files[i].fd >= 0) {
-			close(files[i].fd);
-			files[i].fd = -1;
-		}
-}
-
-/* Write one page to its stream file (consumer thread, or stop). */
 static void rt_save_page(const struct ringtrace_page_header *p)
 {
 	if (S.write_errno)
@@ -238,27 +127,6 @@ static uint64_t rt_now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static int rt_write_metadata(ringtrace_rb *rb, const char *dir,
-			     const struct ringtrace_trace_stats *st)
-{
-	char path[4096], tmp[4200];
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	/* Written under another name and renamed: a reader never sees half of it
-	 * (a name CTF readers would skip: it starts with a dot). */
-	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", dir);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return rt_error(RINGTRACE_ESYS, "cannot create %s: %s", tmp, strerror(errno));
-	int err = ringtrace_ctf_write_metadata(rb, f, st);
-	if (fclose(f) != 0 && err == 0)
-		err = rt_error(RINGTRACE_ESYS, "writing %s: %s", tmp, strerror(errno));
-	if (err == 0 && rename(tmp, path) != 0)
-		err = rt_error(RINGTRACE_ESYS, "renaming %s: %s", tmp, strerror(errno));
-	if (err < 0)
-		unlink(tmp);
-	return err;
-}
-
 static void rt_fill_stats(struct ringtrace_trace_stats *st)
 {
 	struct ringtrace_rb_stats rs;
@@ -289,7 +157,7 @@ static void rt_live_metadata(void)
 	uint32_t ne = ringtrace_event_count(), ns = ringtrace_printf_site_count();
 	if (ne == S.meta_events && ns == S.meta_sites)
 		return;
-	if (rt_write_metadata(S.rb, S.dir, NULL) == 0) {
+	if (rt_ctf_write_live(S.rb, S.dir, NULL) == 0) {
 		S.meta_events = ne;
 		S.meta_sites = ns;
 	}
@@ -342,12 +210,12 @@ static void *rt_consumer(void *arg)
 	return NULL;
 }
 
-static void rt_deadly(int sig)
+void rt_session_deadly_signal(int sig)
 {
 	__atomic_store_n(&rt_exit_signal, sig, __ATOMIC_RELEASE);
 }
 
-static void rt_sigusr2(int sig)
+void rt_session_sigusr2(int sig)
 {
 	(void)sig;
 	__atomic_store_n(&rt_snapshot_requested, 1, __ATOMIC_RELEASE);
@@ -360,14 +228,12 @@ void ringtrace_session_config_init(struct ringtrace_session_config *cfg)
 	cfg->mode = RINGTRACE_RB_DISCARD;
 }
 
-static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_env);
-
 int ringtrace_session_start(const struct ringtrace_session_config *cfg)
 {
 	return rt_session_start(cfg, 0);
 }
 
-static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_env)
+int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_env)
 {
 	int err;
 	if (!cfg || !cfg->output_dir || !*cfg->output_dir)
@@ -427,6 +293,7 @@ static int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_
 		err = rt_error(RINGTRACE_ESYS, "session_start: cannot start the consumer thread");
 		goto out;
 	}
+	S.from_env = cfg_from_env;
 	S.active = 1;
 	__atomic_store_n(&rt_session_live, 1, __ATOMIC_RELEASE);
 	err = 0;
@@ -444,7 +311,7 @@ static int rt_finish_locked(void)
 	rt_close_all(S.files);
 	struct ringtrace_trace_stats st;
 	rt_fill_stats(&st);
-	int err = rt_write_metadata(S.rb, S.dir, &st);
+	int err = rt_ctf_write_live(S.rb, S.dir, &st);
 	if (err == 0 && S.write_errno)
 		err = rt_error(RINGTRACE_ESYS, "the trace in %s is incomplete: %s", S.dir,
 			       strerror(S.write_errno));
@@ -531,7 +398,7 @@ static int rt_snapshot_locked(const char *dir)
 	if (err == 0) {
 		struct ringtrace_trace_stats st;
 		rt_fill_stats(&st);
-		err = rt_write_metadata(S.rb, dir, &st);
+		err = rt_ctf_write_live(S.rb, dir, &st);
 	}
 	return err;
 }
@@ -569,29 +436,7 @@ int ringtrace_session_stats(struct ringtrace_trace_stats *st)
 	return err;
 }
 
-/* ---- started from the environment ------------------------------------------ */
-
-static int rt_parse_size(const char *s, size_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	unsigned long long mul = 1;
-	if (*end == 'k' || *end == 'K')
-		mul = 1024, end++;
-	else if (*end == 'm' || *end == 'M')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'g' || *end == 'G')
-		mul = 1024ull * 1024 * 1024, end++;
-	if (*end)
-		return -1;
-	*out = (size_t)(v * mul);
-	return 0;
-}
-
-static void rt_env_atexit(void)
+void rt_session_env_exit(void)
 {
 	/* (not in a child of _Fork() or vfork(), which no atfork handler
 	 * reset: the session, its consumer thread and its files are the
@@ -604,62 +449,10 @@ static void rt_env_atexit(void)
 
 /* A forked child has no consumer thread: it only writes into the shared
  * pool, which the parent's session reads. */
-static void rt_session_atfork_child(void)
+void rt_session_atfork_child(void)
 {
 	pthread_mutex_init(&S.lock, NULL);
 	S.active = 0;
 	__atomic_store_n(&rt_session_live, 0, __ATOMIC_RELEASE);
 	S.from_env = 0;
-}
-
-__attribute__((constructor(200))) static void rt_env_start(void)
-{
-	pthread_atfork(NULL, NULL, rt_session_atfork_child);
-	const char *out = getenv("RINGTRACE_OUTPUT");
-	if (!out || !*out)
-		return;
-	struct ringtrace_session_config cfg;
-	ringtrace_session_config_init(&cfg);
-	cfg.output_dir = out;
-	cfg.events = getenv("RINGTRACE_EVENTS");
-	const char *mode = getenv("RINGTRACE_MODE");
-	const char *bs = getenv("RINGTRACE_BUFFER_SIZE"), *ps = getenv("RINGTRACE_PAGE_SIZE");
-	cfg.shm_name = getenv("RINGTRACE_SHM");
-	if (mode && strcmp(mode, "overwrite") == 0)
-		cfg.mode = RINGTRACE_RB_OVERWRITE;
-	else if (mode && strcmp(mode, "discard") != 0) {
-		fprintf(stderr, "ringtrace: RINGTRACE_MODE=\"%s\": use discard or overwrite; not tracing\n",
-			mode);
-		return;
-	}
-	if ((bs && rt_parse_size(bs, &cfg.pool_size) < 0) ||
-	    (ps && rt_parse_size(ps, &cfg.page_size) < 0)) {
-		fprintf(stderr, "ringtrace: RINGTRACE_BUFFER_SIZE/RINGTRACE_PAGE_SIZE: not a size (e.g. 64m, 64k); not tracing\n");
-		return;
-	}
-	if (rt_session_start(&cfg, 1) < 0) {
-		fprintf(stderr, "ringtrace: cannot record to %s: %s\n", out, ringtrace_last_error());
-		return;
-	}
-	S.from_env = 1;
-	atexit(rt_env_atexit);
-	/* A program this one executes must not record into the same directory
-	 * or claim the same shm name. */
-	unsetenv("RINGTRACE_OUTPUT");
-	unsetenv("RINGTRACE_SHM");
-	/* Only where the program left the default action. */
-	struct sigaction old, sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_flags = SA_RESTART;
-	if (sigaction(SIGUSR2, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
-		sa.sa_handler = rt_sigusr2;
-		sigaction(SIGUSR2, &sa, NULL);
-	}
-	/* Ctrl-C or kill must not lose the trace: the consumer saves it, then
-	 * the signal takes its default effect (the exit status stays right). */
-	sa.sa_handler = rt_deadly;
-	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-		sigaction(SIGINT, &sa, NULL);
-	if (sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-		sigaction(SIGTERM, &sa, NULL);
 }

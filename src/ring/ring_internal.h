@@ -1,9 +1,173 @@
 /*
- * Internal layout of a ring buffer's shared memory, shared by ring.c (the
- * writers, the page FIFO, flush and accounting) and read.c (decoding, the
- * event iterator and snapshots). Everything in the shared region is
- * addressed by offsets and indices, never pointers, so that any process
- * can map it at any address.
+ * src/ring/ring_internal.h - the ring buffer's shared memory layout, its
+ * process-local handle, and what the files of src/ring share. Not
+ * installed; other layers use ring/ring_api.h and the public headers.
+ *
+ * The files, one concern each:
+ *   pool.c        attach to a pool, bind, destroy, accessors, clock
+ *   create.c      create a pool (memfd or POSIX shm), prefault it
+ *   identity.c    who this process is (cookie, pid, pid namespace)
+ *   fifo.c        the free list and the FIFO of published pages
+ *   writer.c      per-thread writer state, slot claim and retire, the
+ *                 general write path, thread exit and fork
+ *   flush.c       flush (taking pages from idle writers), reclaiming the
+ *                 slots of owners that are gone
+ *   consume.c     consuming by page, orphan pages (recovery)
+ *   accounting.c  per-slot counters, retired totals, statistics
+ *   comm.c        thread names from /proc
+ *   page.c        the page decoder (ringtrace/format.h)
+ *   merge.c       merging the events of several pages by timestamp
+ *   reader.c      the consuming event iterator
+ *   snapshot.c    non-consuming snapshots
+ * The write fast path itself is inline, in ringtrace/static/ring.h.
+ *
+ * OVERVIEW
+ *
+ * A buffer is one shared-memory region (a memfd or a POSIX shm object),
+ * sized once at creation and never grown:
+ *
+ *   [ control block | writer slots | FIFO cells | free-list links |
+ *     page generations | pages ... ]
+ *
+ * Everything in it is addressed by index or offset, so another process (a
+ * recorder, or a recovery tool after a crash) can map it anywhere and read
+ * it. See docs/format.md for the byte layout of pages and events.
+ *
+ * PAGE OWNERSHIP
+ *
+ * Every page has exactly one owner at any instant, and ownership only
+ * moves by an atomic operation that one party wins:
+ *
+ *   FREE      on the free list (a tagged Treiber stack of page indices)
+ *   WRITING   the current page of one writer slot (slot->cur_page)
+ *   QUEUED    in the FIFO of published pages, oldest first
+ *   READING   handed to a reader by ringtrace_rb_get_page()
+ *
+ *      free-list pop            publish (FIFO push)         FIFO pop
+ *   FREE ---------> WRITING ------------------> QUEUED -----------> READING
+ *    ^                 ^                          |                  |
+ *    |                 +--------------------------+ FIFO pop by a     |
+ *    |                    overwrite-mode writer: recycle (overrun)    |
+ *    +----------------------------------------------------------------+
+ *                          ringtrace_rb_put_page()
+ *
+ * The FIFO is a bounded multi-producer multi-consumer queue (D. Vyukov's
+ * design: one sequence number per cell). Its pop is the single point where
+ * a QUEUED page changes hands, and the reader and an overwrite-mode writer
+ * looking for the oldest page to recycle both go through it. Whoever pops
+ * the page owns it exclusively. That is the whole answer to "a reader must
+ * never see its page recycled under it": a writer can only recycle a page
+ * that is still QUEUED, and a page the reader holds has left the queue.
+ * Nothing needs to be locked or re-checked, and the writer never waits:
+ * if the FIFO is empty (the reader holds every page) the writer's event
+ * is dropped and counted as missed.
+ *
+ * A snapshot reads pages it does not own (QUEUED pages and the committed
+ * part of WRITING pages). For that, each page has a generation counter,
+ * used as a sequence lock: a new owner that is about to rewrite the page
+ * header makes it odd, writes, and makes it even again; events are only
+ * ever appended beyond the page's commit offset. A snapshot reads an even
+ * generation, copies [0, commit), and keeps the copy only if the
+ * generation has not changed.
+ *
+ * THE WRITE PATH
+ *
+ * Each thread has, per buffer, a slot in shared memory (its counters and
+ * the flush handshake) and private thread-local state (page pointer, write
+ * offset, last timestamp). An event is (ringtrace/static/ring.h, inline
+ * in the generated recording code and in ringtrace_rb_reserve()):
+ *
+ *   if slot->nest != 0:  general path (a signal handler's nested write)
+ *   slot->nest = 1                     (plain store; marks "inside a write")
+ *   ts = rdtsc
+ *   if a flush is asked or the page is full or the timestamp needs the
+ *      extended header:  slot->nest = 0, general path
+ *   store the 8-byte header at the write offset (kept 8-aligned), return
+ *      the payload pointer; the caller fills it
+ *   commit: write offset = end of the payload rounded up to 8 (private),
+ *           page->commit = end of the payload (store-release; unpadded,
+ *           as a CTF packet's content_size must be)
+ *           slot->hit++ (one add: only its owner writes it),
+ *           slot->nest = 0 (store-release)
+ *
+ * No atomic read-modify-write, no fence, no system call and nothing shared
+ * with another writer on this path: a slot's first cache line and the page
+ * are written by their owner only. The general path (writer.c) raises nest
+ * the same way, does what the fast path declined (a thread's first event,
+ * a page switch, answering a flush, the extended header, the
+ * CLOCK_MONOTONIC fallback clock) and returns to the same commit. One
+ * atomic operation per page (the free-list pop and the FIFO push) is the
+ * price of a page switch.
+ *
+ * SIGNALS
+ *
+ * A signal handler that writes an event while its thread is between
+ * reserve and commit finds nest != 0. Its event is dropped and counted as
+ * missed (an atomic add, since the interrupted code may be counting a
+ * drop of its own), and nest is left as it was: neither event is
+ * corrupted. The reserve/commit pair is thus async-signal-safe.
+ *
+ * FLUSH: TAKING A PAGE FROM AN IDLE WRITER
+ *
+ * A writer that went quiet would keep its committed events in its page
+ * forever. ringtrace_rb_flush() moves such a page to the FIFO without
+ * stopping the writer and without adding anything to its fast path but
+ * the test of slot->steal, which shares a cache line with nest:
+ *
+ *   reader:  steal = ASKED;  membarrier();  wait until nest == 0;
+ *            p = cur_page;  CAS(steal, ASKED -> TAKEN)  ... p is the reader's
+ *   writer:  nest = 1;  if (steal) { CAS(steal, ASKED -> NONE) ? publish p
+ *                                     itself : forget p (TAKEN) }
+ *
+ * The writer's "store nest, then load steal" would need a full fence to
+ * be ordered against the reader's "store steal, then load nest" (the
+ * Dekker pattern). membarrier(2) puts that fence on the reader's side
+ * only: it makes every running thread of the traced process execute a
+ * full barrier before it returns. Afterwards either the writer's nest is
+ * visible to the reader (it is inside a write: the reader waits a bounded
+ * time and otherwise leaves the request, which the writer honours by
+ * publishing at its next event), or the writer's next write will see
+ * steal != NONE. The compare-and-swap on steal decides who publishes the
+ * page when both act at once. Where membarrier is not available, flush
+ * only asks, and idle writers keep their page until their next event.
+ *
+ * Several flushes may run at once (a session's reader and the program, a
+ * recorder in another process). Each flush call asks with an id of its
+ * own (ASKED is `id << 2 | 1`, the id from a counter in the pool), and
+ * only the call whose id is there may take the page: a flush that waited
+ * while the writer answered an earlier request and got a new page cannot
+ * take that one with the old page's index. A later flush takes a pending
+ * request over by writing its own id.
+ *
+ * OWNERS THAT ARE GONE
+ *
+ * A slot whose owner no longer exists is reclaimed by flush: its page
+ * published, its counters folded into the retired totals, the slot freed.
+ * That is a process that crashed or _exited (a forked child writing into
+ * a shared pool), or a thread that ended without retiring (it attached
+ * after its last round of thread-key destructors). A slot records its
+ * owner's process by a random cookie, pid and pid namespace: a thread of
+ * this process is judged by its tid (tgkill 0), another process by its pid
+ * (kill 0), only when its pid namespace is ours. The slot's state word carries a stamp
+ * that every transition advances, and the flush takes the slot by
+ * compare-and-swap from the word it judged: if the slot changed hands in
+ * between, that fails. The reclaim takes the page with the flush
+ * handshake's own compare-and-swap (steal -> TAKEN), so a flush that had
+ * asked the dead writer for it cannot publish it a second time.
+ *
+ * ACCOUNTING
+ *
+ * Per slot: hit and missed are written by the owner (missed with an
+ * atomic add, see SIGNALS); overrun and read are added by the thread that
+ * recycles or consumes one of the slot's pages. Those two carry a tag of
+ * the stream in their top 16 bits, and an add whose tag does not match
+ * goes to the buffer's "retired" totals instead, so a slot that is being
+ * reused by a new thread is never credited with its predecessor's
+ * losses. When a thread exits, its counters are folded into the retired
+ * totals. Per page: packet_seq_num, events_before (events the stream had
+ * committed before the page) and events_discarded (events the stream had
+ * dropped before the page): a reader computes exactly what it lost
+ * between two pages of a stream.
  */
 #ifndef RINGTRACE_RING_INTERNAL_H
 #define RINGTRACE_RING_INTERNAL_H
@@ -11,15 +175,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/internal.h"
+#include "base/base.h"
+#include "ring/ring_api.h"
+#include "ringtrace/ring.h"
+#include "ringtrace/static/ring.h"
 
-#define RT_CACHELINE 64
 #define RT_SHM_MAGIC 0x31435254474e4952ull /* "RINGTRC1" */
 #define RT_SHM_VERSION 2u /* 2: slot state word with a stamp, slot pidns, flush ids */
 #define RT_NO_PAGE 0xFFFFFFFFu
 
 /*
- * Writer slot states, in the low 2 bits of slot->state; the bits above
+ * Writer slot states, in the low 2 bits of slot->h.state; the bits above
  * count the slot's transitions (a version stamp). A thread claims a FREE
  * slot by moving it to CLAIMING, writes its pid, tid, pid namespace,
  * process cookie and stream there, then publishes ACTIVE (release):
@@ -39,7 +205,7 @@
 #define RT_SLOT_STATE(w) ((w) & 3u)
 #define RT_SLOT_NEXT(w, st) ((((w) & ~3u) + 4u) | (st))
 
-/* slot->steal: the flush handshake (see ring.c, "Flush"). */
+/* slot->h.steal: the flush handshake (see flush.c). */
 #define RT_STEAL_NONE 0u
 #define RT_STEAL_TAKEN 2u
 /*
@@ -98,14 +264,11 @@ struct rt_shm {
 /*
  * A writer slot: 128 bytes. The first line is written only by its owner
  * thread (and read by flush and stats); the second holds the counters that
- * other threads add to.
+ * other threads add to. It begins with the part the inline fast path
+ * knows (nest, steal, state, cur_page, hit).
  */
 struct rt_slot {
-	uint32_t nest;        /* >0 while the owner is inside a write */
-	uint32_t steal;       /* RT_STEAL_NONE, _TAKEN, or _ASKED_BY(id) */
-	uint32_t state;       /* RT_SLOT_* | stamp, see RT_SLOT_STATE */
-	uint32_t cur_page;    /* the owner's page, or RT_NO_PAGE */
-	uint64_t hit;         /* committed events */
+	struct ringtrace_slot_head_ h;
 	uint64_t missed;      /* dropped events */
 	uint64_t pages;       /* pages taken */
 	uint64_t stream;      /* stream_instance_id */
@@ -116,13 +279,23 @@ struct rt_slot {
 	uint64_t read;                                            /* tagged */
 	uint64_t comm[2];     /* thread name, refreshed by readers (ringtrace_rb_refresh_comm) */
 	uint64_t pidns;       /* the owner's pid namespace (inode of /proc/self/ns/pid), 0 unknown */
-	uint64_t owner_cookie; /* random per owner process (ring.c, rt_read_self) */
+	uint64_t owner_cookie; /* random per owner process (identity.c) */
 	uint64_t pad2[2];
 };
 
 _Static_assert(sizeof(struct rt_slot) == 128, "slot is two cache lines");
+_Static_assert(offsetof(struct rt_slot, h) == 0, "the inline head starts the slot");
 _Static_assert(sizeof(struct ringtrace_page_header) == RINGTRACE_PAGE_HEADER_SIZE,
 	       "page header size");
+_Static_assert(RINGTRACE_MIN_MAX_PAYLOAD_ <= RINGTRACE_EV_MAX_PAYLOAD, "minimum max_payload");
+/*
+ * A writer's offset is kept 8-aligned (the fast path stores header and
+ * payload there without rounding), and its page-full test compares the
+ * rounded-up end with the page size: exact only while pages (powers of
+ * two from 4 KiB) and their header are multiples of the event alignment.
+ */
+_Static_assert(RINGTRACE_PAGE_HEADER_SIZE % RINGTRACE_EV_ALIGN == 0, "page header size");
+_Static_assert(RINGTRACE_RB_MIN_PAGE_SIZE % RINGTRACE_EV_ALIGN == 0, "page size");
 
 /* One FIFO cell (Vyukov's bounded MPMC queue). */
 struct rt_qcell {
@@ -131,17 +304,9 @@ struct rt_qcell {
 	uint32_t pad;
 };
 
-/* The process-local handle. */
+/* The process-local handle: the inline head first (read on every event). */
 struct ringtrace_rb {
-	/* Read on every event: keep together. */
-	uint32_t idx;          /* index into the per-thread writer table */
-	uint32_t is_tsc;
-	uint64_t epoch;        /* matches rt_tls[idx].epoch when the thread has a writer */
-	char *base;
-	char *pages;
-	uint32_t page_size;
-	uint32_t max_payload;
-	uint64_t fast_epoch;   /* epoch if is_tsc, else UINT64_MAX (rt_set_fast_epoch) */
+	struct ringtrace_rb_head_ h;
 
 	struct rt_shm *shm;
 	struct rt_slot *slots;
@@ -154,26 +319,100 @@ struct ringtrace_rb {
 	int mb_cmd;            /* membarrier command for flush, 0 if unavailable */
 	struct rt_clock clock;
 	char *shm_name;        /* creator of a named object: unlinked on destroy */
+	/* Set when created for writing (writer.c): forgets the buffer's
+	 * writers when it is destroyed. */
+	void (*on_destroy)(struct ringtrace_rb *rb);
 };
+
+_Static_assert(offsetof(struct ringtrace_rb, h) == 0, "the inline head starts the handle");
 
 static inline struct ringtrace_page_header *rt_page(const struct ringtrace_rb *rb, uint32_t i)
 {
-	return (struct ringtrace_page_header *)(rb->pages + (size_t)i * rb->page_size);
+	return (struct ringtrace_page_header *)(rb->h.pages + (size_t)i * rb->h.page_size);
 }
 
 static inline uint32_t rt_page_index(const struct ringtrace_rb *rb, const void *p)
 {
-	return (uint32_t)(((const char *)p - rb->pages) / rb->page_size);
+	return (uint32_t)(((const char *)p - rb->h.pages) / rb->h.page_size);
 }
 
-#define RT_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define RT_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define RT_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define RT_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* The private slot a thread's writer state points at. */
+static inline struct rt_slot *rt_slot_of(const struct ringtrace_wtls_ *t)
+{
+	return (struct rt_slot *)(void *)t->slot;
+}
 
-/* ring.c, used by read.c */
+/* ---- pool.c ---- */
+/* Point the handle's fields at the parts of a mapped region. */
+RT_HIDDEN void rt_bind(struct ringtrace_rb *rb, char *base);
+/* fast_epoch from epoch and is_tsc (call whenever either changes). */
+RT_HIDDEN void rt_set_fast_epoch(struct ringtrace_rb *rb);
+RT_HIDDEN int rt_membarrier(int cmd);
+
+/* ---- identity.c ---- */
+struct rt_identity {
+	uint64_t cookie; /* random per process, never 0: a slot with it is one of our threads' */
+	uint64_t pidns;  /* our pid namespace (inode of /proc/self/ns/pid), 0 if unknown */
+	uint32_t pid;    /* getpid(), without the system call */
+};
+/* This process's identity, read once (writers read it at load). */
+RT_HIDDEN const struct rt_identity *rt_identity(void);
+/* Read it again (in a forked child). */
+RT_HIDDEN void rt_identity_refresh(void);
+
+/* ---- fifo.c ---- */
+RT_HIDDEN int rt_free_pop(struct ringtrace_rb *rb, uint32_t *out);
+RT_HIDDEN void rt_free_push(struct ringtrace_rb *rb, uint32_t page);
+RT_HIDDEN int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out);
+RT_HIDDEN void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page);
+RT_HIDDEN int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page);
 RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page);
-RT_HIDDEN void rt_page_finalize(struct ringtrace_rb *rb, struct ringtrace_page_header *h,
-				uint32_t commit, uint32_t flags);
 
-#endif
+/* ---- accounting.c ---- */
+/* A consumer took a page: its events are read. */
+RT_HIDDEN void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header *h);
+/* A page was recycled before a reader saw it: its events are overrun. */
+RT_HIDDEN void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h);
+/* Move a slot's counters into the retired totals (its writer is leaving). */
+RT_HIDDEN void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s);
+
+/* ---- flush.c ---- */
+/*
+ * Fill in the fields of a page that are final once it is published, from
+ * its committed content (a page taken from a writer, a snapshot's copy).
+ */
+RT_HIDDEN void rt_page_finalize(struct ringtrace_page_header *h, uint32_t commit, uint32_t flags);
+
+/* ---- merge.c ---- */
+/* One page taken into a merge (see merge.c). */
+struct rt_src {
+	struct ringtrace_page_cursor cur; /* heads: the cursor of the stream */
+	struct ringtrace_event ev;        /* heads: the stream's next event */
+	const struct ringtrace_page_header *page;
+	int32_t next;                     /* next page of the same stream, or -1 */
+	int32_t chain;                    /* heads: next page to move to, or -1 */
+	int32_t tail;                     /* heads: last page of the chain */
+	int32_t head;                     /* 1 for the first page of its stream */
+};
+
+struct rt_merge {
+	struct rt_src *src;
+	uint32_t *heap;
+	uint32_t n, cap, nheap;
+	uint32_t corrupt;   /* pages whose decoding stopped at damage */
+};
+
+RT_HIDDEN int rt_merge_init(struct rt_merge *m, uint32_t cap);
+RT_HIDDEN void rt_merge_free(struct rt_merge *m);
+/* Add a page (checked; its content_size bounds the decoding). Call
+ * rt_merge_start() once all pages of a batch are added. */
+RT_HIDDEN void rt_merge_add(struct rt_merge *m, const struct ringtrace_page_header *page);
+RT_HIDDEN void rt_merge_start(struct rt_merge *m);
+/* The next event of the merge: 1, or 0 when every page is read. */
+RT_HIDDEN int rt_merge_next(struct rt_merge *m, struct ringtrace_event *ev);
+
+/* ---- writer.c ---- */
+/* Open a created buffer for writing: its epoch and per-thread index. */
+RT_HIDDEN int rt_writers_open(struct ringtrace_rb *rb);
+
+#endif /* RINGTRACE_RING_INTERNAL_H */

@@ -24,7 +24,7 @@
 #include <cpuid.h>
 #endif
 
-#include "common/internal.h"
+#include "base/base.h"
 
 static struct rt_clock rt_clock_state;
 static pthread_once_t rt_clock_once = PTHREAD_ONCE_INIT;
@@ -62,7 +62,8 @@ static void rt_sample(uint64_t *ticks, uint64_t *ns)
 	*ns = 0;
 	for (int i = 0; i < 50; i++) {
 		uint64_t a = rt_mono_ns();
-		uint64_t t = rt_ticks(1);
+		uint64_t t = 0;
+		ringtrace_hw_ticks_(&t);
 		uint64_t b = rt_mono_ns();
 		if (b - a < best) {
 			best = b - a;
@@ -115,11 +116,13 @@ const struct rt_clock *rt_clock_get(void)
 
 uint64_t rt_clock_to_ns(const struct rt_clock *c, uint64_t ticks)
 {
-	if (!c->is_tsc)
-		return ticks;
-	if (ticks >= c->base_ticks)
-		return c->base_ns +
-		       (uint64_t)((unsigned __int128)(ticks - c->base_ticks) * 1000000000ull / c->freq);
-	uint64_t back = (uint64_t)((unsigned __int128)(c->base_ticks - ticks) * 1000000000ull / c->freq);
-	return back > c->base_ns ? 0 : c->base_ns - back;
+	if (c->freq == 0)
+		return ticks; /* (never for a calibrated clock; the reader refuses it) */
+	__int128 d = (__int128)ticks - (__int128)c->base_ticks;
+	__int128 ns = (__int128)c->base_ns + d * 1000000000 / (__int128)c->freq;
+	if (ns < 0)
+		return 0;
+	if (ns > (__int128)UINT64_MAX)
+		return UINT64_MAX;
+	return (uint64_t)ns;
 }

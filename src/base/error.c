@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/internal.h"
+#include "base/base.h"
 
 static __thread char rt_errbuf[256];
 

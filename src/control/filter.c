@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/internal.h"
-#include "ringtrace/filter.h"
+#include "control/control_internal.h"
+#include "schema/schema_api.h"
 
 enum rt_fcode {
 	RT_F_JF,    /* jump to arg if acc == 0 */
@@ -83,24 +83,6 @@ struct ringtrace_filter {
 };
 
 /* ---- evaluation ------------------------------------------------------------ */
-
-static inline uint64_t rt_fload(const char *p, unsigned size)
-{
-	switch (size) {
-	case 1: { uint8_t v; memcpy(&v, p, 1); return v; }
-	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-	default: { uint64_t v; memcpy(&v, p, 8); return v; }
-	}
-}
-
-static inline int64_t rt_fsext(uint64_t v, unsigned size)
-{
-	if (size >= 8)
-		return (int64_t)v;
-	unsigned shift = 64 - 8 * size;
-	return (int64_t)(v << shift) >> shift;
-}
 
 #define RT_FCMP(cmp, a, b)                                                     \
 	((cmp) == RT_C_EQ   ? (a) == (b)                                       \
@@ -183,31 +165,24 @@ int ringtrace_filter_match(const ringtrace_filter *f, const void *payload, size_
 			acc = !acc;
 			break;
 		case RT_F_INT: {
-			int64_t x = rt_fsext(rt_fload(p + o, in->size), in->size);
+			int64_t x = rt_field_sext(rt_field_load(p + o, in->size), in->size);
 			acc = RT_FCMP(in->cmp, x, in->v.i);
 			break;
 		}
 		case RT_F_UINT: {
-			uint64_t x = rt_fload(p + o, in->size);
+			uint64_t x = rt_field_load(p + o, in->size);
 			acc = RT_FCMP(in->cmp, x, in->v.u);
 			break;
 		}
 		case RT_F_BITS: {
-			uint64_t x = rt_fload(p + o, in->size);
+			uint64_t x = rt_field_load(p + o, in->size);
 			if (in->is_signed)
-				x = (uint64_t)rt_fsext(x, in->size);
+				x = (uint64_t)rt_field_sext(x, in->size);
 			acc = (x & in->v.u) != 0;
 			break;
 		}
 		case RT_F_FLOAT: {
-			double x;
-			if (in->size == 4) {
-				float y;
-				memcpy(&y, p + o, 4);
-				x = y;
-			} else {
-				memcpy(&x, p + o, 8);
-			}
+			double x = rt_field_load_float(p + o, in->size);
 			acc = RT_FCMP(in->cmp, x, in->v.d);
 			break;
 		}
@@ -540,28 +515,6 @@ static int rt_fnumber(struct rt_fparser *P, struct rt_fnum *out)
 	return 0;
 }
 
-static const char *rt_ftype_name(const struct ringtrace_field_desc *fd)
-{
-	switch (fd->type) {
-	case RINGTRACE_FT_INT: return fd->is_signed ? "signed integer" : "unsigned integer";
-	case RINGTRACE_FT_FLOAT: return "float";
-	case RINGTRACE_FT_BOOL: return "bool";
-	case RINGTRACE_FT_ENUM: return "enum";
-	case RINGTRACE_FT_POINTER: return "pointer";
-	case RINGTRACE_FT_ARRAY: return "array";
-	case RINGTRACE_FT_FLOAT_ARRAY: return "float array";
-	case RINGTRACE_FT_STRING: return "string";
-	case RINGTRACE_FT_BYTES: return "bytes";
-	default: return "unknown";
-	}
-}
-
-static int rt_is_scalar(int type)
-{
-	return type == RINGTRACE_FT_INT || type == RINGTRACE_FT_FLOAT || type == RINGTRACE_FT_BOOL ||
-	       type == RINGTRACE_FT_ENUM || type == RINGTRACE_FT_POINTER;
-}
-
 /* pred := FIELD OP VALUE; the current token is the field name. */
 static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 {
@@ -598,7 +551,7 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 			       RT_TOKARG(P));
 	}
 	size_t vpos = P->pos;
-	const char *tn = rt_ftype_name(fd);
+	const char *tn = rt_field_type_name(fd);
 	int cmp = op == T_EQ ? RT_C_EQ : op == T_NE ? RT_C_NE : op == T_LT ? RT_C_LT
 		: op == T_LE ? RT_C_LE : op == T_GT ? RT_C_GT : RT_C_GE;
 	struct rt_finsn *in;
@@ -789,31 +742,16 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 		struct rt_flayout *l = &layout[i];
 		unsigned al = fd->align ? fd->align : 1;
 		const char *nm = fd->name ? fd->name : "?";
-		if (al > 8 || (al & (al - 1))) {
-			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": alignment %u is invalid", nm, al);
-			goto done;
-		}
-		int sz_ok = fd->size == 1 || fd->size == 2 || fd->size == 4 || fd->size == 8;
-		if (fd->type == RINGTRACE_FT_FLOAT || fd->type == RINGTRACE_FT_FLOAT_ARRAY)
-			sz_ok = fd->size == 4 || fd->size == 8;
-		if (fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES)
-			sz_ok = 1;
-		if (!rt_is_scalar(fd->type) && fd->type != RINGTRACE_FT_ARRAY &&
-		    fd->type != RINGTRACE_FT_FLOAT_ARRAY && fd->type != RINGTRACE_FT_STRING &&
-		    fd->type != RINGTRACE_FT_BYTES) {
-			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": type %u is invalid", nm, fd->type);
-			goto done;
-		}
-		if (!sz_ok) {
-			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": size %u is invalid", nm, fd->size);
+		char why_buf[80];
+		const char *why;
+		if (rt_field_check(fd, why_buf, sizeof(why_buf), &why) < 0) {
+			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": %s", nm, why);
 			goto done;
 		}
 		l->type = fd->type;
 		l->size = fd->size;
 		l->align = (uint8_t)al;
-		uint64_t bytes = rt_is_scalar(fd->type) ? fd->size : (uint64_t)fd->size * fd->count;
-		if (fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES)
-			bytes = 0;
+		uint64_t bytes = rt_field_fixed_bytes(fd);
 		l->bytes = (uint32_t)(bytes > UINT32_MAX ? UINT32_MAX : bytes);
 		if (var_field == nfields) {
 			o = (o + al - 1) & ~(uint64_t)(al - 1);

@@ -1,0 +1,88 @@
+/*
+ * ringtrace/static/cpu.h - the few machine instructions ringtrace depends on.
+ *
+ * VERSION-LOCKED INLINE CODE, NOT AN API. The headers under
+ * ringtrace/static/ hold the code that call sites compile into a traced
+ * program (as liburcu keeps urcu/static/): the recording fast path, the
+ * read-side sections and the generated tracepoint functions. It agrees
+ * with the library's private structures of the same release only. A
+ * program must be built with the headers of the libringtrace it runs with;
+ * nothing here may be used directly.
+ *
+ * This file is the one place that reads the cycle counter: the library's
+ * clock (src/base/clock.c) and the inline write path both use it.
+ */
+#ifndef RINGTRACE_STATIC_CPU_H
+#define RINGTRACE_STATIC_CPU_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The invariant cycle counter: the TSC on x86, the virtual counter on
+ * arm64. 1 and *ts set where the machine has one, else 0 (the caller
+ * falls back to CLOCK_MONOTONIC). Whether the TSC is invariant is decided
+ * once by the library (src/base/clock.c); a buffer whose clock is not the
+ * counter never takes the inline path.
+ */
+static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *ts)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	*ts = __builtin_ia32_rdtsc();
+	return 1;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	*ts = v;
+	return 1;
+#else
+	(void)ts;
+	return 0;
+#endif
+}
+
+/* A pause in a spin loop (lets the sibling hyperthread run). */
+static inline void ringtrace_cpu_relax_(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/*
+ * Add 1 to a counter that only the calling thread writes and other threads
+ * read (relaxed): on x86-64 one add to memory instead of a load and a
+ * store (one instruction fewer on the write path; an aligned 8-byte
+ * store, so readers never see a torn value). Elsewhere, and under
+ * ThreadSanitizer (which must see the access as atomic), a relaxed atomic
+ * load and store. Callers hold the writer slot's nest flag, so no signal
+ * handler of the thread writes the counter in between either way.
+ */
+#if defined(__x86_64__) && !defined(RINGTRACE_TSAN) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RINGTRACE_INC_ATOMIC_ 1
+#endif
+#endif
+#else
+#define RINGTRACE_INC_ATOMIC_ 1
+#endif
+static inline __attribute__((always_inline)) void ringtrace_inc_own_(uint64_t *c)
+{
+#ifndef RINGTRACE_INC_ATOMIC_
+	__asm__ __volatile__("addq $1, %0" : "+m"(*c));
+#else
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+#endif
+}
+#undef RINGTRACE_INC_ATOMIC_
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RINGTRACE_STATIC_CPU_H */

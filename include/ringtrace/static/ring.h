@@ -1,0 +1,214 @@
+/*
+ * ringtrace/static/ring.h - the ring buffer's write fast path, inline.
+ *
+ * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/cpu.h).
+ *
+ * This is the one write path of the ring buffer. The recording code that
+ * RINGTRACE_EVENT generates reserves, fills and commits its record with it
+ * and no function call at all (that is what keeps a recorded event within
+ * a few percent of one timestamp read); the library's own
+ * ringtrace_rb_reserve()/ringtrace_rb_commit() call the same inline
+ * functions. The structures below are the only definitions of what they
+ * touch: the library's private writer slot and buffer handle
+ * (src/ring/ring_internal.h) begin with ringtrace_slot_head_ and
+ * ringtrace_rb_head_ as their first members, and the per-thread writer
+ * state is this header's ringtrace_wtls_ itself.
+ *
+ * ringtrace_reserve_at_() returns NULL, having changed nothing, for every
+ * case it does not handle (a nested write from a signal handler, a page
+ * switch, a flush request, a long gap that needs the extended header, no
+ * cycle counter): the caller then goes through ringtrace_rb_reserve(),
+ * whose out-of-line general path (src/ring/writer.c) handles them all,
+ * counts drops, and hands back to the same commit.
+ *
+ * The nest/steal handshake (src/ring/flush.c explains it): a writer raises
+ * its slot's `nest` before it tests `steal`, and lowers it after its
+ * commit; a flush that asked for the page (steal) waits until nest is 0.
+ */
+#ifndef RINGTRACE_STATIC_RING_H
+#define RINGTRACE_STATIC_RING_H
+
+#include <stdint.h>
+
+#include "ringtrace/format.h"
+#include "ringtrace/ring.h"
+#include "ringtrace/static/cpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The first fields of a writer slot in shared memory (struct rt_slot). */
+struct ringtrace_slot_head_ {
+	uint32_t nest;     /* 1 while the owner is inside a write */
+	uint32_t steal;    /* the flush handshake (src/ring/ring_internal.h, RT_STEAL_*) */
+	uint32_t state;    /* slot state and stamp (RT_SLOT_*) */
+	uint32_t cur_page; /* the owner's page, or 0xFFFFFFFF */
+	uint64_t hit;      /* committed events: written by the owner only */
+};
+
+/* The first fields of the process-local buffer handle (struct ringtrace_rb). */
+struct ringtrace_rb_head_ {
+	uint32_t idx;          /* this buffer's index into ringtrace_wtls_ */
+	uint32_t is_tsc;       /* the buffer's clock is the cycle counter */
+	uint64_t epoch;        /* unique per buffer and process; 0 and ~0 never */
+	char *base;            /* the mapped pool */
+	char *pages;           /* its first page */
+	uint32_t page_size;
+	uint32_t max_payload;  /* largest payload an event may have */
+	/*
+	 * epoch if the buffer's clock is the cycle counter, else a value no
+	 * thread's epoch ever has: one compare says both "this thread writes
+	 * here" and "the inline timestamp is the buffer's clock".
+	 */
+	uint64_t fast_epoch;
+};
+
+/* A thread's private state for one buffer. */
+struct ringtrace_wtls_ {
+	uint64_t epoch;        /* == the buffer's epoch while this thread writes there */
+	struct ringtrace_slot_head_ *slot; /* its writer slot */
+	char *page;            /* current page, NULL if none */
+	uint32_t off;          /* where the next event starts: the committed end rounded up to 8 */
+	uint32_t limit;        /* page size, 0 when there is no page */
+	uint32_t res_end;      /* the payload end of ringtrace_rb_reserve's event (its commit) */
+	uint32_t noslot_epoch; /* (low bits of) the epoch of the buffer noslot_skip is for */
+	uint64_t last_ts;      /* timestamp of the previous event */
+	uint64_t seq;          /* packet_seq_num of the next page */
+	uint32_t noslot_skip;  /* events to drop before retrying a slot claim */
+	uint32_t attaching;    /* in attach or retire: a signal handler's event is dropped */
+	int drop_reason;       /* why the last reserve returned NULL (RINGTRACE_E*) */
+	uint32_t slot_w;       /* the slot's state word this thread published (ACTIVE) */
+};
+
+/*
+ * initial-exec: the fast path reaches a thread's state with one
+ * %fs-relative address; one entry per open buffer (ringtrace_rb_head_.idx).
+ */
+extern __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * The smallest max_payload a buffer can have (4 KiB pages): a record of
+ * a constant size up to this needs no check against the buffer's.
+ */
+#define RINGTRACE_MIN_MAX_PAYLOAD_                                                       \
+	((RINGTRACE_RB_MIN_PAGE_SIZE - RINGTRACE_PAGE_HEADER_SIZE - RINGTRACE_EV_EXT_HEADER_SIZE) & \
+	 ~7u)
+
+/*
+ * What a fast reservation hands to its commit, kept in the caller's
+ * registers rather than reloaded through the thread's state.
+ */
+struct ringtrace_fres_ {
+	struct ringtrace_wtls_ *t;
+	struct ringtrace_slot_head_ *s;
+	char *page;
+	uint32_t end;  /* where the payload ends: the page's new commit */
+	uint32_t next; /* end rounded up to 8: the thread's new offset */
+};
+
+/* The header and payload of a record of len bytes, rounded up to 8. */
+#define RINGTRACE_EV_SPAN_(len)                                               \
+	((RINGTRACE_EV_HEADER_SIZE + (uint32_t)(len) + (RINGTRACE_EV_ALIGN - 1)) & \
+	 ~(RINGTRACE_EV_ALIGN - 1))
+
+/*
+ * Reserve room for an event in the page the thread's writer state t holds:
+ * t must be the calling thread's, attached to its buffer, whose clock is
+ * the cycle counter; len at most the buffer's max_payload. *id_hdr: the
+ * event id shifted into place ((uint64_t)id << 32), id at most
+ * RINGTRACE_EV_MAX_ID (the registry never assigns more; the library checks
+ * its callers'). (A pointer, read once the checks have passed: a value
+ * would be loaded before them, at the call, and kept in a register all
+ * along.) Commit with ringtrace_commit_fast_().
+ */
+static inline __attribute__((always_inline)) void *
+ringtrace_reserve_at_(struct ringtrace_wtls_ *t, const uint64_t *id_hdr, size_t len,
+		      struct ringtrace_fres_ *f)
+{
+	uint64_t ts;
+	struct ringtrace_slot_head_ *s = t->slot;
+	/*
+	 * nest: this thread is inside a write to this buffer already (this
+	 * is a signal handler's). steal (a flush asking for the page) is only
+	 * tested below, once nest is raised: that is the test that the
+	 * flush's membarrier orders.
+	 */
+	if (__builtin_expect(__atomic_load_n(&s->nest, __ATOMIC_RELAXED) != 0, 0))
+		return 0;
+	__atomic_store_n(&s->nest, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * Read now that nest is raised: a signal handler that wrote before it
+	 * may have moved the offset or switched the page. `off` is where the
+	 * previous event's payload ended, rounded up to 8: where this one
+	 * starts.
+	 */
+	uint32_t start = t->off;
+	uint32_t next = start + RINGTRACE_EV_SPAN_(len);
+	/*
+	 * (Hides from the compiler that next is start + a constant, so that
+	 * it derives the commit offset from next below and start's register
+	 * dies early: with GCC 12, the path then saves no register.)
+	 */
+	__asm__("" : "+r"(next));
+	if (__builtin_expect(!ringtrace_hw_ticks_(&ts) || next > t->limit ||
+				     ts - t->last_ts > 0xFFFFFFFFull ||
+				     __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0,
+			     0)) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_store_n(&s->nest, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	char *page = t->page;
+	uint64_t *h = (uint64_t *)(void *)(page + start);
+	/* (RINGTRACE_EV_WORD without masking id and len: id <= RINGTRACE_EV_MAX_ID,
+	 * len <= max_payload < 2^16) */
+	*h = (uint64_t)(uint32_t)ts | *id_hdr | ((uint64_t)len << 48);
+	t->last_ts = ts;
+	f->t = t;
+	f->s = s;
+	f->page = page;
+	f->end = next - (RINGTRACE_EV_SPAN_(len) - RINGTRACE_EV_HEADER_SIZE - (uint32_t)len);
+	f->next = next;
+	return h + 1;
+}
+
+/*
+ * The same, for buffer rb: finds the thread's state there (NULL if the
+ * thread is not attached, the clock is not the cycle counter or the
+ * record too big).
+ */
+static inline __attribute__((always_inline)) void *
+ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtrace_fres_ *f)
+{
+	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
+	/* (the first size test folds away for a constant size that fits any buffer) */
+	if (__builtin_expect(t->epoch != r->fast_epoch ||
+				     (len > RINGTRACE_MIN_MAX_PAYLOAD_ && len > r->max_payload),
+			     0))
+		return 0;
+	uint64_t id_hdr = (uint64_t)id << 32;
+	return ringtrace_reserve_at_(t, &id_hdr, len, f);
+}
+
+/* Publish the reserved event: the page's commit, the hit count, nest 0. */
+static inline __attribute__((always_inline)) void
+ringtrace_commit_fast_(const struct ringtrace_fres_ *f)
+{
+	struct ringtrace_wtls_ *t = f->t;
+	struct ringtrace_slot_head_ *s = f->s;
+	struct ringtrace_page_header *h = (struct ringtrace_page_header *)(void *)f->page;
+	t->off = f->next;
+	__atomic_store_n(&h->commit, f->end, __ATOMIC_RELEASE);
+	ringtrace_inc_own_(&s->hit);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->nest, 0, __ATOMIC_RELEASE);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RINGTRACE_STATIC_RING_H */

@@ -1,0 +1,104 @@
+/*
+ * src/base/base.h - what every layer of ringtrace shares: error reporting,
+ * the trace clock, atomics shorthands, small I/O helpers.
+ *
+ * The lowest layer: it depends on libc and the version-locked cpu header
+ * only, and nothing here calls into another layer. Not installed.
+ *
+ * Layers, lowest first (each may use those before it, never after; a
+ * lower layer that must act upward calls a hook the upper one registers):
+ *   base    errors, clock, heap, I/O helpers
+ *   ring    the pool, writers, FIFO, flush, readers, snapshots, accounting
+ *   schema  field types, record decoding and formatting (pure code)
+ *   event   registry, read-side sections, probes, printf records
+ *   control filters and triggers
+ *   ctf     the metadata (TSDL and the ringtrace-schema block)
+ *   record  sessions: the in-process recorder, started from the environment
+ * and, beside the runtime, read (the trace reader: base, the page cursor
+ * of ring, schema and ctf's parser only). scripts/check-layers checks it.
+ */
+#ifndef RINGTRACE_BASE_H
+#define RINGTRACE_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtrace/error.h"
+#include "ringtrace/static/cpu.h"
+
+#define RT_HIDDEN __attribute__((visibility("hidden")))
+#define rt_likely(x) __builtin_expect(!!(x), 1)
+#define rt_unlikely(x) __builtin_expect(!!(x), 0)
+#define RT_ALIGN8(x) (((x) + 7) & ~(size_t)7)
+#define RT_CACHELINE 64
+
+#define RT_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define RT_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define RT_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define RT_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* ---- errors (error.c) ---- */
+
+/* Record a message for ringtrace_last_error() and return -code. */
+RT_HIDDEN int rt_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+RT_HIDDEN void rt_error_clear(void);
+
+/* ---- the trace clock (clock.c) ---- */
+
+struct rt_clock {
+	int is_tsc;           /* 1: ticks are cycle-counter ticks; 0: CLOCK_MONOTONIC ns */
+	uint64_t freq;        /* ticks per second */
+	uint64_t base_ticks;  /* a calibration point: ticks ... */
+	uint64_t base_ns;     /* ... and CLOCK_MONOTONIC ns at the same instant */
+};
+
+/* Calibrate once per process (thread-safe); returns the process clock. */
+RT_HIDDEN const struct rt_clock *rt_clock_get(void);
+RT_HIDDEN uint64_t rt_mono_ns(void);
+/* Ticks to CLOCK_MONOTONIC ns (saturating at 0 and UINT64_MAX). */
+RT_HIDDEN uint64_t rt_clock_to_ns(const struct rt_clock *c, uint64_t ticks);
+
+/* Ticks now: the cycle counter where is_tsc, else CLOCK_MONOTONIC ns. */
+static inline uint64_t rt_ticks(int is_tsc)
+{
+	uint64_t t;
+	if (rt_likely(is_tsc) && ringtrace_hw_ticks_(&t))
+		return t;
+	return rt_mono_ns();
+}
+
+/* ---- memory and numbers (util.c) ---- */
+
+/*
+ * An arena: many small allocations freed together (a trace's strings and
+ * schema). rt_arena_alloc returns 16-aligned memory, not cleared, or NULL
+ * when out of memory.
+ */
+struct rt_arena_chunk;
+struct rt_arena {
+	struct rt_arena_chunk *head;
+};
+RT_HIDDEN void *rt_arena_alloc(struct rt_arena *a, size_t n);
+RT_HIDDEN char *rt_arena_strdup(struct rt_arena *a, const char *s);
+RT_HIDDEN void rt_arena_free(struct rt_arena *a);
+
+/* Grow *arr (elements of `elem` bytes, capacity *cap) to hold `need`: 0 or -1. */
+RT_HIDDEN int rt_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
+
+/*
+ * A strict decimal number: digits only, no sign, no leading zero (but
+ * "0"), no overflow, at most max: 0 and *out, or -1.
+ */
+RT_HIDDEN int rt_parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* The same with an optional '-' (int64_t range; "-0" refused). */
+RT_HIDDEN int rt_parse_i64(const char *s, int64_t *out);
+
+/* ---- I/O (io.c) ---- */
+
+/* write() all of buf, retrying on EINTR and short writes: 0 or -errno. */
+RT_HIDDEN int rt_write_all(int fd, const void *buf, size_t len);
+
+/* Decimal digits of v at p (no NUL); returns the end. */
+RT_HIDDEN char *rt_put_u64(char *p, uint64_t v);
+
+#endif /* RINGTRACE_BASE_H */

@@ -1,0 +1,109 @@
+/*
+ * src/ctf/ctf_api.h - the one owner of the trace directory's metadata: the
+ * description of a trace (struct rt_ctf_meta), written as TSDL followed by
+ * the ringtrace-schema block, and the block parsed back. The recorder,
+ * `ringtrace recover`, `ringtrace stat` and the reader all go through
+ * here. Not installed; ringtrace/ctf.h is the public part.
+ *
+ * The files:
+ *   schema_block.c  the ringtrace-schema block: writer and strict parser,
+ *                   percent-encoding
+ *   tsdl.c          the TSDL, the whole metadata file, DIR/metadata read
+ *                   and written (atomically), ringtrace_ctf_set_stats
+ *   stream.c        stream files: their names, appending pages
+ *   metadata.c      the description of the running process (the
+ *                   registry, printf sites, filters and triggers): the
+ *                   only part that needs the tracing runtime, kept apart
+ *                   so that the reader links the rest alone
+ */
+#ifndef RINGTRACE_CTF_API_H
+#define RINGTRACE_CTF_API_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/base.h"
+#include "ringtrace/ctf.h"
+
+/* Limits on what a schema block may declare (larger is damage). */
+#define RT_CTF_MAX_FIELDS 64u        /* ringtrace_record_format's limit */
+#define RT_CTF_MAX_ENUMS 65536u      /* enum values per field */
+#define RT_CTF_MAX_SITE_ID (1u << 20)
+#define RT_CTF_MAX_METADATA (256u << 20)
+
+/* Everything the metadata says about a trace. */
+struct rt_ctf_meta {
+	struct ringtrace_trace_clock clock;
+	/* Filter lines: an event with a filter or a rejected call has one. */
+	const struct ringtrace_trace_event_def *events;
+	uint32_t nevents;
+	const struct ringtrace_trace_site *sites;
+	uint32_t nsites;
+	const struct ringtrace_trace_trigger *triggers;
+	uint32_t ntriggers;
+	const struct ringtrace_trace_stat *stats;
+	uint32_t nstats;
+};
+
+/* ---- writing (tsdl.c, schema_block.c) ---- */
+
+/* The schema block alone. */
+RT_HIDDEN void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m);
+/* The whole metadata: TSDL, then the block. 0 or a negative error. */
+RT_HIDDEN int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m);
+/* DIR/metadata, written under a temporary name and renamed (a reader
+ * never sees half of it). 0 or a negative error naming the file. */
+RT_HIDDEN int rt_ctf_write_file(const char *dir, const struct rt_ctf_meta *m);
+
+/* ---- reading (schema_block.c, tsdl.c) ---- */
+
+/* A parsed schema block: the description and the storage behind it. */
+struct rt_ctf_doc {
+	struct rt_ctf_meta meta;      /* set by a successful parse */
+	struct rt_arena arena;
+	struct ringtrace_trace_event_def *events;
+	uint32_t nevents, cap_events;
+	struct ringtrace_trace_site *sites;
+	uint32_t nsites, cap_sites;
+	struct ringtrace_trace_trigger *triggers;
+	uint32_t ntriggers, cap_triggers;
+	struct ringtrace_trace_stat *stats;
+	uint32_t nstats, cap_stats;
+	/* Lookup by id: [0 .. max id], NULL where none. */
+	struct ringtrace_trace_event_def **by_id;
+	uint32_t by_id_len;
+	struct ringtrace_trace_site **site_by_id;
+	uint32_t site_by_id_len;
+	/* (filter lines, kept until every event line is read) */
+	struct rt_ctf_filter_line *filters;
+	uint32_t nfilters, cap_filters;
+};
+
+/*
+ * Parse the metadata text (len bytes, NUL-terminated at text[len];
+ * modified in place) of DIR/metadata into doc (zeroed by the caller).
+ * Strict: every line and number is checked; the first damage gives
+ * -RINGTRACE_ECORRUPT with "DIR/metadata: line N: what" in err. Free the
+ * doc with rt_ctf_doc_free() whatever the result.
+ */
+RT_HIDDEN int rt_ctf_parse(struct rt_ctf_doc *doc, const char *dir, char *text, size_t len,
+			   char *err, size_t errsize);
+/* Read DIR/metadata (a regular file of at most RT_CTF_MAX_METADATA bytes)
+ * and parse it; errors as rt_ctf_parse, naming the file. */
+RT_HIDDEN int rt_ctf_read(struct rt_ctf_doc *doc, const char *dir, char *err, size_t errsize);
+RT_HIDDEN void rt_ctf_doc_free(struct rt_ctf_doc *doc);
+
+/* ---- stream files (stream.c) ---- */
+
+/* DIR/stream_N. */
+RT_HIDDEN void rt_ctf_stream_path(char *buf, size_t n, const char *dir, uint64_t stream);
+/* Open DIR/stream_N to append (created if missing): an fd, or -errno. */
+RT_HIDDEN int rt_ctf_stream_open(const char *dir, uint64_t stream);
+
+/* ---- the running process (metadata.c) ---- */
+
+/* DIR/metadata for buffer rb and this process's registry. */
+RT_HIDDEN int rt_ctf_write_live(const struct ringtrace_rb *rb, const char *dir,
+				const struct ringtrace_trace_stats *st);
+
+#endif /* RINGTRACE_CTF_API_H */

@@ -1,0 +1,294 @@
+/*
+ * Stream files: the packets of every stream_<N>, walked with the page
+ * cursor (ringtrace/format.h), and all streams merged by timestamp with
+ * the merge heap (src/base/heap.h).
+ *
+ * Nothing from the directory is trusted: a packet header is checked with
+ * ringtrace_page_check() against the packet size it declares and the size
+ * of the file; events are walked with ringtrace_page_next(), whose every
+ * step is bounded by the content end (itself bounded by the file). Damage
+ * is reported with the file and byte offset and the stream goes on at the
+ * next packet when the damaged packet's size is known, else it ends.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/heap.h"
+#include "read/trace_internal.h"
+
+static int rt_cmp_stream(const void *a, const void *b)
+{
+	uint64_t x = ((const struct rt_tstream *)a)->info.id, y = ((const struct rt_tstream *)b)->info.id;
+	return x < y ? -1 : x > y;
+}
+
+int rt_open_streams(ringtrace_trace *t)
+{
+	DIR *d = opendir(t->dir);
+	if (!d)
+		return rt_open_fail(RINGTRACE_ESYS, "%s: %s", t->dir, strerror(errno));
+	uint32_t cap = 0;
+	int ret = 0;
+	struct dirent *de;
+	char extra[512] = "";
+	while ((de = readdir(d)) != NULL) {
+		const char *n = de->d_name;
+		uint64_t id;
+		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "metadata") == 0)
+			continue;
+		if (strncmp(n, "stream_", 7) != 0 || rt_parse_u64(n + 7, UINT64_MAX, &id) < 0) {
+			if (!extra[0])
+				snprintf(extra, sizeof(extra), "%s/%s: not a file of a trace (only metadata and stream_<N>)",
+					 t->dir, n);
+			continue;
+		}
+		if (t->nstreams >= RT_TRACE_MAX_STREAMS) {
+			ret = rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
+					   RT_TRACE_MAX_STREAMS);
+			break;
+		}
+		if (rt_grow((void **)&t->streams, &cap, t->nstreams + 1, sizeof(*t->streams)) < 0) {
+			ret = rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+			break;
+		}
+		struct rt_tstream *s = &t->streams[t->nstreams];
+		memset(s, 0, sizeof(*s));
+		size_t pl = strlen(t->dir) + strlen(n) + 2;
+		char *path = rt_arena_alloc(&t->arena, pl);
+		if (!path) {
+			ret = rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+			break;
+		}
+		snprintf(path, pl, "%s/%s", t->dir, n);
+		s->info.id = id;
+		s->info.path = path;
+		t->nstreams++;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			ret = rt_open_fail(RINGTRACE_ESYS, "%s: %s", path,
+					   fd < 0 ? strerror(errno) : "not a regular file");
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		s->size = (size_t)st.st_size;
+		s->info.bytes = s->size;
+		if (s->size) {
+			void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (m == MAP_FAILED) {
+				ret = rt_open_fail(RINGTRACE_ESYS, "%s: mmap: %s", path, strerror(errno));
+				close(fd);
+				break;
+			}
+			madvise(m, s->size, MADV_SEQUENTIAL);
+			s->map = m;
+		}
+		close(fd);
+	}
+	closedir(d);
+	if (ret < 0)
+		return ret;
+	if (t->nstreams)
+		qsort(t->streams, t->nstreams, sizeof(*t->streams), rt_cmp_stream);
+	t->heap = calloc(t->nstreams ? t->nstreams : 1, sizeof(*t->heap));
+	if (!t->heap)
+		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+	if (extra[0]) {
+		t->errors++;
+		if (t->err)
+			t->err(t->err_arg, extra);
+	}
+	return 0;
+}
+
+/*
+ * Produce the stream's next record into s->item: 1, or 0 when the stream
+ * has nothing more. Damage is reported and skipped.
+ */
+static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
+{
+	for (;;) {
+		if (s->in_page) {
+			struct ringtrace_event ev;
+			uint32_t at = (s->cur.off + 7u) & ~7u;
+			int r = ringtrace_page_next(&s->cur, &ev);
+			if (r == 1) {
+				struct ringtrace_trace_event_def *def =
+					ev.id < t->doc.by_id_len ? t->doc.by_id[ev.id] : NULL;
+				if (!def) {
+					rt_damage(t, s, s->pkt_off + ev.offset,
+						  "event id %u is not defined in the metadata (event skipped)",
+						  ev.id);
+					continue;
+				}
+				struct ringtrace_trace_record *it = &s->item;
+				it->kind = RINGTRACE_TRACE_EVENT;
+				it->id = ev.id;
+				it->ts = ev.ts;
+				it->data = ev.data;
+				it->len = ev.len;
+				it->lost = 0;
+				it->file_offset = s->pkt_off + ev.offset;
+				it->def = def;
+				if (!s->info.events)
+					s->info.first_ts = ev.ts;
+				s->info.last_ts = ev.ts;
+				s->info.events++;
+				return 1;
+			}
+			s->in_page = 0;
+			if (r < 0) {
+				if (s->truncated)
+					rt_damage(t, s, s->pkt_off + at,
+						  "event cut off by the end of the file at byte %zu (packet at byte %" PRIu64 " declares %" PRIu64 " bytes)",
+						  s->size, s->pkt_off, s->page->packet_size / 8);
+				else
+					rt_damage(t, s, s->pkt_off + at, "%s", ringtrace_last_error());
+				if (s->truncated)
+					s->dead = 1;
+				continue;
+			}
+			if (s->truncated) {
+				rt_damage(t, s, s->size,
+					  "file ends inside the packet at byte %" PRIu64 " (%" PRIu64 " bytes declared)",
+					  s->pkt_off, s->page->packet_size / 8);
+				s->dead = 1;
+			} else if (s->cur.index != s->page->events) {
+				rt_damage(t, s, s->pkt_off + 72,
+					  "packet header declares %u events, %u found", s->page->events,
+					  s->cur.index);
+			}
+			continue;
+		}
+		if (s->dead)
+			return 0;
+		if (s->size == 0) {
+			rt_damage(t, s, 0, "stream file is empty");
+			s->dead = 1;
+			return 0;
+		}
+		if (s->next_pkt >= s->size)
+			return 0;
+		uint64_t off = s->next_pkt;
+		uint64_t avail = s->size - off;
+		s->pkt_off = off;
+		s->info.pages++;
+		if (avail < RINGTRACE_PAGE_HEADER_SIZE) {
+			rt_damage(t, s, s->size,
+				  "file ends inside the packet header at byte %" PRIu64 " (%" PRIu64 " of %u bytes)",
+				  off, avail, RINGTRACE_PAGE_HEADER_SIZE);
+			s->dead = 1;
+			return 0;
+		}
+		const struct ringtrace_page_header *h = (const void *)(s->map + off);
+		if (ringtrace_page_check(h, 0) < 0) {
+			rt_damage(t, s, off, "packet header: %s", ringtrace_last_error());
+			s->dead = 1;
+			return 0;
+		}
+		uint64_t psz = h->packet_size / 8;
+		s->next_pkt = off + psz;
+		s->page = h;
+		if (h->stream_instance_id != s->info.id || h->stream_id != 0) {
+			rt_damage(t, s, off + 4,
+				  "packet header names stream %" PRIu64 " (class %u), not %" PRIu64 " (packet skipped)",
+				  h->stream_instance_id, h->stream_id, s->info.id);
+			continue;
+		}
+		s->truncated = psz > avail;
+		ringtrace_page_cursor_init(&s->cur, h);
+		if (s->truncated && s->cur.end > avail)
+			s->cur.end = (uint32_t)avail;
+		s->in_page = 1;
+		s->info.tid = h->tid;
+		s->cpu = h->cpu;
+		memcpy(s->comm, h->comm, 16);
+		s->comm[16] = 0;
+		for (int i = 0; i < 16; i++)
+			if (s->comm[i] && ((unsigned char)s->comm[i] < 0x20 || (unsigned char)s->comm[i] == 0x7F))
+				s->comm[i] = '?';
+		memcpy(s->info.comm, s->comm, sizeof(s->comm));
+		/* losses since the previous packet of this stream */
+		uint64_t dropped = 0, overrun = 0;
+		if (!s->have_prev) {
+			dropped = h->events_discarded;
+			overrun = h->events_before;
+		} else {
+			const struct ringtrace_page_header *a = &s->prev;
+			if (h->packet_seq_num <= a->packet_seq_num ||
+			    h->events_discarded < a->events_discarded ||
+			    h->events_before < a->events_before ||
+			    h->events_before - a->events_before < a->events) {
+				rt_damage(t, s, off + 48,
+					  "packet sequence or event counters go backwards from the previous packet");
+			} else {
+				dropped = h->events_discarded - a->events_discarded;
+				overrun = h->events_before - a->events_before - a->events;
+			}
+		}
+		memcpy(&s->prev, h, sizeof(s->prev));
+		s->have_prev = 1;
+		if (dropped + overrun) {
+			s->info.dropped += dropped;
+			s->info.overrun += overrun;
+			struct ringtrace_trace_record *it = &s->item;
+			it->kind = RINGTRACE_TRACE_LOST;
+			it->id = 0;
+			it->ts = h->timestamp_begin;
+			it->data = NULL;
+			it->len = 0;
+			it->lost = dropped + overrun < dropped ? UINT64_MAX : dropped + overrun;
+			it->file_offset = off;
+			it->def = NULL;
+			return 1;
+		}
+	}
+}
+
+/* Streams are sorted by id: ties in time go to the lower stream id. */
+static inline int rt_less(const void *ctx, uint32_t a, uint32_t b)
+{
+	const ringtrace_trace *t = ctx;
+	const struct rt_tstream *x = &t->streams[a], *y = &t->streams[b];
+	if (x->item.ts != y->item.ts)
+		return x->item.ts < y->item.ts;
+	return a < b;
+}
+
+int ringtrace_trace_next(ringtrace_trace *t, struct ringtrace_trace_record *rec)
+{
+	if (!t->started) {
+		t->started = 1;
+		for (uint32_t i = 0; i < t->nstreams; i++)
+			if (rt_stream_advance(t, &t->streams[i]))
+				rt_heap_push(t->heap, &t->nheap, i, rt_less, t);
+	} else if (t->pending >= 0) {
+		uint32_t i = (uint32_t)t->pending;
+		t->pending = -1;
+		/* the returned stream is at the top of the heap */
+		rt_heap_fix_top(t->heap, &t->nheap, rt_stream_advance(t, &t->streams[i]), rt_less, t);
+	}
+	if (t->nheap == 0)
+		return 0;
+	uint32_t i = t->heap[0];
+	struct rt_tstream *s = &t->streams[i];
+	*rec = s->item;
+	rec->ns = ringtrace_trace_ticks_to_ns(t, rec->ts);
+	rec->tid = s->info.tid;
+	rec->cpu = s->cpu;
+	rec->stream_index = i;
+	rec->stream = s->info.id;
+	rec->comm = s->comm;
+	t->pending = (int)i;
+	return 1;
+}

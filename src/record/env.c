@@ -1,0 +1,87 @@
+/*
+ * Recording from the environment: a program linked with libringtrace is
+ * traced without code changes when RINGTRACE_OUTPUT names a directory
+ * (`ringtrace record` sets it; ringtrace/session.h lists the variables).
+ * The session starts at load (src/record/runtime.c calls rt_env_start from
+ * a constructor) and stops at exit; SIGUSR2 takes a snapshot, SIGINT and
+ * SIGTERM save the trace before they take their usual effect.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/record_internal.h"
+
+static int rt_parse_size(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	unsigned long long mul = 1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'g' || *end == 'G')
+		mul = 1024ull * 1024 * 1024, end++;
+	if (*end)
+		return -1;
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+void rt_env_start(void)
+{
+	const char *out = getenv("RINGTRACE_OUTPUT");
+	if (!out || !*out)
+		return;
+	struct ringtrace_session_config cfg;
+	ringtrace_session_config_init(&cfg);
+	cfg.output_dir = out;
+	cfg.events = getenv("RINGTRACE_EVENTS");
+	const char *mode = getenv("RINGTRACE_MODE");
+	const char *bs = getenv("RINGTRACE_BUFFER_SIZE"), *ps = getenv("RINGTRACE_PAGE_SIZE");
+	cfg.shm_name = getenv("RINGTRACE_SHM");
+	if (mode && strcmp(mode, "overwrite") == 0)
+		cfg.mode = RINGTRACE_RB_OVERWRITE;
+	else if (mode && strcmp(mode, "discard") != 0) {
+		fprintf(stderr, "ringtrace: RINGTRACE_MODE=\"%s\": use discard or overwrite; not tracing\n",
+			mode);
+		return;
+	}
+	if ((bs && rt_parse_size(bs, &cfg.pool_size) < 0) ||
+	    (ps && rt_parse_size(ps, &cfg.page_size) < 0)) {
+		fprintf(stderr, "ringtrace: RINGTRACE_BUFFER_SIZE/RINGTRACE_PAGE_SIZE: not a size (e.g. 64m, 64k); not tracing\n");
+		return;
+	}
+	if (rt_session_start(&cfg, 1) < 0) {
+		fprintf(stderr, "ringtrace: cannot record to %s: %s\n", out, ringtrace_last_error());
+		return;
+	}
+	atexit(rt_session_env_exit);
+	/* A program this one executes must not record into the same directory
+	 * or claim the same shm name. */
+	unsetenv("RINGTRACE_OUTPUT");
+	unsetenv("RINGTRACE_SHM");
+	/* Only where the program left the default action. */
+	struct sigaction old, sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGUSR2, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+		sa.sa_handler = rt_session_sigusr2;
+		sigaction(SIGUSR2, &sa, NULL);
+	}
+	/* Ctrl-C or kill must not lose the trace: the consumer saves it, then
+	 * the signal takes its default effect (the exit status stays right). */
+	sa.sa_handler = rt_session_deadly_signal;
+	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+		sigaction(SIGINT, &sa, NULL);
+	if (sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+		sigaction(SIGTERM, &sa, NULL);
+}
+

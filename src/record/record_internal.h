@@ -1,0 +1,62 @@
+/*
+ * src/record/record_internal.h - the recorder, shared by its files:
+ *   session.c  sessions: the buffer, the consumer thread, stop, snapshots
+ *   files.c    the output directory and the stream files
+ *   env.c      the session started from the environment (RINGTRACE_OUTPUT)
+ *   runtime.c  what the tracing library does at load: the hooks between
+ *              layers, the environment's session; ringtrace_runtime_
+ * The top layer of the library: nothing calls into it from below except
+ * through the hooks runtime.c registers.
+ */
+#ifndef RINGTRACE_RECORD_INTERNAL_H
+#define RINGTRACE_RECORD_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "ctf/ctf_api.h"
+#include "event/event_api.h"
+#include "ringtrace/printf.h"
+#include "ringtrace/session.h"
+
+/* ---- files.c ---- */
+
+#define RT_MAX_OPEN_FILES 64
+
+struct rt_file {
+	uint64_t stream;
+	int fd;
+	uint64_t last_use;
+};
+
+/* Create `dir`, or accept it if it exists and is empty: 0 or -error. */
+RT_HIDDEN int rt_mkdir_empty(const char *dir);
+RT_HIDDEN void rt_files_init(struct rt_file *files);
+/* The file of a stream, opened to append if needed (LRU): an fd, or -1
+ * with errno set. */
+RT_HIDDEN int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock,
+			   uint64_t stream);
+RT_HIDDEN void rt_stream_close(struct rt_file *files, uint64_t stream);
+RT_HIDDEN void rt_close_all(struct rt_file *files);
+
+/* ---- session.c ---- */
+
+/* ringtrace_session_start; from_env: started by rt_env_start. */
+RT_HIDDEN int rt_session_start(const struct ringtrace_session_config *cfg, int from_env);
+/* The snapshot trigger's hook (control): async-signal-safe; 0 if no
+ * session is recording. */
+RT_HIDDEN int rt_session_request_snapshot(void);
+/* atexit of a session started from the environment: stop it. */
+RT_HIDDEN void rt_session_env_exit(void);
+RT_HIDDEN void rt_session_atfork_child(void);
+/* Signal handlers of a session started from the environment. */
+RT_HIDDEN void rt_session_deadly_signal(int sig);
+RT_HIDDEN void rt_session_sigusr2(int sig);
+
+/* ---- env.c ---- */
+
+/* Start the session RINGTRACE_OUTPUT asks for, if it does. */
+RT_HIDDEN void rt_env_start(void);
+
+#endif /* RINGTRACE_RECORD_INTERNAL_H */

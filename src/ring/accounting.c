@@ -1,0 +1,124 @@
+/*
+ * Accounting: every event offered to a buffer is counted exactly once
+ * (see "ACCOUNTING" in ring_internal.h): hit and missed by the writer,
+ * overrun and read by the thread that recycles or consumes a page (tagged
+ * with the stream, so a reused slot is never credited with its
+ * predecessor's losses), retired totals for writers that left.
+ */
+#include <string.h>
+
+#include "ring/ring_internal.h"
+
+/* Add n to a tagged per-slot counter, or to `retired` if the stream is gone. */
+static void rt_slot_add(struct ringtrace_rb *rb, uint32_t slot, uint64_t stream, int which,
+			uint64_t n)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t *retired = which ? &shm->retired_read : &shm->retired_overrun;
+	if (n == 0)
+		return;
+	if (slot >= shm->max_writers) {
+		__atomic_fetch_add(retired, n, __ATOMIC_RELAXED);
+		return;
+	}
+	struct rt_slot *s = &rb->slots[slot];
+	uint64_t *ctr = which ? &s->read : &s->overrun;
+	uint64_t tag = RT_TAG(stream);
+	uint64_t v = RT_LOAD(ctr);
+	for (;;) {
+		if ((v & ~RT_COUNT_MASK) != tag) {
+			__atomic_fetch_add(retired, n, __ATOMIC_RELAXED);
+			return;
+		}
+		if (__atomic_compare_exchange_n(ctr, &v, v + n, 1, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header *h)
+{
+	rt_slot_add(rb, h->writer, h->stream_instance_id, 1, h->events);
+}
+
+void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h)
+{
+	rt_slot_add(rb, h->writer, h->stream_instance_id, 0, h->events);
+}
+
+/*
+ * Move a slot's counters into the buffer's retired totals (its writer is
+ * leaving: retire, or reclaim of an owner that is gone). Exchanges: a
+ * process killed in between must not have a later reclaim fold the same
+ * counts again.
+ */
+void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s)
+{
+	__atomic_fetch_add(&shm->retired_hit, __atomic_exchange_n(&s->h.hit, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_missed, __atomic_exchange_n(&s->missed, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
+	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
+	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
+}
+
+
+/* ---- queries ---------------------------------------------------------------- */
+
+int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st)
+{
+	if (!rb || !st)
+		return rt_error(RINGTRACE_EINVAL, "stats: NULL argument");
+	const struct rt_shm *shm = rb->shm;
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < shm->max_writers; i++) {
+		const struct rt_slot *s = &rb->slots[i];
+		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->h.state)) != RT_SLOT_ACTIVE)
+			continue;
+		st->writers_active++;
+		st->hit += RT_LOAD(&s->h.hit);
+		st->missed += RT_LOAD(&s->missed);
+		st->overrun += RT_LOAD(&s->overrun) & RT_COUNT_MASK;
+		st->read += RT_LOAD(&s->read) & RT_COUNT_MASK;
+	}
+	st->hit += RT_LOAD(&shm->retired_hit);
+	st->missed += RT_LOAD(&shm->retired_missed) + RT_LOAD(&shm->missed_noslot);
+	st->overrun += RT_LOAD(&shm->retired_overrun);
+	st->read += RT_LOAD(&shm->retired_read);
+	uint64_t gone = st->read + st->overrun;
+	st->entries = st->hit > gone ? st->hit - gone : 0;
+	st->pages_published = RT_LOAD(&shm->pages_published);
+	st->pages_flushed = RT_LOAD(&shm->pages_flushed);
+	st->pages_free = RT_LOAD(&shm->free_count);
+	return 0;
+}
+
+int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
+			      uint32_t max)
+{
+	if (!rb || (!out && max))
+		return rt_error(RINGTRACE_EINVAL, "writer_stats: NULL argument");
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < rb->shm->max_writers; i++) {
+		const struct rt_slot *s = &rb->slots[i];
+		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->h.state)) != RT_SLOT_ACTIVE)
+			continue;
+		if (n < max) {
+			struct ringtrace_rb_writer_stats *w = &out[n];
+			w->slot = i;
+			w->tid = RT_LOAD(&s->tid);
+			w->stream = RT_LOAD(&s->stream);
+			w->hit = RT_LOAD(&s->h.hit);
+			w->missed = RT_LOAD(&s->missed);
+			w->overrun = RT_LOAD(&s->overrun) & RT_COUNT_MASK;
+			w->read = RT_LOAD(&s->read) & RT_COUNT_MASK;
+			w->pages = RT_LOAD(&s->pages);
+			uint64_t gone = w->read + w->overrun;
+			w->entries = w->hit > gone ? w->hit - gone : 0;
+		}
+		n++;
+	}
+	return (int)n;
+}

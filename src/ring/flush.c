@@ -1,0 +1,227 @@
+/*
+ * Flush: making the committed events of writers' partly filled pages
+ * readable, without stopping the writers ("FLUSH" in ring_internal.h
+ * explains the handshake), and reclaiming the slots of owners that are
+ * gone ("OWNERS THAT ARE GONE"). Runs in readers and recorders, in the
+ * traced process or another one: it touches writers only through the
+ * shared pool.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ring/ring_internal.h"
+
+/*
+ * Fill in the fields of a page that are final once it is published, from
+ * its committed content (a page taken from a writer by a flush; a
+ * snapshot's copy of a writer's page).
+ */
+void rt_page_finalize(struct ringtrace_page_header *h, uint32_t commit, uint32_t flags)
+{
+	struct ringtrace_page_cursor c;
+	struct ringtrace_event ev;
+	uint32_t n = 0;
+	uint64_t last = h->timestamp_begin;
+	h->content_size = (uint64_t)commit * 8;
+	ringtrace_page_cursor_init(&c, h);
+	c.end = commit;
+	while (ringtrace_page_next(&c, &ev) == 1) {
+		n++;
+		last = ev.ts;
+	}
+	h->events = n;
+	h->timestamp_end = last;
+	h->flags |= flags;
+}
+
+
+/*
+ * Publish a page taken from a writer at FIFO position pos (claimed), or
+ * free it if it holds no event. The commit offset comes from shared
+ * memory: it is clamped, and the decoder checks every event under it.
+ */
+static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint32_t flags)
+{
+	struct ringtrace_page_header *h = rt_page(rb, p);
+	uint32_t commit = RT_LOAD_ACQ(&h->commit);
+	if (commit > rb->h.page_size)
+		commit = rb->h.page_size;
+	if (commit <= RINGTRACE_PAGE_HEADER_SIZE) {
+		rt_fifo_fill(rb, pos, RT_NO_PAGE);
+		rt_free_push(rb, p);
+		return 0;
+	}
+	rt_page_finalize(h, commit, flags);
+	rt_fifo_fill(rb, pos, p);
+	__atomic_fetch_add(&rb->shm->pages_published, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&rb->shm->pages_flushed, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/*
+ * 1 if the owner of a slot, as read from it, no longer exists: a thread of
+ * this process that ended without retiring its writer (it attached after
+ * its last round of thread-key destructors, from a signal handler or from
+ * another key's destructor): tgkill 0; or another process that crashed or
+ * _exited: kill 0, judged only in our own pid namespace (elsewhere its
+ * numbers mean other processes), and never when the namespace is unknown.
+ * A number reused by a new process or thread keeps the slot longer, never
+ * takes it from a live owner; an owner we may not signal (EPERM) counts as
+ * alive.
+ */
+static int rt_owner_gone(uint64_t cookie, uint64_t pidns, uint32_t pid, uint32_t tid)
+{
+	const struct rt_identity *me = rt_identity();
+	if (cookie == RT_LOAD(&me->cookie))
+		return syscall(SYS_tgkill, (pid_t)RT_LOAD(&me->pid), (pid_t)tid, 0) < 0 &&
+		       errno == ESRCH;
+	if (pidns == 0 || pidns != RT_LOAD(&me->pidns))
+		return 0;
+	if (pid == RT_LOAD(&me->pid))
+		return 1; /* another process had our pid: it is gone */
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/*
+ * A slot whose owner is gone (rt_owner_gone, judged from the state word w
+ * and the fields read after it): publish its committed events and free the
+ * slot. An event it was in the middle of is not committed and is not
+ * published.
+ */
+static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s, uint32_t w)
+{
+	struct rt_shm *shm = rb->shm;
+	/*
+	 * Take the slot away from other flushers, and only if it is still the
+	 * owner that was judged: a slot that changed hands since has another
+	 * stamp (see RT_SLOT_NEXT).
+	 */
+	uint32_t wr = RT_SLOT_NEXT(w, RT_SLOT_RECLAIMING);
+	if (!__atomic_compare_exchange_n(&s->h.state, &w, wr, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 0;
+	int n = 0;
+	uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
+	/*
+	 * The page is ours only if it was not taken by a flush that asked the
+	 * writer for it before the writer died (TAKEN), and if such a flush,
+	 * now in its second loop, does not take it first: win it the way it
+	 * does (it then leaves a tombstone).
+	 */
+	uint32_t st = RT_LOAD_ACQ(&s->h.steal);
+	while (st != RT_STEAL_TAKEN &&
+	       !__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+	if (p < shm->npages && st != RT_STEAL_TAKEN) {
+		uint64_t pos;
+		if (rt_fifo_claim(rb, &pos))
+			n = rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_LAST);
+		else
+			rt_free_push(rb, p);
+	}
+	rt_slot_fold(shm, s);
+	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
+	/* (release: a flush that reads them reads cur_page as left above) */
+	RT_STORE_REL(&s->h.steal, RT_STEAL_NONE);
+	RT_STORE_REL(&s->h.nest, 0);
+	RT_STORE_REL(&s->h.state, RT_SLOT_NEXT(wr, RT_SLOT_FREE));
+	return n;
+}
+
+int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t now = rt_ticks(rb->h.is_tsc);
+	uint64_t age = (uint64_t)min_age_ms * (rb->clock.freq / 1000);
+	uint32_t nasked = 0, nflushed = 0;
+	uint32_t *asked = malloc(sizeof(uint32_t) * shm->max_writers);
+	if (!asked)
+		return rt_error(RINGTRACE_ENOMEM, "flush: out of memory");
+	uint32_t ask = RT_STEAL_ASKED_BY(__atomic_add_fetch(&shm->flush_seq, 1, __ATOMIC_RELAXED));
+	RT_STORE(&shm->last_flush_ticks, now);
+
+	for (uint32_t i = 0; i < shm->max_writers; i++) {
+		struct rt_slot *s = &rb->slots[i];
+		uint32_t w = RT_LOAD_ACQ(&s->h.state);
+		if (RT_SLOT_STATE(w) != RT_SLOT_ACTIVE)
+			continue;
+		/* (the owner fields of w, unless the slot changes hands meanwhile:
+		 * then the reclaim's exchange from w fails, see RT_SLOT_NEXT) */
+		if (rt_owner_gone(RT_LOAD(&s->owner_cookie), RT_LOAD(&s->pidns), RT_LOAD(&s->pid),
+				  RT_LOAD(&s->tid))) {
+			nflushed += rt_reclaim_dead(rb, s, w);
+			continue;
+		}
+		uint32_t st = RT_LOAD_ACQ(&s->h.steal);
+		uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
+		if (st == RT_STEAL_TAKEN || p >= shm->npages)
+			continue;
+		if (RT_LOAD_ACQ(&rt_page(rb, p)->commit) <= RINGTRACE_PAGE_HEADER_SIZE)
+			continue;
+		uint64_t pts = RT_LOAD(&s->page_ts);
+		if (now > pts && now - pts < age)
+			continue;
+		/* (a request still pending from another flush is taken over) */
+		if (!__atomic_compare_exchange_n(&s->h.steal, &st, ask, 0, __ATOMIC_SEQ_CST,
+						 __ATOMIC_RELAXED))
+			continue;
+		asked[nasked++] = i;
+	}
+	if (nasked == 0 || rb->mb_cmd == 0 || rt_membarrier(rb->mb_cmd) != 0) {
+		/* Without membarrier the writers answer at their next event. (The
+		 * pages of writers that were gone are published already.) */
+		free(asked);
+		return (int)nflushed;
+	}
+	for (uint32_t k = 0; k < nasked; k++) {
+		struct rt_slot *s = &rb->slots[asked[k]];
+		uint32_t spins = 0;
+		while (RT_LOAD_ACQ(&s->h.nest) != 0 && spins < 2000) {
+			if (++spins > 100)
+				sched_yield();
+			else
+				ringtrace_cpu_relax_();
+		}
+		if (RT_LOAD_ACQ(&s->h.nest) != 0)
+			continue; /* busy in a write: it will publish at its next event */
+		uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
+		uint32_t st = ask;
+		if (p >= shm->npages) {
+			__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED);
+			continue;
+		}
+		/*
+		 * Claim the FIFO position before taking the page: once the writer
+		 * sees TAKEN it may publish its next page, which must come after
+		 * this one.
+		 */
+		uint64_t pos;
+		if (!rt_fifo_claim(rb, &pos))
+			continue;
+		/*
+		 * Only while our request is there: not if the writer answered it
+		 * (and may have a new page since, or have left the slot to
+		 * another thread), a reclaim took the page, or another flush
+		 * took the request over.
+		 */
+		if (!__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			rt_fifo_fill(rb, pos, RT_NO_PAGE);
+			continue;
+		}
+		/* A snapshot must not read this page as the writer's any more. */
+		uint32_t exp = p;
+		__atomic_compare_exchange_n(&s->h.cur_page, &exp, RT_NO_PAGE, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+		if (rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_FLUSHED))
+			nflushed++;
+	}
+	free(asked);
+	return (int)nflushed;
+}

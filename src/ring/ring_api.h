@@ -1,0 +1,30 @@
+/*
+ * src/ring/ring_api.h - what the layers above the ring buffer may use of
+ * it beyond its public headers (ringtrace/ring.h, ringtrace/format.h and
+ * the inline ringtrace/static/ring.h). Not installed.
+ *
+ * Contracts:
+ *  - The ring buffer never calls upward. Where an upper layer must know of
+ *    something the ring does, it registers a hook here.
+ */
+#ifndef RINGTRACE_RING_API_H
+#define RINGTRACE_RING_API_H
+
+#include "base/base.h"
+#include "ringtrace/static/ring.h"
+
+/*
+ * Called when a writer state of the calling thread stops being valid:
+ * state t when the thread retires from its buffer or the buffer is
+ * destroyed, NULL for every state of the thread at once (in a forked
+ * child, before signals are unblocked: the child starts with no writer).
+ * An upper layer that caches a pointer to a writer state (the events
+ * layer's recording fast path, ringtrace/static/event.h) forgets it here.
+ * The hook runs in that thread, possibly with signals blocked or from a
+ * thread-key destructor: it must be async-signal-safe, take no lock and
+ * not call back into the ring buffer. One hook; registering replaces it.
+ */
+typedef void (*rt_ring_forget_fn)(struct ringtrace_wtls_ *t);
+RT_HIDDEN void rt_ring_set_forget_hook(rt_ring_forget_fn fn);
+
+#endif /* RINGTRACE_RING_API_H */

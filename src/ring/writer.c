@@ -1,0 +1,650 @@
+/*
+ * Writers: per-thread writer state, claiming and retiring writer slots,
+ * the general write path, and what thread exit, process exit and fork do
+ * to writers ("THE WRITE PATH", "SIGNALS", "OWNERS THAT ARE GONE" in
+ * ring_internal.h). The fast path is inline (ringtrace/static/ring.h);
+ * ringtrace_rb_reserve() and ringtrace_rb_commit() below use it too, and
+ * come here for everything it declines.
+ *
+ * This is the only part of the ring buffer with per-thread state, a
+ * constructor and fork handlers: a process that only reads pools (the
+ * ringtrace command) does not link it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ring/ring_internal.h"
+
+/* ---- per-thread writer state ------------------------------------------- */
+
+__thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * An upper layer may cache a pointer to a thread's writer state (the
+ * events layer's recording fast path does: ringtrace/static/event.h). It
+ * registers a hook, called in the thread whose state stops being valid,
+ * to forget it: rt_ring_set_forget_hook().
+ */
+static rt_ring_forget_fn rt_forget_hook;
+
+void rt_ring_set_forget_hook(rt_ring_forget_fn fn)
+{
+	__atomic_store_n(&rt_forget_hook, fn, __ATOMIC_RELEASE);
+}
+
+static void rt_forget_cached(struct ringtrace_wtls_ *t)
+{
+	rt_ring_forget_fn fn = __atomic_load_n(&rt_forget_hook, __ATOMIC_ACQUIRE);
+	if (fn)
+		fn(t);
+}
+
+/*
+ * This thread's state t stops being a writer: its epoch first, then any
+ * cache of it above. Not the other way round: a signal handler's event in
+ * between would take the general path, find the epoch still valid,
+ * record, and cache the state again (until the epoch is cleared the state
+ * is still a valid writer, so a handler's fast-path event meanwhile is an
+ * ordinary one).
+ */
+static void rt_state_leave(struct ringtrace_wtls_ *t)
+{
+	t->epoch = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rt_forget_cached(t);
+}
+
+/* The buffers open for writing in this process, for thread-exit handling. */
+static struct {
+	struct ringtrace_rb *rb;
+	uint64_t epoch;
+} rt_open[RINGTRACE_RB_MAX_OPEN];
+static pthread_mutex_t rt_open_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t rt_epoch_next = 1;
+static pthread_key_t rt_exit_key;
+
+static void rt_thread_exit(void *arg);
+static void rt_process_exit(void);
+static void rt_atfork_prepare(void);
+static void rt_atfork_parent(void);
+static void rt_atfork_child(void);
+
+/*
+ * A constructor, so the key gets a low index: pthread_setspecific() on a
+ * low key never allocates, which keeps a thread's first event
+ * async-signal-safe. The identity first: its fork handler must run in a
+ * child before ours (handlers run in the order they were registered).
+ */
+__attribute__((constructor(101))) static void rt_writers_init(void)
+{
+	rt_identity();
+	pthread_key_create(&rt_exit_key, rt_thread_exit);
+	pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
+	atexit(rt_process_exit);
+}
+
+/* The buffer's destruction: no thread writes into it any more. */
+static void rt_writers_close(struct ringtrace_rb *rb)
+{
+	pthread_mutex_lock(&rt_open_lock);
+	if (rt_open[rb->h.idx].rb == rb)
+		rt_open[rb->h.idx].rb = NULL;
+	pthread_mutex_unlock(&rt_open_lock);
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
+	if (t->epoch == rb->h.epoch)
+		rt_state_leave(t);
+	else
+		rt_forget_cached(t);
+}
+
+int rt_writers_open(struct ringtrace_rb *rb)
+{
+	pthread_mutex_lock(&rt_open_lock);
+	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
+		if (!rt_open[i].rb) {
+			rb->h.idx = i;
+			rb->h.epoch = rt_epoch_next++;
+			rt_set_fast_epoch(rb);
+			rb->on_destroy = rt_writers_close;
+			rt_open[i].rb = rb;
+			rt_open[i].epoch = rb->h.epoch;
+			pthread_mutex_unlock(&rt_open_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&rt_open_lock);
+	return rt_error(RINGTRACE_ENOSPC, "too many ring buffers open in this process (at most %u)",
+			RINGTRACE_RB_MAX_OPEN);
+}
+
+/* ---- pages ----------------------------------------------------------------- */
+
+/* Begin rewriting a page's header: snapshots copying it will notice. */
+static inline void rt_gen_begin(struct ringtrace_rb *rb, uint32_t page)
+{
+	uint64_t g = RT_LOAD(&rb->gen[page]);
+	RT_STORE(&rb->gen[page], g | 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void rt_gen_end(struct ringtrace_rb *rb, uint32_t page)
+{
+	uint64_t g = RT_LOAD(&rb->gen[page]);
+	RT_STORE_REL(&rb->gen[page], g + 1);
+}
+
+/*
+ * Events committed in the thread's current page: the slot's hit counter
+ * now, less what it was when the page was opened (events_before). The
+ * write path counts an event once, in hit.
+ */
+static uint32_t rt_page_events(const struct ringtrace_wtls_ *t, const struct rt_slot *s)
+{
+	const struct ringtrace_page_header *h = (const struct ringtrace_page_header *)t->page;
+	return (uint32_t)(RT_LOAD(&s->h.hit) - h->events_before);
+}
+
+static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struct rt_slot *s,
+		       uint32_t flags)
+{
+	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
+	uint32_t idx = rt_page_index(rb, h);
+	h->timestamp_end = t->last_ts;
+	h->content_size = (uint64_t)h->commit * 8;
+	h->events = rt_page_events(t, s);
+	h->flags |= flags;
+	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
+	t->page = NULL;
+	t->limit = 0;
+	if (rt_fifo_push(rb, idx)) {
+		__atomic_fetch_add(&rb->shm->pages_published, 1, __ATOMIC_RELAXED);
+	} else {
+		rt_account_overrun(rb, h);
+		rt_free_push(rb, idx);
+	}
+}
+
+static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struct rt_slot *s,
+			uint64_t ts)
+{
+	uint32_t idx;
+	if (!rt_free_pop(rb, &idx)) {
+		if (rb->shm->mode != RINGTRACE_RB_OVERWRITE || !rt_fifo_pop(rb, &idx))
+			return -1;
+		rt_account_overrun(rb, rt_page(rb, idx));
+	}
+	struct ringtrace_page_header *h = rt_page(rb, idx);
+	rt_gen_begin(rb, idx);
+	h->magic = RINGTRACE_PAGE_MAGIC;
+	h->stream_id = 0;
+	h->stream_instance_id = s->stream;
+	h->timestamp_begin = ts;
+	h->timestamp_end = ts;
+	h->content_size = (uint64_t)RINGTRACE_PAGE_HEADER_SIZE * 8;
+	h->packet_size = (uint64_t)rb->h.page_size * 8;
+	h->packet_seq_num = t->seq++;
+	h->events_discarded = RT_LOAD(&s->missed);
+	h->events_before = RT_LOAD(&s->h.hit);
+	h->events = 0;
+	h->tid = s->tid;
+	h->writer = (uint32_t)(s - rb->slots);
+	int cpu = sched_getcpu();
+	h->cpu = cpu < 0 ? 0xFFFFFFFFu : (uint32_t)cpu;
+	h->flags = 0;
+	uint64_t cm[2] = {RT_LOAD(&s->comm[0]), RT_LOAD(&s->comm[1])};
+	memcpy(h->comm, cm, sizeof(cm));
+	RT_STORE_REL(&h->commit, RINGTRACE_PAGE_HEADER_SIZE);
+	rt_gen_end(rb, idx);
+	t->page = (char *)h;
+	t->off = RINGTRACE_PAGE_HEADER_SIZE;
+	t->limit = rb->h.page_size;
+	t->last_ts = ts;
+	RT_STORE(&s->pages, RT_LOAD(&s->pages) + 1);
+	RT_STORE(&s->page_ts, ts);
+	RT_STORE_REL(&s->h.cur_page, idx);
+	return 0;
+}
+
+/* Answer a flush request (called inside a write, nest != 0). */
+static void rt_answer_steal(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struct rt_slot *s,
+			    uint32_t st)
+{
+	while (RT_STEAL_IS_ASKED(st)) {
+		if (__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			if (t->page && rt_page_events(t, s)) {
+				rt_publish(rb, t, s, RINGTRACE_PAGE_F_FLUSHED);
+				__atomic_fetch_add(&rb->shm->pages_flushed, 1, __ATOMIC_RELAXED);
+			}
+			return;
+		}
+		/* st now holds the current value: the reader took the page, or
+		 * another flush took the request over (then try again). */
+	}
+	if (st == RT_STEAL_TAKEN) {
+		t->page = NULL;
+		t->limit = 0;
+		RT_STORE(&s->h.cur_page, RT_NO_PAGE);
+		RT_STORE_REL(&s->h.steal, RT_STEAL_NONE);
+	}
+}
+
+/* (an atomic add: a nested drop may interrupt the owner's own count) */
+static inline void rt_count_missed(struct rt_slot *s)
+{
+	__atomic_fetch_add(&s->missed, 1, __ATOMIC_RELAXED);
+}
+
+
+/* Drop an event (counted) and leave the write (nest back to 0). */
+static void *rt_drop(struct ringtrace_wtls_ *t, struct rt_slot *s, int reason)
+{
+	t->drop_reason = reason;
+	rt_count_missed(s);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	RT_STORE_REL(&s->h.nest, 0);
+	return NULL;
+}
+
+/*
+ * What the fast path declined, inside the write (nest raised): checks of
+ * the caller's id and size, answering a flush, the page switch, the
+ * extended header of a long gap. The reservation is committed by the
+ * same commit as a fast one (ringtrace_rb_commit, from res_end).
+ */
+static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, uint64_t ts)
+{
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
+	struct rt_slot *s = rt_slot_of(t);
+	if (id > RINGTRACE_EV_MAX_ID)
+		return rt_drop(t, s, RINGTRACE_EINVAL);
+	if (len > rb->h.max_payload)
+		return rt_drop(t, s, RINGTRACE_E2BIG);
+	uint32_t st = RT_LOAD_ACQ(&s->h.steal);
+	if (st != RT_STEAL_NONE)
+		rt_answer_steal(rb, t, s, st);
+	if (ts < t->last_ts)
+		ts = t->last_ts; /* keep each stream monotonic */
+	int ext = t->page && ts - t->last_ts > 0xFFFFFFFFull;
+	uint32_t start = t->off;
+	uint32_t end = start + (ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE) +
+		       (uint32_t)len;
+	if (!t->page || end > t->limit) {
+		if (t->page)
+			rt_publish(rb, t, s, 0);
+		if (rt_take_page(rb, t, s, ts) < 0)
+			return rt_drop(t, s, RINGTRACE_ENOSPC);
+		ext = 0;
+		start = t->off;
+		end = start + RINGTRACE_EV_HEADER_SIZE + (uint32_t)len;
+	}
+	uint64_t *h = (uint64_t *)(void *)(t->page + start);
+	if (ext) {
+		h[0] = RINGTRACE_EV_WORD(ts, RINGTRACE_EV_EXTENDED, len);
+		h[1] = (uint64_t)id;
+		h[2] = ts;
+		h += 3;
+	} else {
+		h[0] = RINGTRACE_EV_WORD(ts, id, len);
+		h += 1;
+	}
+	t->res_end = end;
+	t->last_ts = ts;
+	return h;
+}
+
+static void *rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len);
+
+/*
+ * The general write path: everything the inline fast path does not
+ * handle. A thread's first event (attach), a write nested in a signal
+ * handler (dropped and counted: the interrupted write goes on untouched),
+ * the CLOCK_MONOTONIC fallback clock, and the cases the fast path left
+ * with nest lowered (rt_reserve_slow). Out of line and reached by a tail
+ * call, so that the fast path saves no registers.
+ */
+static void *__attribute__((noinline, cold)) rt_reserve_generic(struct ringtrace_rb *rb,
+								 uint32_t id, size_t len)
+{
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
+	if (t->epoch != rb->h.epoch)
+		return rt_reserve_attach(rb, id, len);
+	struct rt_slot *s = rt_slot_of(t);
+	if (RT_LOAD(&s->h.nest) != 0) {
+		t->drop_reason = RINGTRACE_ENESTED;
+		rt_count_missed(s);
+		return NULL;
+	}
+	RT_STORE(&s->h.nest, 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return rt_reserve_slow(rb, id, len, rt_ticks((int)rb->h.is_tsc));
+}
+
+void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	struct ringtrace_fres_ f;
+	if (rt_likely(id <= RINGTRACE_EV_MAX_ID)) {
+		void *p = ringtrace_reserve_fast_(rb, id, len, &f);
+		if (rt_likely(p != NULL)) {
+			f.t->res_end = f.end; /* for ringtrace_rb_commit */
+			return p;
+		}
+	}
+	return rt_reserve_generic(rb, id, len);
+}
+
+void ringtrace_rb_commit(ringtrace_rb *rb)
+{
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
+	struct ringtrace_fres_ f = {
+		t, t->slot, t->page, t->res_end,
+		(t->res_end + (RINGTRACE_EV_ALIGN - 1)) & ~(RINGTRACE_EV_ALIGN - 1),
+	};
+	ringtrace_commit_fast_(&f);
+}
+
+int ringtrace_rb_write(ringtrace_rb *rb, uint32_t id, const void *data, size_t len)
+{
+	/*
+	 * A signal handler may write (and fail) between our reserve and our
+	 * reading of drop_reason: each call restores what it found, so the
+	 * handler leaves the interrupted call's reason intact.
+	 */
+	int *reason = &ringtrace_wtls_[rb->h.idx].drop_reason;
+	int saved = *reason;
+	void *p = ringtrace_rb_reserve(rb, id, len);
+	if (rt_unlikely(!p)) {
+		int r = *reason;
+		*reason = saved;
+		return -r;
+	}
+	memcpy(p, data, len);
+	ringtrace_rb_commit(rb);
+	return 0;
+}
+
+/* ---- writer slots: attach, retire ------------------------------------------ */
+
+static pid_t rt_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id,
+							      size_t len)
+{
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
+	struct rt_shm *shm = rb->shm;
+	/*
+	 * No writer yet: a reader-only handle, a signal handler interrupting
+	 * this thread's own attach, or no free slot (retried every 1024 events
+	 * rather than scanning the slots on every dropped event).
+	 */
+	if (!rb->owner) {
+		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		t->drop_reason = RINGTRACE_EINVAL;
+		return NULL;
+	}
+	/*
+	 * Test and set in one instruction (an exchange): a signal handler's
+	 * event that lands between a separate test and set would attach
+	 * this thread itself, and the interrupted attach would then claim a
+	 * second slot over it, leaking the first with its page, or leave
+	 * the handler's next event a valid epoch with half-reset state.
+	 */
+	if (__atomic_exchange_n(&t->attaching, 1, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		t->drop_reason = RINGTRACE_ENESTED;
+		return NULL;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (t->epoch == rb->h.epoch) {
+		/* A signal handler attached this thread before the exchange. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return ringtrace_rb_reserve(rb, id, len);
+	}
+	/* (a count left from another buffer that had this index is not this one's) */
+	if (t->noslot_skip && t->noslot_epoch == (uint32_t)rb->h.epoch && t->noslot_skip-- > 0) {
+		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		t->drop_reason = RINGTRACE_ENOSPC;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return NULL;
+	}
+	struct rt_slot *s = NULL;
+	uint32_t w = 0;
+	uint32_t start = (uint32_t)rt_gettid() % shm->max_writers;
+	for (uint32_t k = 0; k < shm->max_writers; k++) {
+		struct rt_slot *c = &rb->slots[(start + k) % shm->max_writers];
+		w = RT_LOAD(&c->h.state);
+		if (RT_SLOT_STATE(w) == RT_SLOT_FREE &&
+		    __atomic_compare_exchange_n(&c->h.state, &w, RT_SLOT_NEXT(w, RT_SLOT_CLAIMING), 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			s = c;
+			w = RT_SLOT_NEXT(w, RT_SLOT_CLAIMING);
+			break;
+		}
+	}
+	if (!s) {
+		t->drop_reason = RINGTRACE_ENOSPC;
+		t->noslot_skip = 1024;
+		t->noslot_epoch = (uint32_t)rb->h.epoch;
+		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return NULL;
+	}
+	uint64_t stream = __atomic_fetch_add(&shm->next_stream, 1, __ATOMIC_RELAXED);
+	RT_STORE(&s->h.nest, 0);
+	RT_STORE(&s->h.steal, RT_STEAL_NONE);
+	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
+	RT_STORE(&s->h.hit, 0);
+	RT_STORE(&s->missed, 0);
+	RT_STORE(&s->pages, 0);
+	RT_STORE(&s->page_ts, 0);
+	RT_STORE(&s->stream, stream);
+	RT_STORE(&s->tid, (uint32_t)rt_gettid());
+	RT_STORE(&s->pid, (uint32_t)getpid());
+	const struct rt_identity *me = rt_identity();
+	RT_STORE(&s->pidns, RT_LOAD(&me->pidns));
+	RT_STORE(&s->owner_cookie, RT_LOAD(&me->cookie));
+	uint64_t cm[2] = {0, 0};
+	prctl(PR_GET_NAME, (unsigned long)cm, 0, 0, 0);
+	((char *)cm)[15] = 0;
+	RT_STORE(&s->comm[0], cm[0]);
+	RT_STORE(&s->comm[1], cm[1]);
+	RT_STORE(&s->overrun, RT_TAG(stream));
+	RT_STORE_REL(&s->read, RT_TAG(stream));
+	/*
+	 * Only now ACTIVE: a flush that reads this word reads this thread's
+	 * pid and tid, not those of the slot's previous owner, which may be
+	 * gone (it would take the slot from under us). A process killed
+	 * before this store leaves the slot CLAIMING for good: one slot fewer,
+	 * no event lost (it holds no page yet).
+	 */
+	RT_STORE_REL(&s->h.state, RT_SLOT_NEXT(w, RT_SLOT_ACTIVE));
+	t->slot_w = RT_SLOT_NEXT(w, RT_SLOT_ACTIVE);
+	t->slot = &s->h;
+	t->page = NULL;
+	t->off = 0;
+	t->limit = 0;
+	t->last_ts = 0;
+	t->seq = 0;
+	t->noslot_skip = 0;
+	pthread_setspecific(rt_exit_key, (void *)1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->epoch = rb->h.epoch;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->attaching = 0;
+	return ringtrace_rb_reserve(rb, id, len);
+}
+
+/* Publish the thread's page and give its slot back. */
+static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
+{
+	struct rt_slot *s = rt_slot_of(t);
+	/*
+	 * From here a signal handler's event on this thread goes to the attach
+	 * path, finds `attaching` and is counted in missed_noslot: it never
+	 * touches a slot that is being folded or that another thread may
+	 * already have claimed.
+	 */
+	t->attaching = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rt_state_leave(t);
+	/*
+	 * Renew the slot's stamp (still ACTIVE) from exactly the word this
+	 * thread published: a reclaim judged on the old word now fails, and
+	 * if this process dies in the middle of the retire, a later flush
+	 * still finds the slot ACTIVE and its owner gone. If the word is not
+	 * ours any more, the slot was taken from us (a flush that misjudged
+	 * us; or it was freed by a copy of this thread's state, such as a
+	 * child of _Fork() that retired it, and claimed by another thread):
+	 * then nothing in it is ours to publish or fold.
+	 */
+	uint32_t w = t->slot_w;
+	uint32_t wr = RT_SLOT_NEXT(w, RT_SLOT_ACTIVE);
+	if (!__atomic_compare_exchange_n(&s->h.state, &w, wr, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		t->page = NULL;
+		t->slot = NULL;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return;
+	}
+	RT_STORE(&s->h.nest, 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Make sure a flush that already asked sees us inside a write. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint32_t st = RT_LOAD_ACQ(&s->h.steal);
+	if (st != RT_STEAL_NONE)
+		rt_answer_steal(rb, t, s, st);
+	if (t->page) {
+		if (rt_page_events(t, s)) {
+			rt_publish(rb, t, s, RINGTRACE_PAGE_F_LAST);
+		} else {
+			uint32_t idx = rt_page_index(rb, t->page);
+			RT_STORE(&s->h.cur_page, RT_NO_PAGE);
+			t->page = NULL;
+			rt_free_push(rb, idx);
+		}
+	}
+	rt_slot_fold(rb->shm, s);
+	/* (release: a flush that reads them reads cur_page as left above) */
+	RT_STORE_REL(&s->h.steal, RT_STEAL_NONE);
+	RT_STORE_REL(&s->h.nest, 0);
+	/* (a compare-and-swap: if the slot was taken from us meanwhile, it
+	 * is not ours to free) */
+	__atomic_compare_exchange_n(&s->h.state, &wr, RT_SLOT_NEXT(wr, RT_SLOT_FREE), 0,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	t->slot = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->attaching = 0;
+}
+
+void ringtrace_rb_writer_release(ringtrace_rb *rb)
+{
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
+	if (t->epoch == rb->h.epoch && rb->owner)
+		rt_writer_retire(rb, t);
+}
+
+static void rt_thread_exit(void *arg)
+{
+	(void)arg;
+	/*
+	 * A child of _Fork() or vfork() (no atfork handler ran) has a copy of
+	 * its parent's thread state: its writers are the parent's, which its
+	 * exit must not retire.
+	 */
+	if ((uint32_t)getpid() != RT_LOAD(&rt_identity()->pid))
+		return;
+	pthread_mutex_lock(&rt_open_lock);
+	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
+		struct ringtrace_wtls_ *t = &ringtrace_wtls_[i];
+		if (rt_open[i].rb && t->epoch != 0 && t->epoch == rt_open[i].epoch) {
+			/*
+			 * Retire leaves the epoch 0. Not zeroed again after it: a
+			 * signal handler's event may have attached the thread anew
+			 * in between, and that writer (and the destructor round
+			 * its attach re-armed) must not be forgotten. (An event
+			 * after the thread's last destructor round, from a signal
+			 * handler or another key's destructor, attaches a writer
+			 * that nothing here retires: the next flush after the
+			 * thread is gone publishes its page and frees its slot,
+			 * see rt_owner_gone.)
+			 */
+			rt_writer_retire(rt_open[i].rb, t);
+		} else if (t->epoch != 0) {
+			/* A buffer destroyed or replaced since: forget it. */
+			rt_state_leave(t);
+		}
+	}
+	pthread_mutex_unlock(&rt_open_lock);
+}
+
+/*
+ * exit() does not run thread-key destructors: retire the exiting thread's
+ * writers so that its last pages are published and its slots freed (this
+ * matters for short-lived forked children writing into a shared pool).
+ */
+static void rt_process_exit(void)
+{
+	rt_thread_exit(NULL);
+}
+
+/*
+ * fork(): the child's only thread starts with no writer. It shares the
+ * pool (MAP_SHARED) and will claim its own slot and page at its first
+ * event; the parent's slot stays the parent's. Signals are blocked from
+ * before the fork until the child has reset this thread's writer state
+ * and any cache of it above (rt_atfork_child): a handler's
+ * event in the child before that would write into the parent's slot in
+ * the shared pool, or cache that state. Not covered: fork from a signal
+ * handler that interrupted a write (glibc does not make fork
+ * async-signal-safe either), and children made by _Fork(), vfork() or a
+ * raw clone(), which run no atfork handlers: such a child must exec or
+ * _exit before it records. (Its exit(), allowed when the parent had one
+ * thread at the fork, leaves the parent's writers alone: rt_thread_exit
+ * compares the pid. With more threads, exit() in such a child may wait
+ * forever for a lock another thread held at the fork, ours or libc's.)
+ */
+static __thread sigset_t rt_fork_sigmask;
+
+static void rt_atfork_prepare(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &rt_fork_sigmask);
+}
+
+static void rt_atfork_parent(void)
+{
+	pthread_sigmask(SIG_SETMASK, &rt_fork_sigmask, NULL);
+}
+
+static void rt_atfork_child(void)
+{
+	/* Signals are blocked (rt_atfork_prepare): nothing writes in between.
+	 * (The identity is new already: rt_identity_refresh ran before us.) */
+	rt_forget_cached(NULL);
+	memset(ringtrace_wtls_, 0, sizeof(ringtrace_wtls_));
+	pthread_mutex_init(&rt_open_lock, NULL);
+	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
+		if (!rt_open[i].rb)
+			continue;
+		if (rt_open[i].rb->mb_cmd == MEMBARRIER_CMD_GLOBAL_EXPEDITED)
+			rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
+	}
+	pthread_sigmask(SIG_SETMASK, &rt_fork_sigmask, NULL);
+}
