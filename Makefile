@@ -1,7 +1,9 @@
 # Quick start:
 #   make demo    build, record the demo program with `ringtrace record`, print
 #                `ringtrace stat` and the head of `ringtrace report`
-#   make check   every test: normal build (gcc), ASan+UBSan (gcc), TSan (clang)
+#   make check   every test: normal build (gcc), ASan+UBSan (gcc), TSan (clang),
+#                the fuzzers, and Release and MinSizeRel builds with gcc and
+#                clang (warnings are errors in all of these: RINGTRACE_WERROR)
 #
 # Everything is driven through CMake; build folders: build/, build-asan/,
 # build-tsan/.
@@ -9,7 +11,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure --no-tests=error
 
-.PHONY: all build demo check check-normal check-asan check-tsan check-fuzz deps clean
+.PHONY: all build demo check check-normal check-asan check-tsan check-fuzz check-release deps clean
 
 all: build
 
@@ -35,28 +37,40 @@ demo: build
 deps:
 	@sh scripts/install-deps.sh
 
-check: deps check-normal check-asan check-tsan check-fuzz
-	@echo "== all test builds passed (normal, asan+ubsan, tsan) and the fuzzer found nothing"
+check: deps check-normal check-asan check-tsan check-fuzz check-release
+	@echo "== all test builds passed (normal, asan+ubsan, tsan), the fuzzer found nothing, release builds clean"
 	@n=0; for d in build build-asan build-tsan; do \
 		t=$$(ctest --test-dir $$d -N | sed -n 's/^Total Tests: //p'); n=$$((n + t)); done; \
 		echo "check: $$n passed, 0 failed"
 
 check-normal:
-	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+	cmake -S . -B build -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 	cmake --build build -j$(JOBS)
 	ctest --test-dir build $(CTEST_FLAGS)
 
 check-asan:
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRINGTRACE_SANITIZE=address -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+	cmake -S . -B build-asan -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DRINGTRACE_SANITIZE=address -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 	cmake --build build-asan -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan $(CTEST_FLAGS)
 
 check-tsan:
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=thread -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	cmake -S . -B build-tsan -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=thread -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 	cmake --build build-tsan -j$(JOBS)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest --test-dir build-tsan $(CTEST_FLAGS)
+
+# The build types a packager uses, with both compilers, warning-free: built,
+# not run (the tests above run the same code).
+RELEASE_TYPES ?= Release MinSizeRel
+check-release:
+	@set -e; for cc in gcc clang; do for bt in $(RELEASE_TYPES); do \
+		cxx=$$([ $$cc = gcc ] && echo g++ || echo clang++); d=build-$$bt-$$cc; \
+		echo "== $$bt build with $$cc ($$d)"; \
+		cmake -S . -B $$d -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=$$bt \
+			-DCMAKE_C_COMPILER=$$cc -DCMAKE_CXX_COMPILER=$$cxx >/dev/null; \
+		cmake --build $$d -j$(JOBS) >/dev/null; done; done
+	@echo "== Release and MinSizeRel build warning-free with gcc and clang"
 
 # libFuzzer (clang, ASan+UBSan) on the trace reader's stream decoding, seeded
 # with a real trace (FUZZ_SECONDS), and on the filter-expression compiler
@@ -64,7 +78,7 @@ check-tsan:
 FUZZ_SECONDS ?= 60
 FUZZ_FILTER_SECONDS ?= 30
 check-fuzz:
-	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	cmake -S . -B build-fuzz -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 	cmake --build build-fuzz -j$(JOBS) --target fuzz_stream fuzz_filter test_trace_gen
 	rm -rf build-fuzz/seed-trace build-fuzz/corpus && mkdir -p build-fuzz/corpus
 	./build-fuzz/bin/test_trace_gen build-fuzz/seed-trace 3000 2 >/dev/null
@@ -81,4 +95,4 @@ check-fuzz:
 		-max_len=512 -print_final_stats=1
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz build-Release-* build-MinSizeRel-*

@@ -4,7 +4,8 @@
  * A ring buffer is a fixed pool of pages in shared memory. Each writing
  * thread owns one page at a time and fills it with variable-length events;
  * a full page is published to a FIFO from which readers consume it whole.
- * See src/ring/ring.c for the algorithm and docs/format.md for the layout.
+ * See src/ring/ring_internal.h for the algorithm and docs/format.md for the
+ * layout.
  *
  * Contracts (what a caller may rely on):
  *

@@ -533,12 +533,13 @@ void ringtrace_triggers_run_(const struct ringtrace_event_ctl_ *ctl, const void 
 		}
 		int done = 1;
 		switch (t->action) {
-		case RINGTRACE_TRIGGER_SNAPSHOT:
+		case RINGTRACE_TRIGGER_SNAPSHOT: {
 			int (*snap)(void) = __atomic_load_n(&rt_snapshot_hook, __ATOMIC_ACQUIRE);
 			done = snap ? snap() : 0;
 			if (!done && t->remaining >= 0)
 				__atomic_fetch_add(&t->remaining, 1, __ATOMIC_RELAXED);
 			break;
+		}
 		case RINGTRACE_TRIGGER_TRACEOFF:
 			ringtrace_tracing_off();
 			break;
