@@ -332,15 +332,22 @@ static void *__attribute__((noinline, cold)) rt_reserve_generic(struct ringtrace
 
 void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
 {
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
 	struct ringtrace_fres_ f;
-	if (rt_likely(id <= RINGTRACE_EV_MAX_ID)) {
-		void *p = ringtrace_reserve_fast_(rb, id, len, &f);
-		if (rt_likely(p != NULL)) {
-			f.t->res_end = f.end; /* for ringtrace_rb_commit */
-			return p;
-		}
-	}
-	return rt_reserve_generic(rb, id, len);
+	if (rt_unlikely(t->epoch != rb->h.fast_epoch || id > RINGTRACE_EV_MAX_ID ||
+			len > rb->h.max_payload))
+		return rt_reserve_generic(rb, id, len);
+	/*
+	 * The inline fast path, with id and len packed in the header word it
+	 * ORs in: one value to keep for the general path instead of three,
+	 * which saves registers (the path then pushes one, not two).
+	 */
+	uint64_t w = RINGTRACE_EV_WORD(0, id, len);
+	void *p = ringtrace_reserve_at_(t, &w, RINGTRACE_EV_WORD_LEN(w), &f);
+	if (rt_unlikely(!p))
+		return rt_reserve_generic(rb, RINGTRACE_EV_WORD_ID(w), RINGTRACE_EV_WORD_LEN(w));
+	t->res_end = f.end; /* for ringtrace_rb_commit */
+	return p;
 }
 
 void ringtrace_rb_commit(ringtrace_rb *rb)
