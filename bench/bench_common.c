@@ -17,12 +17,12 @@
 
 /* cheapest event: 64 KiB buffer, 16-byte records */
 #define CHEAP_BUF_SIZE (64u << 10)
-#define CHEAP_ITERS 2000000ull  /* per sample */
-#define CHEAP_SAMPLES 5         /* per measurement: median of these */
+#define CHEAP_ITERS 2000000ull /* per sample */
+#define CHEAP_SAMPLES 5        /* per measurement: median of these */
 
 void bench_sleep_us(unsigned us)
 {
-	struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000l };
+	struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000l};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
 	}
 }
@@ -100,10 +100,23 @@ int bench_parse_size(const char *s, size_t *out)
 		return -1;
 	unsigned shift = 0;
 	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end == 'i' && shift) /* KiB, MiB */
 		end++;
@@ -184,7 +197,7 @@ static void *cheapest_thread(void *p)
 
 double bench_measure_cheapest(int cpu)
 {
-	struct cheap_arg a = { .cpu = cpu, .ns = NAN };
+	struct cheap_arg a = {.cpu = cpu, .ns = NAN};
 	pthread_t t;
 	if (pthread_create(&t, NULL, cheapest_thread, &a) != 0) {
 		cheapest_thread(&a);

@@ -59,9 +59,9 @@
 #include "bench_common.h"
 #include "bench_events.h"
 
-#define EV_STRLEN 256            /* kernel: BENCHMARK_EVENT_STRLEN 128 */
+#define EV_STRLEN 256 /* kernel: BENCHMARK_EVENT_STRLEN 128 */
 #define EV_MAX_SECONDS 86400.0
-#define EV_READER_IDLE_US 100    /* consumer's sleep when no page is ready */
+#define EV_READER_IDLE_US 100 /* consumer's sleep when no page is ready */
 
 struct ev_reader {
 	ringtrace_rb *rb;
@@ -69,12 +69,12 @@ struct ev_reader {
 	int cpu;
 	int pin_err;
 	uint32_t event_id;
-	int done;                /* atomic: the producer has finished */
-	uint64_t read;           /* events decoded */
+	int done;      /* atomic: the producer has finished */
+	uint64_t read; /* events decoded */
 	uint64_t pages;
-	uint64_t bad;            /* wrong id or undecodable page */
+	uint64_t bad; /* wrong id or undecodable page */
 	int err;
-	char msg[256];           /* first problem */
+	char msg[256]; /* first problem */
 };
 
 static void reader_note(struct ev_reader *r, const char *what, int rc)
@@ -98,8 +98,8 @@ static uint64_t drain_pages(struct ev_reader *r)
 			r->read++;
 			if (ev.id != r->event_id) {
 				if (!r->bad && !r->err)
-					snprintf(r->msg, sizeof(r->msg), "event with id %u, want %u",
-						 ev.id, r->event_id);
+					snprintf(r->msg, sizeof(r->msg),
+						 "event with id %u, want %u", ev.id, r->event_id);
 				r->bad++;
 			}
 		}
@@ -142,9 +142,9 @@ static void *reader_main(void *arg)
 struct ev_stats {
 	uint64_t calls;
 	uint64_t first, last, max, min;
-	uint64_t n;                  /* durations after the first */
+	uint64_t n; /* durations after the first */
 	unsigned __int128 total, totalsq;
-	uint64_t avg, std, stddev;   /* stddev: the variance, "std^2" */
+	uint64_t avg, std, stddev; /* stddev: the variance, "std^2" */
 };
 
 /*
@@ -184,7 +184,8 @@ static void stats_add(struct ev_stats *s, uint64_t delta, char *str, size_t size
 	s->totalsq += (unsigned __int128)delta * delta;
 	s->avg = (uint64_t)(s->total / s->n);
 	if (s->n > 1) {
-		unsigned __int128 var = ((unsigned __int128)s->n * s->totalsq - s->total * s->total) /
+		unsigned __int128 var = ((unsigned __int128)s->n * s->totalsq -
+					 s->total * s->total) /
 					s->n / (s->n - 1);
 		s->stddev = var > UINT64_MAX ? UINT64_MAX : (uint64_t)var;
 	} else {
@@ -201,21 +202,20 @@ static void stats_add(struct ev_stats *s, uint64_t delta, char *str, size_t size
 
 static void event_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ringtrace-bench event [options]\n"
-		"\n"
-		"The trace event benchmark (the kernel's trace_benchmark.c, seed 003): a loop\n"
-		"that times each call of a tracepoint with a string field and passes the\n"
-		"statistics of the durations so far (last, first, max, min, avg, std, std^2,\n"
-		"in ns) as the string of the next call; the events are recorded into a ring\n"
-		"buffer that a consumer thread reads by pages. Prints the string every second,\n"
-		"then 'final: ...', 'events: N' and 'lost: N'.\n"
-		"\n"
-		"options:\n"
-		"  --seconds N          how long to run (default 10; fractions ok)\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"exit status: 0 ok, 1 a check failed (accounting, reader), 2 usage error\n");
+	fprintf(f, "usage: ringtrace-bench event [options]\n"
+		   "\n"
+		   "The trace event benchmark (the kernel's trace_benchmark.c, seed 003): a loop\n"
+		   "that times each call of a tracepoint with a string field and passes the\n"
+		   "statistics of the durations so far (last, first, max, min, avg, std, std^2,\n"
+		   "in ns) as the string of the next call; the events are recorded into a ring\n"
+		   "buffer that a consumer thread reads by pages. Prints the string every second,\n"
+		   "then 'final: ...', 'events: N' and 'lost: N'.\n"
+		   "\n"
+		   "options:\n"
+		   "  --seconds N          how long to run (default 10; fractions ok)\n"
+		   "  -h, --help           this help\n"
+		   "\n"
+		   "exit status: 0 ok, 1 a check failed (accounting, reader), 2 usage error\n");
 }
 
 #define usage_error(fmt, arg) bench_usage_error("event", fmt, arg)
@@ -225,9 +225,9 @@ enum { OPT_SECONDS = 256 };
 int event_bench_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, OPT_SECONDS },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"seconds", required_argument, NULL, OPT_SECONDS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	double seconds = 10.0;
 	int c;
@@ -242,7 +242,8 @@ int event_bench_main(int argc, char **argv)
 			return BENCH_EXIT_OK;
 		case OPT_SECONDS:
 			if (bench_parse_seconds(arg, EV_MAX_SECONDS, &seconds))
-				return usage_error("--seconds: '%s' is not a number of seconds > 0", arg);
+				return usage_error("--seconds: '%s' is not a number of seconds > 0",
+						   arg);
 			break;
 		default: /* ':' missing value, '?' unknown option */
 			return bench_getopt_error("event", c, argv);

@@ -56,10 +56,8 @@
 enum { C_RECORDED, C_PASSED, C_REJECTED, C_MIXED, C_COMPLEX, C_COUNT };
 
 static const char *const case_names[C_COUNT] = {
-	[C_RECORDED] = "recorded",
-	[C_PASSED] = "filter passed",
-	[C_REJECTED] = "filter rejected",
-	[C_MIXED] = "filter mixed",
+	[C_RECORDED] = "recorded",        [C_PASSED] = "filter passed",
+	[C_REJECTED] = "filter rejected", [C_MIXED] = "filter mixed",
 	[C_COMPLEX] = "complex rejected",
 };
 
@@ -121,7 +119,8 @@ static double run_case(ringtrace_rb *rb, loop_fn fn, const char *what, uint64_t 
 			uint64_t dt = bench_now_ns() - t0;
 			total += n;
 			if (dt >= FB_CALIB_MIN_NS) {
-				double want = (double)FB_TARGET_NS * (double)n / (double)(dt ? dt : 1);
+				double want = (double)FB_TARGET_NS * (double)n /
+					      (double)(dt ? dt : 1);
 				n = want < 1000.0 ? 1000 : (uint64_t)want;
 				break;
 			}
@@ -159,21 +158,20 @@ static int set_filter(const char *expr)
 
 static void fb_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ringtrace-bench filter [options]\n"
-		"\n"
-		"What a filter costs (seeds 000, 003): ns per call of a one-int event,\n"
-		"recorded without a filter, with the filter `value & 1` passing and\n"
-		"rejecting every call, half and half, and with a filter the tracepoint\n"
-		"cannot evaluate inline. Pinned to one CPU; cases interleaved.\n"
-		"\n"
-		"options:\n"
-		"  --runs R             rounds of all cases; medians are printed (default 5)\n"
-		"  --iterations N       calls per measured loop (default: ~0.3 s each)\n"
-		"  --cpu C              the CPU to pin to (default: the first usable one)\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"exit status: 0 ok, 1 accounting mismatch or setup failed, 2 usage error\n");
+	fprintf(f, "usage: ringtrace-bench filter [options]\n"
+		   "\n"
+		   "What a filter costs (seeds 000, 003): ns per call of a one-int event,\n"
+		   "recorded without a filter, with the filter `value & 1` passing and\n"
+		   "rejecting every call, half and half, and with a filter the tracepoint\n"
+		   "cannot evaluate inline. Pinned to one CPU; cases interleaved.\n"
+		   "\n"
+		   "options:\n"
+		   "  --runs R             rounds of all cases; medians are printed (default 5)\n"
+		   "  --iterations N       calls per measured loop (default: ~0.3 s each)\n"
+		   "  --cpu C              the CPU to pin to (default: the first usable one)\n"
+		   "  -h, --help           this help\n"
+		   "\n"
+		   "exit status: 0 ok, 1 accounting mismatch or setup failed, 2 usage error\n");
 }
 
 #define usage_error(fmt, arg) bench_usage_error("filter", fmt, arg)
@@ -183,11 +181,11 @@ enum { OPT_RUNS = 256, OPT_ITERATIONS, OPT_CPU };
 int filter_bench_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "runs", required_argument, NULL, OPT_RUNS },
-		{ "iterations", required_argument, NULL, OPT_ITERATIONS },
-		{ "cpu", required_argument, NULL, OPT_CPU },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"runs", required_argument, NULL, OPT_RUNS},
+		{"iterations", required_argument, NULL, OPT_ITERATIONS},
+		{"cpu", required_argument, NULL, OPT_CPU},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	unsigned runs = 5;
 	uint64_t iterations = 0;
@@ -202,11 +200,13 @@ int filter_bench_main(int argc, char **argv)
 			return BENCH_EXIT_OK;
 		case OPT_RUNS:
 			if (bench_parse_uint(arg, 1, FB_MAX_RUNS, &runs))
-				return usage_error("--runs: '%s' is not a count from 1 to 1000", arg);
+				return usage_error("--runs: '%s' is not a count from 1 to 1000",
+						   arg);
 			break;
 		case OPT_ITERATIONS:
 			if (bench_parse_u64(arg, 1000, 1ull << 40, &iterations))
-				return usage_error("--iterations: '%s' is not a count from 1000 to 2^40", arg);
+				return usage_error(
+					"--iterations: '%s' is not a count from 1000 to 2^40", arg);
 			break;
 		case OPT_CPU: {
 			unsigned v;
@@ -227,7 +227,8 @@ int filter_bench_main(int argc, char **argv)
 	}
 	int perr = bench_pin_self(cpu);
 	if (perr) {
-		fprintf(stderr, "ringtrace-bench filter: cannot pin to CPU %d: %s\n", cpu, strerror(perr));
+		fprintf(stderr, "ringtrace-bench filter: cannot pin to CPU %d: %s\n", cpu,
+			strerror(perr));
 		return BENCH_EXIT_USAGE;
 	}
 
@@ -260,11 +261,13 @@ int filter_bench_main(int argc, char **argv)
 		if (set_filter("value & 1"))
 			return BENCH_EXIT_FAIL;
 		v[C_PASSED * runs + r] = run_case(rb, loop_odd, "filter passed", 2, iterations);
-		v[C_REJECTED * runs + r] = run_case(rb, loop_even, "filter rejected", 0, iterations);
+		v[C_REJECTED * runs + r] = run_case(rb, loop_even, "filter rejected", 0,
+						    iterations);
 		v[C_MIXED * runs + r] = run_case(rb, loop_mixed, "filter mixed", 1, iterations);
 		if (set_filter("value & 1 && value > 0 || value == -7"))
 			return BENCH_EXIT_FAIL;
-		v[C_COMPLEX * runs + r] = run_case(rb, loop_even, "complex rejected", 0, iterations);
+		v[C_COMPLEX * runs + r] = run_case(rb, loop_even, "complex rejected", 0,
+						   iterations);
 	}
 	set_filter(NULL);
 	ringtrace_events_set_buffer(NULL);

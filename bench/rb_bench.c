@@ -88,9 +88,9 @@
 #include "bench.h"
 #include "bench_common.h"
 
-#define RB_WRITE_ITERATION 50   /* writes between clock reads (kernel: write_iteration) */
+#define RB_WRITE_ITERATION 50 /* writes between clock reads (kernel: write_iteration) */
 #define RB_EVENT_ID 1u
-#define RB_EVENT_LEN 10u        /* kernel: ring_buffer_lock_reserve(buffer, 10) */
+#define RB_EVENT_LEN 10u /* kernel: ring_buffer_lock_reserve(buffer, 10) */
 
 #define RB_MAX_PRODUCERS 4096u
 #define RB_MAX_RUNS 1000u
@@ -103,8 +103,8 @@ struct rb_opts {
 	enum reader_kind reader;
 	enum ringtrace_rb_mode mode;
 	unsigned producers;
-	size_t page_size;  /* 0: library default */
-	size_t pool_size;  /* 0: library default */
+	size_t page_size; /* 0: library default */
+	size_t pool_size; /* 0: library default */
 	unsigned runs;
 };
 
@@ -114,8 +114,8 @@ struct producer {
 	struct rb_run *run;
 	pthread_t thread;
 	unsigned index;
-	int cpu;              /* -1: not pinned */
-	int pin_err;          /* errno of a failed pthread_setaffinity_np, else 0 */
+	int cpu;     /* -1: not pinned */
+	int pin_err; /* errno of a failed pthread_setaffinity_np, else 0 */
 	uint32_t tid;
 	uint64_t attempts, hit, missed;
 	uint64_t elapsed_ns;
@@ -126,14 +126,14 @@ struct reader {
 	pthread_t thread;
 	int cpu;
 	int pin_err;
-	ringtrace_rb_reader *iter;    /* READER_EVENT */
-	uint64_t read;                /* events decoded */
+	ringtrace_rb_reader *iter; /* READER_EVENT */
+	uint64_t read;             /* events decoded */
 	uint64_t pages;
-	uint64_t bad_events;          /* wrong id, length, tid or payload */
-	uint64_t bad_pages;           /* page check failed or count mismatch */
-	int err;                      /* first library error, 0 if none */
+	uint64_t bad_events; /* wrong id, length, tid or payload */
+	uint64_t bad_pages;  /* page check failed or count mismatch */
+	int err;             /* first library error, 0 if none */
 	char errmsg[256];
-	char badmsg[256];             /* first validation failure */
+	char badmsg[256]; /* first validation failure */
 	/* tid -> producer index cache */
 	uint32_t last_tid;
 	int last_idx;
@@ -145,14 +145,14 @@ struct rb_run {
 	size_t page_size;
 	uint64_t duration_ns;
 	pthread_barrier_t start;
-	int producers_done;           /* atomic */
+	int producers_done; /* atomic */
 	struct producer *prod;
 	struct reader reader;
 };
 
 struct run_result {
-	double ns_per_entry;   /* NAN if no hit */
-	double ratio;          /* NAN if no hit */
+	double ns_per_entry; /* NAN if no hit */
+	double ratio;        /* NAN if no hit */
 	int failed;
 };
 
@@ -281,14 +281,15 @@ static void read_one_page(struct reader *r, const struct ringtrace_page_header *
 	while ((rc = ringtrace_page_next(&c, &ev)) > 0) {
 		n++;
 		if (__builtin_expect(ev.tid != pg->tid, 0))
-			reader_bad(r, &r->bad_events, "event tid %u in a page of tid %u",
-				   ev.tid, pg->tid);
+			reader_bad(r, &r->bad_events, "event tid %u in a page of tid %u", ev.tid,
+				   pg->tid);
 		check_event(r, &ev, idx);
 	}
 	if (rc < 0)
 		reader_set_err(r, rc, "ringtrace_page_next");
 	if (n != pg->events)
-		reader_bad(r, &r->bad_pages, "page seq %" PRIu64 ": decoded %u events, header says %u",
+		reader_bad(r, &r->bad_pages,
+			   "page seq %" PRIu64 ": decoded %u events, header says %u",
 			   (uint64_t)pg->packet_seq_num, n, pg->events);
 	r->read += n;
 	r->pages++;
@@ -373,7 +374,7 @@ static void *reader_main(void *arg)
 			f = 0;
 		}
 		uint64_t got = run->o->reader == READER_PAGE ? (uint64_t)drain_pages(r)
-							      : drain_events(r);
+							     : drain_events(r);
 		if (f == 0 && got == 0)
 			break;
 	}
@@ -383,8 +384,8 @@ static void *reader_main(void *arg)
 /* ---- CPU placement -------------------------------------------------------- */
 
 struct placement {
-	int *prod_cpu;   /* per producer, -1: not pinned */
-	int reader_cpu;  /* -1: not pinned */
+	int *prod_cpu;  /* per producer, -1: not pinned */
+	int reader_cpu; /* -1: not pinned */
 };
 
 static void place_threads(const struct rb_opts *o, struct placement *pl)
@@ -539,7 +540,8 @@ static int run_once(const struct rb_opts *o, unsigned run_no, struct run_result 
 		if (p->elapsed_ns > max_ns)
 			max_ns = p->elapsed_ns;
 		if (p->pin_err)
-			fprintf(stderr, "ringtrace-bench rb: note: producer %u not pinned to CPU %d: %s\n",
+			fprintf(stderr,
+				"ringtrace-bench rb: note: producer %u not pinned to CPU %d: %s\n",
 				i, p->cpu, strerror(p->pin_err));
 	}
 	if (reader_started && r->pin_err)
@@ -603,13 +605,12 @@ static int run_once(const struct rb_opts *o, unsigned run_no, struct run_result 
 	char mism[512];
 	size_t ml = 0;
 	mism[0] = 0;
-#define MISMATCH(...)                                                                  \
-	do {                                                                           \
-		if (ml < sizeof(mism))                                                 \
-			ml += (size_t)snprintf(mism + ml, sizeof(mism) - ml, "%s",       \
-					       ml ? ";" : "");                         \
-		if (ml < sizeof(mism))                                                 \
-			ml += (size_t)snprintf(mism + ml, sizeof(mism) - ml, __VA_ARGS__); \
+#define MISMATCH(...)                                                                              \
+	do {                                                                                       \
+		if (ml < sizeof(mism))                                                             \
+			ml += (size_t)snprintf(mism + ml, sizeof(mism) - ml, "%s", ml ? ";" : ""); \
+		if (ml < sizeof(mism))                                                             \
+			ml += (size_t)snprintf(mism + ml, sizeof(mism) - ml, __VA_ARGS__);         \
 	} while (0)
 	if (st.hit + st.missed != attempts)
 		MISMATCH(" hit+missed=%" PRIu64 " != written=%" PRIu64, st.hit + st.missed,
@@ -665,21 +666,28 @@ static void rb_usage(FILE *f)
 
 #define usage_error(fmt, arg) bench_usage_error("rb", fmt, arg)
 
-enum { OPT_SECONDS = 256, OPT_READER, OPT_MODE, OPT_PRODUCERS, OPT_PAGE_SIZE, OPT_POOL_SIZE,
-       OPT_RUNS };
+enum {
+	OPT_SECONDS = 256,
+	OPT_READER,
+	OPT_MODE,
+	OPT_PRODUCERS,
+	OPT_PAGE_SIZE,
+	OPT_POOL_SIZE,
+	OPT_RUNS
+};
 
 int rb_bench_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, OPT_SECONDS },
-		{ "reader", required_argument, NULL, OPT_READER },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "producers", required_argument, NULL, OPT_PRODUCERS },
-		{ "page-size", required_argument, NULL, OPT_PAGE_SIZE },
-		{ "pool-size", required_argument, NULL, OPT_POOL_SIZE },
-		{ "runs", required_argument, NULL, OPT_RUNS },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"seconds", required_argument, NULL, OPT_SECONDS},
+		{"reader", required_argument, NULL, OPT_READER},
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"producers", required_argument, NULL, OPT_PRODUCERS},
+		{"page-size", required_argument, NULL, OPT_PAGE_SIZE},
+		{"pool-size", required_argument, NULL, OPT_POOL_SIZE},
+		{"runs", required_argument, NULL, OPT_RUNS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct rb_opts o = {
 		.seconds = 10.0,
@@ -705,8 +713,10 @@ int rb_bench_main(int argc, char **argv)
 			char *end;
 			errno = 0;
 			double v = strtod(arg, &end);
-			if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > RB_MAX_SECONDS)
-				return usage_error("--seconds: '%s' is not a number of seconds > 0", arg);
+			if (errno || end == arg || *end || !isfinite(v) || v <= 0 ||
+			    v > RB_MAX_SECONDS)
+				return usage_error("--seconds: '%s' is not a number of seconds > 0",
+						   arg);
 			o.seconds = v;
 			break;
 		}
@@ -718,7 +728,8 @@ int rb_bench_main(int argc, char **argv)
 			else if (!strcmp(arg, "event"))
 				o.reader = READER_EVENT;
 			else
-				return usage_error("--reader: '%s' is not one of none, page, event", arg);
+				return usage_error("--reader: '%s' is not one of none, page, event",
+						   arg);
 			break;
 		case OPT_MODE:
 			mode_given = 1;
@@ -727,11 +738,13 @@ int rb_bench_main(int argc, char **argv)
 			else if (!strcmp(arg, "overwrite"))
 				o.mode = RINGTRACE_RB_OVERWRITE;
 			else
-				return usage_error("--mode: '%s' is not one of discard, overwrite", arg);
+				return usage_error("--mode: '%s' is not one of discard, overwrite",
+						   arg);
 			break;
 		case OPT_PRODUCERS:
 			if (bench_parse_uint(arg, 1, RB_MAX_PRODUCERS, &o.producers))
-				return usage_error("--producers: '%s' is not a count from 1 to 4096", arg);
+				return usage_error(
+					"--producers: '%s' is not a count from 1 to 4096", arg);
 			break;
 		case OPT_PAGE_SIZE:
 			if (bench_parse_size(arg, &o.page_size))
@@ -743,7 +756,8 @@ int rb_bench_main(int argc, char **argv)
 			break;
 		case OPT_RUNS:
 			if (bench_parse_uint(arg, 1, RB_MAX_RUNS, &o.runs))
-				return usage_error("--runs: '%s' is not a count from 1 to 1000", arg);
+				return usage_error("--runs: '%s' is not a count from 1 to 1000",
+						   arg);
 			break;
 		default: /* ':' missing value, '?' unknown option */
 			return bench_getopt_error("rb", c, argv);

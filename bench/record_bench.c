@@ -100,11 +100,13 @@ int record_bench_main(int argc, char **argv)
 			return BENCH_EXIT_OK;
 		case 'r':
 			if (bench_parse_u64(optarg, 0, 10000000000ull, &o.rate))
-				return bench_usage_error("record", "--rate: '%s' is not a rate", optarg);
+				return bench_usage_error("record", "--rate: '%s' is not a rate",
+							 optarg);
 			break;
 		case 's':
 			if (bench_parse_seconds(optarg, 600, &o.seconds))
-				return bench_usage_error("record", "--seconds: '%s' is not a duration", optarg);
+				return bench_usage_error(
+					"record", "--seconds: '%s' is not a duration", optarg);
 			break;
 		case 'd':
 			o.dir = optarg;
@@ -153,11 +155,16 @@ int record_bench_main(int argc, char **argv)
 	uint64_t hit = 0, missed = 0, overrun = 0, bytes = 0, pages = 0;
 	while (f && fgets(line, sizeof(line), f)) {
 		unsigned long long v;
-		if (sscanf(line, "stat hit %llu", &v) == 1) hit = v;
-		if (sscanf(line, "stat missed %llu", &v) == 1) missed = v;
-		if (sscanf(line, "stat overrun %llu", &v) == 1) overrun = v;
-		if (sscanf(line, "stat bytes %llu", &v) == 1) bytes = v;
-		if (sscanf(line, "stat pages %llu", &v) == 1) pages = v;
+		if (sscanf(line, "stat hit %llu", &v) == 1)
+			hit = v;
+		if (sscanf(line, "stat missed %llu", &v) == 1)
+			missed = v;
+		if (sscanf(line, "stat overrun %llu", &v) == 1)
+			overrun = v;
+		if (sscanf(line, "stat bytes %llu", &v) == 1)
+			bytes = v;
+		if (sscanf(line, "stat pages %llu", &v) == 1)
+			pages = v;
 	}
 	if (f)
 		fclose(f);
@@ -174,7 +181,8 @@ int record_bench_main(int argc, char **argv)
 	printf("stop (flush, drain, metadata): %.1f ms\n", stop_ms);
 	int ok = hit + missed == p.events;
 	if (!ok)
-		printf("WARNING: accounting: recorded %" PRIu64 " + dropped %" PRIu64 " != %" PRIu64 " events\n",
+		printf("WARNING: accounting: recorded %" PRIu64 " + dropped %" PRIu64 " != %" PRIu64
+		       " events\n",
 		       hit, missed, p.events);
 	if (missed + overrun == 0)
 		printf("result: zero loss\n");

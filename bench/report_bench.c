@@ -153,7 +153,8 @@ static int generate_trace(const struct report_opts *o, size_t pool_size, uint64_
 	snprintf(path, sizeof(path), "%s/metadata", o->dir);
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		fprintf(stderr, "ringtrace-bench report: cannot open %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ringtrace-bench report: cannot open %s: %s\n", path,
+			strerror(errno));
 		return -1;
 	}
 	int seen = 0;
@@ -171,7 +172,8 @@ static int generate_trace(const struct report_opts *o, size_t pool_size, uint64_
 	}
 	fclose(f);
 	if (seen != 3) {
-		fprintf(stderr, "ringtrace-bench report: %s lacks the stat hit/missed lines\n", path);
+		fprintf(stderr, "ringtrace-bench report: %s lacks the stat hit/missed lines\n",
+			path);
 		return -1;
 	}
 	return 0;
@@ -197,7 +199,8 @@ static double time_command(char *const argv[], int search, int quiet)
 			 : posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err != 0) {
-		fprintf(stderr, "ringtrace-bench report: cannot run %s: %s\n", argv[0], strerror(err));
+		fprintf(stderr, "ringtrace-bench report: cannot run %s: %s\n", argv[0],
+			strerror(err));
 		return NAN;
 	}
 	int status;
@@ -262,18 +265,17 @@ static double meps(uint64_t events, double secs)
 
 static void report_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ringtrace-bench report [options]\n\n"
-		"Records a trace of N one-int events from T threads, then times the\n"
-		"`ringtrace` tool next to this binary reading it (`report` and `stat`,\n"
-		"median of 3 runs) and, if installed, babeltrace2 (text and counter sinks,\n"
-		"one run each). Target: `ringtrace report` >= 5 M events/s.\n\n"
-		"options:\n"
-		"  --events N      events to record (default 10000000)\n"
-		"  --threads T     threads emitting them (default 4)\n"
-		"  --dir DIR       trace directory, removed first and at the end\n"
-		"                  (default /dev/shm/ringtrace-bench-report)\n"
-		"  -h, --help      this help\n");
+	fprintf(f, "usage: ringtrace-bench report [options]\n\n"
+		   "Records a trace of N one-int events from T threads, then times the\n"
+		   "`ringtrace` tool next to this binary reading it (`report` and `stat`,\n"
+		   "median of 3 runs) and, if installed, babeltrace2 (text and counter sinks,\n"
+		   "one run each). Target: `ringtrace report` >= 5 M events/s.\n\n"
+		   "options:\n"
+		   "  --events N      events to record (default 10000000)\n"
+		   "  --threads T     threads emitting them (default 4)\n"
+		   "  --dir DIR       trace directory, removed first and at the end\n"
+		   "                  (default /dev/shm/ringtrace-bench-report)\n"
+		   "  -h, --help      this help\n");
 }
 
 int report_bench_main(int argc, char **argv)
@@ -296,15 +298,19 @@ int report_bench_main(int argc, char **argv)
 			return BENCH_EXIT_OK;
 		case 'e':
 			if (bench_parse_u64(optarg, 1, 1000000000000ull, &o.events))
-				return bench_usage_error("report", "--events: '%s' is not a count", optarg);
+				return bench_usage_error("report", "--events: '%s' is not a count",
+							 optarg);
 			break;
 		case 't':
 			if (bench_parse_uint(optarg, 1, 1024, &o.threads))
-				return bench_usage_error("report", "--threads: '%s' is not in 1..1024", optarg);
+				return bench_usage_error(
+					"report", "--threads: '%s' is not in 1..1024", optarg);
 			break;
 		case 'd':
 			if (!*optarg || strlen(optarg) >= PATH_MAX)
-				return bench_usage_error("report", "--dir: '%s' is not a usable directory name", optarg);
+				return bench_usage_error(
+					"report", "--dir: '%s' is not a usable directory name",
+					optarg);
 			o.dir = optarg;
 			break;
 		default: /* ':' missing value, '?' unknown option */
@@ -338,8 +344,8 @@ int report_bench_main(int argc, char **argv)
 		goto fail;
 	if (missed != 0 || hit != o.events) {
 		fprintf(stderr,
-			"ringtrace-bench report: default buffer recorded %" PRIu64 ", dropped %" PRIu64
-			"; again with a %zu MiB pool\n",
+			"ringtrace-bench report: default buffer recorded %" PRIu64
+			", dropped %" PRIu64 "; again with a %zu MiB pool\n",
 			hit, missed, REPORT_BIG_POOL >> 20);
 		if (generate_trace(&o, REPORT_BIG_POOL, &hit, &missed) != 0)
 			goto fail;
@@ -381,8 +387,8 @@ int report_bench_main(int argc, char **argv)
 		if (isnan(t_text))
 			printf("babeltrace2 text: failed\n");
 		else
-			printf("babeltrace2 text: %.2f M events/s (%.3f s)\n", meps(o.events, t_text),
-			       t_text);
+			printf("babeltrace2 text: %.2f M events/s (%.3f s)\n",
+			       meps(o.events, t_text), t_text);
 		fflush(stdout);
 		double t_counter = time_command(bt_counter, 1, 1);
 		if (isnan(t_counter))

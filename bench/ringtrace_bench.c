@@ -32,18 +32,18 @@ struct bench_command {
 };
 
 static const struct bench_command commands[] = {
-	{ "rb", rb_bench_main,
-	  "hammer the ring buffer with 10-byte events (kernel ring_buffer_benchmark)" },
-	{ "tp", tp_bench_main,
-	  "cost of a disabled, probed, recorded tracepoint and of binary printf (markers)" },
-	{ "event", event_bench_main,
-	  "time each trace event and record the statistics in the next (trace_benchmark)" },
-	{ "filter", filter_bench_main,
-	  "cost of an event whose filter passes it or rejects it (`value & 1`)" },
-	{ "record", record_bench_main,
-	  "can the recorder write 20 M events/s to a trace directory without loss?" },
-	{ "report", report_bench_main,
-	  "how fast do `ringtrace report` and `stat` (and babeltrace2) read a trace?" },
+	{"rb", rb_bench_main,
+	 "hammer the ring buffer with 10-byte events (kernel ring_buffer_benchmark)"},
+	{"tp", tp_bench_main,
+	 "cost of a disabled, probed, recorded tracepoint and of binary printf (markers)"},
+	{"event", event_bench_main,
+	 "time each trace event and record the statistics in the next (trace_benchmark)"},
+	{"filter", filter_bench_main,
+	 "cost of an event whose filter passes it or rejects it (`value & 1`)"},
+	{"record", record_bench_main,
+	 "can the recorder write 20 M events/s to a trace directory without loss?"},
+	{"report", report_bench_main,
+	 "how fast do `ringtrace report` and `stat` (and babeltrace2) read a trace?"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -71,9 +71,9 @@
 #include "bench_common.h"
 #include "bench_events.h"
 
-#define TP_TARGET_NS 300000000ull     /* per measured loop, auto mode */
-#define TP_CALIB_MIN_NS 20000000ull   /* calibration: run until this long */
-#define TP_WARMUP_MAX 100000ull       /* warm-up iterations with --iterations */
+#define TP_TARGET_NS 300000000ull   /* per measured loop, auto mode */
+#define TP_CALIB_MIN_NS 20000000ull /* calibration: run until this long */
+#define TP_WARMUP_MAX 100000ull     /* warm-up iterations with --iterations */
 #define TP_MAX_ITERATIONS (1ull << 40)
 #define TP_MAX_RUNS 1000u
 #define TP_DEFAULT_POOL (256u << 10)
@@ -84,7 +84,7 @@
 struct tp_opts {
 	uint64_t iterations; /* 0: auto */
 	unsigned runs;
-	int cpu;             /* -1: first usable CPU */
+	int cpu; /* -1: first usable CPU */
 	size_t pool_size;
 };
 
@@ -105,15 +105,15 @@ static const struct {
 	const char *key;
 	const char *unit;
 } tp_lines[L_COUNT] = {
-	[L_EMPTY] = { "empty loop", " ns" },
-	[L_DISABLED] = { "disabled tracepoint", " ns" },
-	[L_PROBE] = { "enabled, empty probe", " ns" },
-	[L_RECORDED] = { "enabled, recorded", " ns" },
-	[L_PRINTF] = { "binary printf (3 ints)", " ns" },
-	[L_SNPRINTF] = { "snprintf (3 ints)", " ns" },
-	[L_CHEAPEST] = { "cheapest event", " ns" },
-	[L_REC_RATIO] = { "recorded / cheapest", "" },
-	[L_PF_RATIO] = { "binary printf / recorded", "" },
+	[L_EMPTY] = {"empty loop", " ns"},
+	[L_DISABLED] = {"disabled tracepoint", " ns"},
+	[L_PROBE] = {"enabled, empty probe", " ns"},
+	[L_RECORDED] = {"enabled, recorded", " ns"},
+	[L_PRINTF] = {"binary printf (3 ints)", " ns"},
+	[L_SNPRINTF] = {"snprintf (3 ints)", " ns"},
+	[L_CHEAPEST] = {"cheapest event", " ns"},
+	[L_REC_RATIO] = {"recorded / cheapest", ""},
+	[L_PF_RATIO] = {"binary printf / recorded", ""},
 };
 
 /* ---- the loops ------------------------------------------------------------ */
@@ -333,14 +333,14 @@ enum { OPT_ITERATIONS = 256, OPT_RUNS, OPT_CPU, OPT_POOL_SIZE };
 int tp_bench_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "iterations", required_argument, NULL, OPT_ITERATIONS },
-		{ "runs", required_argument, NULL, OPT_RUNS },
-		{ "cpu", required_argument, NULL, OPT_CPU },
-		{ "pool-size", required_argument, NULL, OPT_POOL_SIZE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"iterations", required_argument, NULL, OPT_ITERATIONS},
+		{"runs", required_argument, NULL, OPT_RUNS},
+		{"cpu", required_argument, NULL, OPT_CPU},
+		{"pool-size", required_argument, NULL, OPT_POOL_SIZE},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct tp_opts o = { .iterations = 0, .runs = 1, .cpu = -1, .pool_size = TP_DEFAULT_POOL };
+	struct tp_opts o = {.iterations = 0, .runs = 1, .cpu = -1, .pool_size = TP_DEFAULT_POOL};
 	int c;
 
 	opterr = 0;
@@ -353,11 +353,13 @@ int tp_bench_main(int argc, char **argv)
 			return BENCH_EXIT_OK;
 		case OPT_ITERATIONS:
 			if (bench_parse_u64(arg, 1, TP_MAX_ITERATIONS, &o.iterations))
-				return usage_error("--iterations: '%s' is not a count from 1 to 2^40", arg);
+				return usage_error(
+					"--iterations: '%s' is not a count from 1 to 2^40", arg);
 			break;
 		case OPT_RUNS:
 			if (bench_parse_uint(arg, 1, TP_MAX_RUNS, &o.runs))
-				return usage_error("--runs: '%s' is not a count from 1 to 1000", arg);
+				return usage_error("--runs: '%s' is not a count from 1 to 1000",
+						   arg);
 			break;
 		case OPT_CPU: {
 			unsigned cpu;
@@ -392,7 +394,8 @@ int tp_bench_main(int argc, char **argv)
 	ringtrace_rb_config_init(&cfg);
 	cfg.mode = RINGTRACE_RB_OVERWRITE;
 	cfg.pool_size = o.pool_size;
-	if (cfg.pool_size % cfg.page_size || cfg.pool_size / cfg.page_size < RINGTRACE_RB_MIN_PAGES) {
+	if (cfg.pool_size % cfg.page_size ||
+	    cfg.pool_size / cfg.page_size < RINGTRACE_RB_MIN_PAGES) {
 		/* small pools: smaller pages, at least 4 of them */
 		while (cfg.page_size > RINGTRACE_RB_MIN_PAGE_SIZE &&
 		       cfg.pool_size / cfg.page_size < 4)
@@ -401,7 +404,7 @@ int tp_bench_main(int argc, char **argv)
 		if (cfg.pool_size / cfg.page_size < RINGTRACE_RB_MIN_PAGES)
 			cfg.pool_size = (size_t)RINGTRACE_RB_MIN_PAGES * cfg.page_size;
 	}
-	struct tp_ctx ctx = { .o = &o, .rb = NULL, .failed = 0 };
+	struct tp_ctx ctx = {.o = &o, .rb = NULL, .failed = 0};
 	int rc = ringtrace_rb_create(&cfg, &ctx.rb);
 	if (rc < 0) {
 		fprintf(stderr, "ringtrace-bench tp: cannot create the ring buffer: %s: %s\n",

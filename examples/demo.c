@@ -105,8 +105,8 @@ static void print_event(const struct ringtrace_page_header *p, const struct ring
 		memcpy(&site, ev->data, 4);
 		const struct ringtrace_printf_site *s = ringtrace_printf_site_by_id(site);
 		name = "ringtrace_printf";
-		if (!s || ringtrace_printf_format(s->fmt, s->types, s->nargs, ev->data, ev->len, text,
-						  sizeof(text)) < 0)
+		if (!s || ringtrace_printf_format(s->fmt, s->types, s->nargs, ev->data, ev->len,
+						  text, sizeof(text)) < 0)
 			snprintf(text, sizeof(text), "<%s>", ringtrace_last_error());
 	} else if (ringtrace_event_by_id(ev->id, &info) == 0) {
 		name = info.name;
@@ -183,7 +183,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--lines") && i + 1 < argc)
 			nlines = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: ringtrace-demo [--seconds S] [--threads N] [--lines L]\n");
+			fprintf(stderr,
+				"usage: ringtrace-demo [--seconds S] [--threads N] [--lines L]\n");
 			return !!strcmp(argv[i], "--help") * 2;
 		}
 	}
@@ -229,16 +230,20 @@ int main(int argc, char **argv)
 	printf("\n%-16s %8s %10s %8s\n", "thread", "tid", "demo_tick", "lost");
 	int bad = 0;
 	for (int i = 0; i < ntstats; i++) {
-		printf("%-16s %8" PRIu64 " %10" PRIu64 " %8" PRIu64 "%s\n", tstats[i].comm, tstats[i].tid,
-		       tstats[i].ticks, tstats[i].gaps, tstats[i].bad ? "  OUT OF ORDER" : "");
+		printf("%-16s %8" PRIu64 " %10" PRIu64 " %8" PRIu64 "%s\n", tstats[i].comm,
+		       tstats[i].tid, tstats[i].ticks, tstats[i].gaps,
+		       tstats[i].bad ? "  OUT OF ORDER" : "");
 		bad |= tstats[i].bad != 0;
 	}
-	printf("\nevents read: %" PRIu64 "  hit: %" PRIu64 "  missed: %" PRIu64 "  overrun: %" PRIu64
-	       "  entries: %" PRIu64 "  pages: %" PRIu64 " (%" PRIu64 " flushed)\n",
+	printf("\nevents read: %" PRIu64 "  hit: %" PRIu64 "  missed: %" PRIu64
+	       "  overrun: %" PRIu64 "  entries: %" PRIu64 "  pages: %" PRIu64 " (%" PRIu64
+	       " flushed)\n",
 	       total_events, st.hit, st.missed, st.overrun, st.entries, st.pages_published,
 	       st.pages_flushed);
 	int ok = !bad && st.read == total_events && st.hit == st.read + st.overrun + st.entries;
-	printf("accounting: %s\n", ok ? "ok (hit = read + overrun + entries; every demo_tick gap is counted)" : "MISMATCH");
+	printf("accounting: %s\n",
+	       ok ? "ok (hit = read + overrun + entries; every demo_tick gap is counted)"
+		  : "MISMATCH");
 	ringtrace_rb_destroy(rb);
 	return ok ? 0 : 1;
 }

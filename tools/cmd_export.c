@@ -42,9 +42,15 @@ int ringtrace_cmd_export(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': format = optarg; break;
-		case 'o': out = optarg; break;
-		case 'h': export_usage(stdout); return 0;
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			export_usage(stdout);
+			return 0;
 		default:
 			fprintf(stderr, "ringtrace export: unknown option or missing value: %s\n",
 				argv[optind - 1]);
@@ -57,7 +63,8 @@ int ringtrace_cmd_export(int argc, char **argv)
 		return 2;
 	}
 	if (optind != argc - 1 || !out) {
-		fprintf(stderr, "ringtrace export: usage: ringtrace export --format=json DIR -o FILE\n");
+		fprintf(stderr,
+			"ringtrace export: usage: ringtrace export --format=json DIR -o FILE\n");
 		return 2;
 	}
 	ringtrace_trace *t;

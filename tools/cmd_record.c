@@ -120,13 +120,15 @@ static int check_list_arg(const char *opt, const char *arg, int colon)
 		return -1;
 	}
 	if (at >= 0) {
-		fprintf(stderr, "ringtrace record: %s '%s': '%c' at column %ld outside a quoted string%s\n",
+		fprintf(stderr,
+			"ringtrace record: %s '%s': '%c' at column %ld outside a quoted string%s\n",
 			opt, arg, arg[at], at + 1,
 			arg[at] == ';' ? " (';' separates entries; quote it: \";\")" : "");
 		return -1;
 	}
 	if (open) {
-		fprintf(stderr, "ringtrace record: %s '%s': unterminated string (missing closing '\"')\n",
+		fprintf(stderr,
+			"ringtrace record: %s '%s': unterminated string (missing closing '\"')\n",
 			opt, arg);
 		return -1;
 	}
@@ -231,7 +233,8 @@ static void print_summary(const char *dir)
 		char comm[17];
 		memcpy(comm, last.comm, 16);
 		comm[16] = 0;
-		fprintf(stderr, "%-8u %-16s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+		fprintf(stderr,
+			"%-8u %-16s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
 			last.tid, comm, events, (uint64_t)last.events_discarded, lostpages, bytes);
 	}
 	closedir(d);
@@ -273,20 +276,25 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			break;
 		case 'f':
 			if (!last_e) {
-				fprintf(stderr, "ringtrace record: -f '%s' must follow the -e EVENTS it "
-					"filters (e.g. -e 'req_*' -f 'len > 64')\n", optarg);
+				fprintf(stderr,
+					"ringtrace record: -f '%s' must follow the -e EVENTS it "
+					"filters (e.g. -e 'req_*' -f 'len > 64')\n",
+					optarg);
 				return 2;
 			}
 			if (last_e_filtered) {
-				fprintf(stderr, "ringtrace record: a second -f for -e '%s' (one filter per "
-					"-e; to combine conditions use && or ||)\n", last_e);
+				fprintf(stderr,
+					"ringtrace record: a second -f for -e '%s' (one filter per "
+					"-e; to combine conditions use && or ||)\n",
+					last_e);
 				return 2;
 			}
 			/* A filter on "a,-b" would say nothing about b. */
 			if (last_e[0] == '-' || strstr(last_e, ",-")) {
-				fprintf(stderr, "ringtrace record: -f '%s' follows -e '%s', which disables "
-					"events: give the filtered events an -e of their own\n", optarg,
-					last_e);
+				fprintf(stderr,
+					"ringtrace record: -f '%s' follows -e '%s', which disables "
+					"events: give the filtered events an -e of their own\n",
+					optarg, last_e);
 				return 2;
 			}
 			if (check_list_arg("-f", optarg, 1) < 0)
@@ -301,12 +309,24 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			if (append(triggers, ";", optarg, "", "") < 0)
 				return 1;
 			break;
-		case 'o': out = optarg; break;
-		case 'w': overwrite = 1; break;
-		case 'b': bufsize = optarg; break;
-		case 'p': pagesize = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'h': record_usage(stdout); return 0;
+		case 'o':
+			out = optarg;
+			break;
+		case 'w':
+			overwrite = 1;
+			break;
+		case 'b':
+			bufsize = optarg;
+			break;
+		case 'p':
+			pagesize = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			record_usage(stdout);
+			return 0;
 		default:
 			fprintf(stderr, "ringtrace record: unknown option or missing value: %s\n",
 				argv[optind - 1]);
@@ -315,11 +335,13 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "ringtrace record: no command to run (ringtrace record [options] -- CMD)\n");
+		fprintf(stderr,
+			"ringtrace record: no command to run (ringtrace record [options] -- CMD)\n");
 		return 2;
 	}
 	if ((bufsize && !valid_size(bufsize)) || (pagesize && !valid_size(pagesize))) {
-		fprintf(stderr, "ringtrace record: --buffer-size/--page-size: '%s' is not a size (e.g. 64m, 64k)\n",
+		fprintf(stderr,
+			"ringtrace record: --buffer-size/--page-size: '%s' is not a size (e.g. 64m, 64k)\n",
 			bufsize && !valid_size(bufsize) ? bufsize : pagesize);
 		return 2;
 	}
@@ -335,7 +357,8 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	char meta[4200];
 	snprintf(meta, sizeof(meta), "%s/metadata", out);
 	if (stat(meta, &st) == 0) {
-		fprintf(stderr, "ringtrace record: %s already holds a trace; choose another -o DIR\n", out);
+		fprintf(stderr,
+			"ringtrace record: %s already holds a trace; choose another -o DIR\n", out);
 		return 1;
 	}
 	char shm[64];
@@ -375,7 +398,8 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGUSR2, SIG_DFL);
 		execvp(argv[optind], argv + optind);
-		fprintf(stderr, "ringtrace record: cannot run %s: %s\n", argv[optind], strerror(errno));
+		fprintf(stderr, "ringtrace record: cannot run %s: %s\n", argv[optind],
+			strerror(errno));
 		_exit(127);
 	}
 	child_pid = pid;
@@ -404,11 +428,15 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			ringtrace_rb_get_stats(rb, &s);
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-			double rate = now > last_t ? (double)(s.hit - last_hit) * 1e9 / (double)(now - last_t) : 0;
+			double rate = now > last_t ? (double)(s.hit - last_hit) * 1e9 /
+							     (double)(now - last_t)
+						   : 0;
 			last_hit = s.hit;
 			last_t = now;
-			fprintf(stderr, "\rringtrace: %.2f M events/s, %" PRIu64 " events, %.1f MB written, %" PRIu64
-				" lost   ", rate / 1e6, s.hit, (double)dir_bytes(out) / 1e6,
+			fprintf(stderr,
+				"\rringtrace: %.2f M events/s, %" PRIu64
+				" events, %.1f MB written, %" PRIu64 " lost   ",
+				rate / 1e6, s.hit, (double)dir_bytes(out) / 1e6,
 				s.missed + s.overrun);
 		}
 	}
@@ -427,24 +455,30 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		/* It died without stopping its session: its live metadata and
 		 * its pool (still named) hold the rest. */
 		if (WIFSIGNALED(status))
-			fprintf(stderr, "ringtrace record: %s was killed by signal %d (%s); recovering its trace\n",
+			fprintf(stderr,
+				"ringtrace record: %s was killed by signal %d (%s); recovering its trace\n",
 				argv[optind], WTERMSIG(status), strsignal(WTERMSIG(status)));
 		else
-			fprintf(stderr, "ringtrace record: %s exited (status %d) without stopping its recorder; recovering its trace\n",
+			fprintf(stderr,
+				"ringtrace record: %s exited (status %d) without stopping its recorder; recovering its trace\n",
 				argv[optind], WEXITSTATUS(status));
 		if (ringtrace_recover(shm, out, quiet) == 0)
 			hit = meta_stat(out, "hit", &have);
 	}
 	shm_unlink(shm); /* if the program died without removing it */
 	if (!have) {
-		fprintf(stderr, "ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "
-			"and did it exit normally (status %d)?\n", argv[optind], out, code);
+		fprintf(stderr,
+			"ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "
+			"and did it exit normally (status %d)?\n",
+			argv[optind], out, code);
 		return code ? code : 1;
 	}
 	if (!quiet) {
 		int f;
-		uint64_t missed = meta_stat(out, "missed", &f), overrun = meta_stat(out, "overrun", &f);
-		uint64_t bytes = meta_stat(out, "bytes", &f), dur = meta_stat(out, "duration_ns", &f);
+		uint64_t missed = meta_stat(out, "missed", &f),
+			 overrun = meta_stat(out, "overrun", &f);
+		uint64_t bytes = meta_stat(out, "bytes", &f),
+			 dur = meta_stat(out, "duration_ns", &f);
 		fprintf(stderr,
 			"ringtrace: %s: %" PRIu64 " events recorded, %" PRIu64 " dropped, %" PRIu64
 			" overwritten; %.1f MB in %.2f s (see `ringtrace stat %s`)\n",
@@ -504,7 +538,8 @@ int ringtrace_cmd_list_program(int argc, char **argv)
 	}
 	char tmp[] = "/tmp/ringtrace-list-XXXXXX";
 	if (!mkdtemp(tmp)) {
-		fprintf(stderr, "ringtrace list: cannot create a temporary directory: %s\n", strerror(errno));
+		fprintf(stderr, "ringtrace list: cannot create a temporary directory: %s\n",
+			strerror(errno));
 		return 1;
 	}
 	char dir[64];
@@ -531,8 +566,10 @@ int ringtrace_cmd_list_program(int argc, char **argv)
 	snprintf(meta, sizeof(meta), "%s/metadata", dir);
 	struct stat st;
 	if (stat(meta, &st) != 0) {
-		fprintf(stderr, "ringtrace list: %s defined no events we could see: is it linked with "
-			"libringtrace, and did it exit normally?\n", argv[1]);
+		fprintf(stderr,
+			"ringtrace list: %s defined no events we could see: is it linked with "
+			"libringtrace, and did it exit normally?\n",
+			argv[1]);
 	} else {
 		pid_t p2 = fork();
 		if (p2 == 0) {

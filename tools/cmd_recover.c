@@ -79,8 +79,9 @@ static int patch_metadata(const char *dir, const struct ringtrace_rb_stats *s, u
 			  uint64_t bytes, unsigned mode, uint64_t recovered)
 {
 	const struct ringtrace_trace_stat st[] = {
-		{"hit", s->hit}, {"missed", s->missed}, {"overrun", s->overrun}, {"read", s->read},
-		{"pages", pages}, {"bytes", bytes}, {"mode", mode}, {"recovered", recovered},
+		{"hit", s->hit},   {"missed", s->missed},    {"overrun", s->overrun},
+		{"read", s->read}, {"pages", pages},         {"bytes", bytes},
+		{"mode", mode},    {"recovered", recovered},
 	};
 	if (ringtrace_ctf_set_stats(dir, st, (uint32_t)(sizeof(st) / sizeof(st[0]))) < 0) {
 		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
@@ -230,7 +231,8 @@ int ringtrace_cmd_recover(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "ringtrace recover: expected SHM and DIR (ringtrace recover --help)\n");
+		fprintf(stderr,
+			"ringtrace recover: expected SHM and DIR (ringtrace recover --help)\n");
 		return 2;
 	}
 	int rc = ringtrace_recover(argv[1], argv[2], 0);

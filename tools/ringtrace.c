@@ -223,7 +223,7 @@ struct name_count {
 	const char *name;
 	uint64_t n;
 	uint64_t rejected;
-	const char *filter;  /* NULL: none */
+	const char *filter; /* NULL: none */
 };
 
 static int cmp_count(const void *a, const void *b)
@@ -297,7 +297,8 @@ static int cmd_stat(int argc, char **argv)
 	uint64_t te = 0, td = 0, to = 0, tb = 0, t0 = UINT64_MAX, t1 = 0;
 	for (uint32_t i = 0; i < ns; i++) {
 		const struct ringtrace_trace_stream_info *s = ringtrace_trace_stream(t, i);
-		printf("%-10" PRIu64 " %-8u %-16s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " ",
+		printf("%-10" PRIu64 " %-8u %-16s %12" PRIu64 " %10" PRIu64 " %10" PRIu64
+		       " %12" PRIu64 " ",
 		       s->id, s->tid, s->comm, s->events, s->dropped, s->overrun, s->bytes);
 		if (s->events) {
 			print_span(t, s->first_ts, s->last_ts);
@@ -357,7 +358,8 @@ static int cmd_stat(int argc, char **argv)
 			const struct ringtrace_trace_trigger *tg = ringtrace_trace_trigger(t, i);
 			/* The spec is free text of any length: it goes last, after the
 			 * numbers, like the filters above, so that the columns stay put. */
-			printf("  %12" PRIu64 " %12" PRIu64 "  %s\n", tg->fired, tg->skipped, tg->spec);
+			printf("  %12" PRIu64 " %12" PRIu64 "  %s\n", tg->fired, tg->skipped,
+			       tg->spec);
 		}
 	}
 	uint32_t nst = ringtrace_trace_stat_count(t);
@@ -396,16 +398,36 @@ static void print_type(const struct ringtrace_field_desc *f)
 {
 	char sg = f->is_signed ? 's' : 'u';
 	switch (f->type) {
-	case RINGTRACE_FT_INT: printf("%c%u", sg, f->size * 8); break;
-	case RINGTRACE_FT_FLOAT: printf("float%u", f->size * 8); break;
-	case RINGTRACE_FT_BOOL: printf("bool"); break;
-	case RINGTRACE_FT_POINTER: printf("pointer"); break;
-	case RINGTRACE_FT_ENUM: printf("enum %c%u", sg, f->size * 8); break;
-	case RINGTRACE_FT_ARRAY: printf("%c%u[%u]", sg, f->size * 8, f->count); break;
-	case RINGTRACE_FT_FLOAT_ARRAY: printf("float%u[%u]", f->size * 8, f->count); break;
-	case RINGTRACE_FT_STRING: printf("string (max %u bytes)", f->count); break;
-	case RINGTRACE_FT_BYTES: printf("bytes (max %u)", f->count); break;
-	default: printf("type %u", f->type); break;
+	case RINGTRACE_FT_INT:
+		printf("%c%u", sg, f->size * 8);
+		break;
+	case RINGTRACE_FT_FLOAT:
+		printf("float%u", f->size * 8);
+		break;
+	case RINGTRACE_FT_BOOL:
+		printf("bool");
+		break;
+	case RINGTRACE_FT_POINTER:
+		printf("pointer");
+		break;
+	case RINGTRACE_FT_ENUM:
+		printf("enum %c%u", sg, f->size * 8);
+		break;
+	case RINGTRACE_FT_ARRAY:
+		printf("%c%u[%u]", sg, f->size * 8, f->count);
+		break;
+	case RINGTRACE_FT_FLOAT_ARRAY:
+		printf("float%u[%u]", f->size * 8, f->count);
+		break;
+	case RINGTRACE_FT_STRING:
+		printf("string (max %u bytes)", f->count);
+		break;
+	case RINGTRACE_FT_BYTES:
+		printf("bytes (max %u)", f->count);
+		break;
+	default:
+		printf("type %u", f->type);
+		break;
 	}
 	printf(" (size %u, %s, align %u)", f->size, f->is_signed ? "signed" : "unsigned", f->align);
 }
@@ -430,8 +452,8 @@ static int cmd_list(int argc, char **argv)
 			if (f->type == RINGTRACE_FT_ENUM && f->enm) {
 				printf(" {");
 				for (uint32_t e = 0; e < f->enm->count; e++)
-					printf("%s %s=%" PRId64, e ? "," : "", f->enm->values[e].name,
-					       f->enm->values[e].value);
+					printf("%s %s=%" PRId64, e ? "," : "",
+					       f->enm->values[e].name, f->enm->values[e].value);
 				printf(" }");
 			}
 			putchar('\n');

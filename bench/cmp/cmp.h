@@ -18,25 +18,25 @@
 #include <time.h>
 
 struct cmp_opts {
-	const char *what;      /* micro | close | latency */
+	const char *what; /* micro | close | latency */
 	uint64_t n, warmup;
 	int cpu;
-	const char *mode;      /* discard | overwrite */
+	const char *mode; /* discard | overwrite */
 	int overwrite;
-	int off;               /* tracer present, tracepoint disabled */
-	const char *dir;       /* trace output directory */
-	const char *file;      /* target of write() (ftrace, /dev/null) */
-	uint64_t buffer;       /* bytes; 0: the backend's choice */
-	const char *wait;      /* FIFO to wait on before the warm-up */
+	int off;          /* tracer present, tracepoint disabled */
+	const char *dir;  /* trace output directory */
+	const char *file; /* target of write() (ftrace, /dev/null) */
+	uint64_t buffer;  /* bytes; 0: the backend's choice */
+	const char *wait; /* FIFO to wait on before the warm-up */
 	unsigned interval_us;
 	int prio;
 };
 
 struct cmp_result {
-	double ns;                      /* per event / call / wake-up */
+	double ns; /* per event / call / wake-up */
 	double lat_min, lat_avg, lat_max;
-	uint64_t expected;              /* events that a lossless tracer keeps */
-	int64_t recorded, lost;         /* -1: not known to the program */
+	uint64_t expected;      /* events that a lossless tracer keeps */
+	int64_t recorded, lost; /* -1: not known to the program */
 	char note[200];
 };
 
@@ -78,10 +78,11 @@ static inline uint64_t cmp_now_ns(void)
  * metadata it wrote in dir at stop: hit (committed), missed (dropped),
  * overrun (overwritten by the flight recorder). Exits if unreadable.
  */
-static void cmp_ringtrace_stats(const char *dir, unsigned long long *hit, unsigned long long *missed,
-				unsigned long long *overrun) __attribute__((unused));
-static void cmp_ringtrace_stats(const char *dir, unsigned long long *hit, unsigned long long *missed,
-				unsigned long long *overrun)
+static void cmp_ringtrace_stats(const char *dir, unsigned long long *hit,
+				unsigned long long *missed, unsigned long long *overrun)
+	__attribute__((unused));
+static void cmp_ringtrace_stats(const char *dir, unsigned long long *hit,
+				unsigned long long *missed, unsigned long long *overrun)
 {
 	char path[4200], line[512];
 	unsigned long long v;
@@ -109,17 +110,17 @@ static inline void cmp_result_none(struct cmp_result *r)
 }
 
 /* The hooks of cmp_harness.h for a backend with nothing to do at that step. */
-#define CMP_NO_INIT                                                            \
-	static int backend_init(struct cmp_opts *o)                            \
-	{                                                                      \
-		(void)o;                                                       \
-		return 0;                                                      \
+#define CMP_NO_INIT                                 \
+	static int backend_init(struct cmp_opts *o) \
+	{                                           \
+		(void)o;                            \
+		return 0;                           \
 	}
-#define CMP_NO_READY                                                           \
-	static void backend_ready(struct cmp_opts *o, struct cmp_result *r)    \
-	{                                                                      \
-		(void)o;                                                       \
-		(void)r;                                                       \
+#define CMP_NO_READY                                                        \
+	static void backend_ready(struct cmp_opts *o, struct cmp_result *r) \
+	{                                                                   \
+		(void)o;                                                    \
+		(void)r;                                                    \
 	}
 
 #endif /* CMP_H */

@@ -116,7 +116,8 @@ static void backend_finish(struct cmp_opts *o, struct cmp_result *r)
 	r->recorded = (int64_t)kept;
 	r->lost = o->overwrite ? 0 : (int64_t)(o->n - kept);
 	snprintf(r->note, sizeof(r->note), "buffer=%u bytes%s", h->len,
-		 o->overwrite && kept < o->n ? ", wrapped: only events after the last wrap kept" : "");
+		 o->overwrite && kept < o->n ? ", wrapped: only events after the last wrap kept"
+					     : "");
 	if (rte_trace_save() < 0)
 		cmp_die("rte_trace_save failed");
 	rte_eal_cleanup();

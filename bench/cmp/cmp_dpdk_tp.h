@@ -9,9 +9,6 @@
 
 #include <rte_trace_point.h>
 
-RTE_TRACE_POINT(cmp_trace_ev,
-	RTE_TRACE_POINT_ARGS(int v),
-	rte_trace_point_emit_int(v);
-)
+RTE_TRACE_POINT(cmp_trace_ev, RTE_TRACE_POINT_ARGS(int v), rte_trace_point_emit_int(v);)
 
 #endif /* CMP_DPDK_TP_H */

@@ -146,8 +146,13 @@ static void cmp_usage(FILE *f)
 int main(int argc, char **argv)
 {
 	struct cmp_opts o = {
-		.what = "micro", .n = 1000000, .warmup = 100000, .cpu = 0,
-		.mode = "discard", .interval_us = 200, .prio = 95,
+		.what = "micro",
+		.n = 1000000,
+		.warmup = 100000,
+		.cpu = 0,
+		.mode = "discard",
+		.interval_us = 200,
+		.prio = 95,
 	};
 	static const struct option longopts[] = {
 		{"what", required_argument, NULL, 'w'},
@@ -168,24 +173,52 @@ int main(int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'w': o.what = optarg; break;
-		case 'n': o.n = strtoull(optarg, NULL, 0); break;
-		case 'W': o.warmup = strtoull(optarg, NULL, 0); break;
-		case 'c': o.cpu = atoi(optarg); break;
-		case 'm': o.mode = optarg; break;
-		case 'o': o.off = 1; break;
-		case 'd': o.dir = optarg; break;
-		case 'f': o.file = optarg; break;
-		case 'b': o.buffer = strtoull(optarg, NULL, 0); break;
-		case 'a': o.wait = optarg; break;
-		case 'i': o.interval_us = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'p': o.prio = atoi(optarg); break;
-		case 'h': cmp_usage(stdout); return 0;
-		default: cmp_usage(stderr); return 2;
+		case 'w':
+			o.what = optarg;
+			break;
+		case 'n':
+			o.n = strtoull(optarg, NULL, 0);
+			break;
+		case 'W':
+			o.warmup = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			o.cpu = atoi(optarg);
+			break;
+		case 'm':
+			o.mode = optarg;
+			break;
+		case 'o':
+			o.off = 1;
+			break;
+		case 'd':
+			o.dir = optarg;
+			break;
+		case 'f':
+			o.file = optarg;
+			break;
+		case 'b':
+			o.buffer = strtoull(optarg, NULL, 0);
+			break;
+		case 'a':
+			o.wait = optarg;
+			break;
+		case 'i':
+			o.interval_us = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			o.prio = atoi(optarg);
+			break;
+		case 'h':
+			cmp_usage(stdout);
+			return 0;
+		default:
+			cmp_usage(stderr);
+			return 2;
 		}
 	}
-	if (optind < argc || !o.n || (strcmp(o.what, "micro") && strcmp(o.what, "close") &&
-				      strcmp(o.what, "latency")) ||
+	if (optind < argc || !o.n ||
+	    (strcmp(o.what, "micro") && strcmp(o.what, "close") && strcmp(o.what, "latency")) ||
 	    (strcmp(o.mode, "discard") && strcmp(o.mode, "overwrite")) || !o.interval_us) {
 		cmp_usage(stderr);
 		return 2;

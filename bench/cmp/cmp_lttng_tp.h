@@ -14,9 +14,8 @@
 
 #include <lttng/tracepoint.h>
 
-LTTNG_UST_TRACEPOINT_EVENT(cmp, ev,
-	LTTNG_UST_TP_ARGS(int, v),
-	LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(int, v, v)))
+LTTNG_UST_TRACEPOINT_EVENT(cmp, ev, LTTNG_UST_TP_ARGS(int, v),
+			   LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(int, v, v)))
 
 #endif /* CMP_LTTNG_TP_H */
 

@@ -182,10 +182,12 @@ static int check_buffer(const char *name, ringtrace_rb *rb, uint64_t emitted, in
 	       (unsigned long long)emitted, (unsigned long long)st.hit,
 	       (unsigned long long)st.missed, (unsigned long long)st.overrun, ok);
 	if (!ok)
-		fprintf(stderr, "cmp-pair: %s: %llu recorded + %llu dropped of %llu emitted%s\n", name,
-			(unsigned long long)st.hit, (unsigned long long)st.missed,
+		fprintf(stderr, "cmp-pair: %s: %llu recorded + %llu dropped of %llu emitted%s\n",
+			name, (unsigned long long)st.hit, (unsigned long long)st.missed,
 			(unsigned long long)emitted,
-			no_drops && st.missed ? " (its reader fell behind: the figures are not valid)" : "");
+			no_drops && st.missed
+				? " (its reader fell behind: the figures are not valid)"
+				: "");
 	return ok;
 }
 
@@ -196,22 +198,35 @@ int main(int argc, char **argv)
 	int cpu = 0, rounds = 400;
 	uint64_t chunk = 100000, close_chunk = 5000, buffer = 4u << 20;
 	const char *dir = NULL;
-	static const struct option lo[] = {
-		{"cpu", 1, 0, 'c'},   {"rounds", 1, 0, 'r'}, {"chunk", 1, 0, 'n'},
-		{"close-chunk", 1, 0, 'C'}, {"dir", 1, 0, 'd'}, {"buffer", 1, 0, 'b'},
-		{"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+	static const struct option lo[] = {{"cpu", 1, 0, 'c'},   {"rounds", 1, 0, 'r'},
+					   {"chunk", 1, 0, 'n'}, {"close-chunk", 1, 0, 'C'},
+					   {"dir", 1, 0, 'd'},   {"buffer", 1, 0, 'b'},
+					   {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'c': cpu = (int)parse_u64(optarg, 0); break;
-		case 'r': rounds = (int)parse_u64(optarg, 1); break;
-		case 'n': chunk = parse_u64(optarg, 1); break;
-		case 'C': close_chunk = parse_u64(optarg, 1); break;
-		case 'd': dir = optarg; break;
-		case 'b': buffer = parse_u64(optarg, 1); break;
+		case 'c':
+			cpu = (int)parse_u64(optarg, 0);
+			break;
+		case 'r':
+			rounds = (int)parse_u64(optarg, 1);
+			break;
+		case 'n':
+			chunk = parse_u64(optarg, 1);
+			break;
+		case 'C':
+			close_chunk = parse_u64(optarg, 1);
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'b':
+			buffer = parse_u64(optarg, 1);
+			break;
 		default:
-			fprintf(stderr, "usage: cmp-pair --dir DIR [--cpu C] [--rounds R] [--chunk N]\n"
-					"                [--close-chunk N] [--buffer BYTES]   (run by bench/compare)\n");
+			fprintf(stderr,
+				"usage: cmp-pair --dir DIR [--cpu C] [--rounds R] [--chunk N]\n"
+				"                [--close-chunk N] [--buffer BYTES]   (run by bench/compare)\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -233,9 +248,11 @@ int main(int argc, char **argv)
 	/* micro: every case; close: none, ringtrace (overwrite), DPDK. */
 	double (*micro[NCASE])(uint64_t, uint64_t) = {none_micro, rt_micro, rt_micro, dpdk_micro,
 						      floor_micro};
-	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL, dpdk_close, NULL};
+	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL, dpdk_close,
+						       NULL};
 	ringtrace_rb *rb_of[NCASE] = {NULL, rb_over, rb_disc, NULL, NULL};
-	static const char *names[NCASE] = {"none", "ringtrace", "ringtrace-discard", "dpdk", "floor"};
+	static const char *names[NCASE] = {"none", "ringtrace", "ringtrace-discard", "dpdk",
+					   "floor"};
 	uint64_t emitted[NCASE] = {0};
 	double *v[2][NCASE];
 	for (int p = 0; p < 2; p++)
@@ -262,7 +279,8 @@ int main(int argc, char **argv)
 				if (p && !closef[k])
 					continue;
 				if (rb_of[k])
-					use_buffer(rb_of[k]); /* (the chunk's first event re-caches: 1 in 10^5) */
+					use_buffer(
+						rb_of[k]); /* (the chunk's first event re-caches: 1 in 10^5) */
 				v[p][k][r] = p ? closef[k]((uint64_t)r * close_chunk, close_chunk)
 					       : micro[k]((uint64_t)r * chunk, chunk);
 				emitted[k] += p ? close_chunk : chunk;
@@ -275,7 +293,8 @@ int main(int argc, char **argv)
 	int ok = cmp_pair_dpdk_finish() == 0;
 
 	printf("PAIR rounds=%d chunk=%llu close_chunk=%llu buffer=%llu\n", rounds,
-	       (unsigned long long)chunk, (unsigned long long)close_chunk, (unsigned long long)buffer);
+	       (unsigned long long)chunk, (unsigned long long)close_chunk,
+	       (unsigned long long)buffer);
 	for (int p = 0; p < 2; p++)
 		for (int k = 0; k < NCASE; k++) {
 			if (p && !closef[k])

@@ -16,24 +16,24 @@
 
 #include "cmp.h"
 
-#define CMP_PAIR_LOOPS(prefix, emit)                                            \
-	__attribute__((noinline)) double prefix##_micro(uint64_t first, uint64_t n)\
-	{                                                                       \
-		uint64_t t0 = cmp_now_ns();                                     \
-		for (uint64_t i = first; i < first + n; i++) {                  \
-			emit((int)i);                                           \
-			CMP_KEEP(i);                                            \
-		}                                                               \
-		return (double)(cmp_now_ns() - t0) / (double)n;                 \
-	}                                                                       \
-	__attribute__((noinline)) double prefix##_close(uint64_t first, uint64_t n)\
-	{                                                                       \
-		uint64_t t0 = cmp_now_ns();                                     \
-		for (uint64_t i = first; i < first + n; i++) {                  \
-			close(-1);                                              \
-			emit((int)i);                                           \
-		}                                                               \
-		return (double)(cmp_now_ns() - t0) / (double)n;                 \
+#define CMP_PAIR_LOOPS(prefix, emit)                                                \
+	__attribute__((noinline)) double prefix##_micro(uint64_t first, uint64_t n) \
+	{                                                                           \
+		uint64_t t0 = cmp_now_ns();                                         \
+		for (uint64_t i = first; i < first + n; i++) {                      \
+			emit((int)i);                                               \
+			CMP_KEEP(i);                                                \
+		}                                                                   \
+		return (double)(cmp_now_ns() - t0) / (double)n;                     \
+	}                                                                           \
+	__attribute__((noinline)) double prefix##_close(uint64_t first, uint64_t n) \
+	{                                                                           \
+		uint64_t t0 = cmp_now_ns();                                         \
+		for (uint64_t i = first; i < first + n; i++) {                      \
+			close(-1);                                                  \
+			emit((int)i);                                               \
+		}                                                                   \
+		return (double)(cmp_now_ns() - t0) / (double)n;                     \
 	}
 
 /* cmp_pair_dpdk.c */

@@ -22,11 +22,21 @@ int cmp_pair_dpdk_init(int cpu, const char *dir, uint64_t bufsz)
 	snprintf(lcore, sizeof(lcore), "%d", cpu);
 	snprintf(trace_dir, sizeof(trace_dir), "--trace-dir=%s", dir);
 	snprintf(size, sizeof(size), "--trace-bufsz=%llu", (unsigned long long)bufsz);
-	char *args[] = {(char *)"cmp-pair", (char *)"-l", lcore, (char *)"--no-huge",
-			(char *)"-m", (char *)"256", (char *)"--no-pci", (char *)"--no-shconf",
-			(char *)"--no-telemetry", (char *)"--log-level=*:error",
-			(char *)"--trace=^cmp\\.ev$", (char *)"--trace-mode=overwrite", trace_dir,
-			size, NULL};
+	char *args[] = {(char *)"cmp-pair",
+			(char *)"-l",
+			lcore,
+			(char *)"--no-huge",
+			(char *)"-m",
+			(char *)"256",
+			(char *)"--no-pci",
+			(char *)"--no-shconf",
+			(char *)"--no-telemetry",
+			(char *)"--log-level=*:error",
+			(char *)"--trace=^cmp\\.ev$",
+			(char *)"--trace-mode=overwrite",
+			trace_dir,
+			size,
+			NULL};
 	if (rte_eal_init((int)(sizeof(args) / sizeof(args[0])) - 1, args) < 0) {
 		fprintf(stderr, "cmp-pair: rte_eal_init failed: %s\n", rte_strerror(rte_errno));
 		return -1;

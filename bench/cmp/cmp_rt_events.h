@@ -10,10 +10,7 @@
 
 #include "ringtrace/tracepoint.h"
 
-RINGTRACE_EVENT(cmp_int,
-	RINGTRACE_PROTO(int v),
-	RINGTRACE_ARGS(v),
-	RINGTRACE_FIELDS(ringtrace_integer(int32_t, v, v)),
-	RINGTRACE_PRINT("v=%d"))
+RINGTRACE_EVENT(cmp_int, RINGTRACE_PROTO(int v), RINGTRACE_ARGS(v),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, v, v)), RINGTRACE_PRINT("v=%d"))
 
 #endif /* CMP_RT_EVENTS_H */

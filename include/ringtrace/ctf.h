@@ -44,7 +44,7 @@ struct ringtrace_trace_clock {
 /* An event class of the schema block. */
 struct ringtrace_trace_event_def {
 	uint32_t id;
-	uint32_t kind;         /* enum ringtrace_event_kind */
+	uint32_t kind; /* enum ringtrace_event_kind */
 	const char *name;
 	const char *print_fmt;
 	const struct ringtrace_field_desc *fields;
@@ -62,9 +62,9 @@ struct ringtrace_trace_event_def {
 /* A trigger of the schema block (`trigger` line), as it stood when the
  * metadata was written. */
 struct ringtrace_trace_trigger {
-	const char *spec;      /* "EVENT [if EXPR]: ACTION[:N]", as it was given */
-	uint64_t fired;        /* times its action ran */
-	uint64_t skipped;      /* matched but not run (count used up, no session) */
+	const char *spec; /* "EVENT [if EXPR]: ACTION[:N]", as it was given */
+	uint64_t fired;   /* times its action ran */
+	uint64_t skipped; /* matched but not run (count used up, no session) */
 };
 
 /* A ringtrace_printf call site of the schema block. */
@@ -86,9 +86,9 @@ struct ringtrace_trace_stat {
 /* The recorder's accounting, stored in the metadata's schema block. */
 struct ringtrace_trace_stats {
 	uint64_t hit, missed, overrun, read;
-	uint64_t pages, bytes;     /* written to the stream files */
+	uint64_t pages, bytes; /* written to the stream files */
 	uint64_t duration_ns;
-	uint32_t mode;             /* enum ringtrace_rb_mode */
+	uint32_t mode; /* enum ringtrace_rb_mode */
 };
 
 /* ---- writing ------------------------------------------------------------------ */

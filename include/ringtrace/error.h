@@ -22,15 +22,15 @@ extern "C" {
 /* Error codes (negated in return values). */
 enum ringtrace_error {
 	RINGTRACE_OK = 0,
-	RINGTRACE_EINVAL = 1,  /* an argument or configuration value is invalid */
-	RINGTRACE_ENOMEM = 2,  /* memory or shared memory could not be set up */
-	RINGTRACE_E2BIG = 3,   /* an event does not fit in a page */
-	RINGTRACE_ENOSPC = 4,  /* no page or writer slot available: counted as missed */
-	RINGTRACE_EAGAIN = 5,  /* nothing to read now */
-	RINGTRACE_ECORRUPT = 6,/* data failed validation */
-	RINGTRACE_ESYS = 7,    /* a system call failed (errno is in the message) */
-	RINGTRACE_ENESTED = 8, /* nested write from a signal handler: counted as missed */
-	RINGTRACE_ENOENT = 9,  /* no such event, probe or pattern match */
+	RINGTRACE_EINVAL = 1,   /* an argument or configuration value is invalid */
+	RINGTRACE_ENOMEM = 2,   /* memory or shared memory could not be set up */
+	RINGTRACE_E2BIG = 3,    /* an event does not fit in a page */
+	RINGTRACE_ENOSPC = 4,   /* no page or writer slot available: counted as missed */
+	RINGTRACE_EAGAIN = 5,   /* nothing to read now */
+	RINGTRACE_ECORRUPT = 6, /* data failed validation */
+	RINGTRACE_ESYS = 7,     /* a system call failed (errno is in the message) */
+	RINGTRACE_ENESTED = 8,  /* nested write from a signal handler: counted as missed */
+	RINGTRACE_ENOENT = 9,   /* no such event, probe or pattern match */
 };
 
 /* Human-readable name of an error code (positive or negative). */

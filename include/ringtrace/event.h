@@ -58,15 +58,15 @@ void ringtrace_event_unregister(struct ringtrace_event_desc *ev);
 struct ringtrace_event_info {
 	const char *name;
 	uint32_t id;
-	uint32_t kind;       /* enum ringtrace_event_kind */
+	uint32_t kind; /* enum ringtrace_event_kind */
 	const char *print_fmt;
 	const struct ringtrace_field_desc *fields; /* owned by the registry */
 	uint32_t nfields;
-	int loaded;          /* 0 after its library was unloaded */
-	int enabled;         /* recorded */
-	uint64_t probes;     /* probes attached */
-	int has_filter;      /* a filter decides what is recorded (ringtrace/filter.h) */
-	uint64_t rejected;   /* calls the filter kept out of the buffer, ever */
+	int loaded;        /* 0 after its library was unloaded */
+	int enabled;       /* recorded */
+	uint64_t probes;   /* probes attached */
+	int has_filter;    /* a filter decides what is recorded (ringtrace/filter.h) */
+	uint64_t rejected; /* calls the filter kept out of the buffer, ever */
 	const char *file;
 };
 

@@ -153,10 +153,10 @@ int ringtrace_triggers_configure(const char *spec);
 struct ringtrace_trigger_info {
 	int id;
 	enum ringtrace_trigger_action action;
-	const char *spec;    /* as given; valid until the trigger is removed */
-	uint64_t fired;      /* times the action ran */
-	uint64_t skipped;    /* matched but not run: count used up, or a snapshot with no session */
-	int64_t remaining;   /* -1: no limit; else runs left (summed over its events) */
+	const char *spec;  /* as given; valid until the trigger is removed */
+	uint64_t fired;    /* times the action ran */
+	uint64_t skipped;  /* matched but not run: count used up, or a snapshot with no session */
+	int64_t remaining; /* -1: no limit; else runs left (summed over its events) */
 };
 /* Number of triggers; index them 0 .. n-1 (order of addition). */
 uint32_t ringtrace_trigger_count(void);

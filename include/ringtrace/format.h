@@ -111,8 +111,8 @@ static inline uint64_t ringtrace_page_lost_before(const struct ringtrace_page_he
 #define RINGTRACE_EV_MAX_PAYLOAD 0xFFFFu
 #define RINGTRACE_EV_ALIGN 8u
 
-#define RINGTRACE_EV_WORD(ts, id, len)                                        \
-	((uint64_t)(uint32_t)(ts) | ((uint64_t)(uint16_t)(id) << 32) |        \
+#define RINGTRACE_EV_WORD(ts, id, len)                                 \
+	((uint64_t)(uint32_t)(ts) | ((uint64_t)(uint16_t)(id) << 32) | \
 	 ((uint64_t)(uint16_t)(len) << 48))
 #define RINGTRACE_EV_WORD_TS(w) ((uint32_t)(w))
 #define RINGTRACE_EV_WORD_ID(w) ((uint32_t)(((w) >> 32) & 0xFFFFu))
@@ -121,21 +121,21 @@ static inline uint64_t ringtrace_page_lost_before(const struct ringtrace_page_he
 /* ---- decoding events within a page --------------------------------------- */
 
 struct ringtrace_event {
-	uint64_t ts;          /* full timestamp, ticks (see ringtrace_rb_ticks_to_ns) */
+	uint64_t ts; /* full timestamp, ticks (see ringtrace_rb_ticks_to_ns) */
 	uint32_t id;
-	uint32_t len;         /* payload bytes */
-	const void *data;     /* payload, 8-byte aligned */
-	uint64_t stream;      /* stream_instance_id of the writer */
+	uint32_t len;     /* payload bytes */
+	const void *data; /* payload, 8-byte aligned */
+	uint64_t stream;  /* stream_instance_id of the writer */
 	uint32_t tid;
-	uint32_t offset;      /* byte offset of the event in its page */
+	uint32_t offset; /* byte offset of the event in its page */
 };
 
 struct ringtrace_page_cursor {
 	const struct ringtrace_page_header *page;
-	uint32_t off;      /* next event offset */
-	uint32_t end;      /* content end, bytes */
-	uint64_t last_ts;  /* timestamp of the previous event */
-	uint32_t index;    /* events decoded so far */
+	uint32_t off;     /* next event offset */
+	uint32_t end;     /* content end, bytes */
+	uint64_t last_ts; /* timestamp of the previous event */
+	uint32_t index;   /* events decoded so far */
 };
 
 /*

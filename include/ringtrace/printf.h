@@ -45,7 +45,7 @@ struct ringtrace_printf_site {
 	const char *fmt;
 	const char *file;
 	uint32_t line;
-	uint32_t id;          /* 0 until the first enabled call registers it */
+	uint32_t id; /* 0 until the first enabled call registers it */
 	uint32_t nargs;
 	uint32_t pad;
 	const uint8_t *types; /* enum ringtrace_pf_type per argument */
@@ -63,6 +63,7 @@ uint32_t ringtrace_printf_site_count(void);
 
 #include "ringtrace/static/printf.h"
 
-#define ringtrace_printf(...) RINGTRACE_I_PF_CAT(RINGTRACE_I_PF_, RINGTRACE_I_PF_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define ringtrace_printf(...) \
+	RINGTRACE_I_PF_CAT(RINGTRACE_I_PF_, RINGTRACE_I_PF_NARGS(__VA_ARGS__))(__VA_ARGS__)
 
 #endif /* RINGTRACE_PRINTF_H */

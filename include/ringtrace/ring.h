@@ -65,12 +65,12 @@ enum ringtrace_rb_mode {
 #define RINGTRACE_RB_MAX_OPEN 16u
 
 struct ringtrace_rb_config {
-	size_t page_size;        /* power of two, 4 KiB .. 1 MiB */
-	size_t pool_size;        /* bytes of pages; a multiple of page_size, 2 .. 2^20 pages */
-	uint32_t max_writers;    /* writer slots: threads writing at once, 1 .. 65535 */
+	size_t page_size;     /* power of two, 4 KiB .. 1 MiB */
+	size_t pool_size;     /* bytes of pages; a multiple of page_size, 2 .. 2^20 pages */
+	uint32_t max_writers; /* writer slots: threads writing at once, 1 .. 65535 */
 	enum ringtrace_rb_mode mode;
 	uint32_t flush_interval_ms; /* a page idle this long is flushed to readers, 1 .. 60000 */
-	const char *shm_name;    /* NULL: anonymous memfd; else a POSIX shm name ("/x") */
+	const char *shm_name;       /* NULL: anonymous memfd; else a POSIX shm name ("/x") */
 };
 
 /* Fill a configuration with the defaults. */
@@ -202,7 +202,8 @@ typedef struct ringtrace_snapshot ringtrace_snapshot;
  */
 int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out);
 uint32_t ringtrace_snapshot_page_count(const ringtrace_snapshot *s);
-const struct ringtrace_page_header *ringtrace_snapshot_page(const ringtrace_snapshot *s, uint32_t i);
+const struct ringtrace_page_header *ringtrace_snapshot_page(const ringtrace_snapshot *s,
+							    uint32_t i);
 uint32_t ringtrace_snapshot_pages_lost(const ringtrace_snapshot *s);
 /* Events of the snapshot merged by timestamp: 1, 0 at the end, negative on error. */
 int ringtrace_snapshot_next(ringtrace_snapshot *s, struct ringtrace_event *ev);
@@ -211,13 +212,13 @@ void ringtrace_snapshot_free(ringtrace_snapshot *s);
 /* ---- accounting --------------------------------------------------------- */
 
 struct ringtrace_rb_stats {
-	uint64_t entries;  /* events still in the buffer (incl. writers' current pages) */
-	uint64_t hit;      /* events committed */
-	uint64_t missed;   /* events dropped: no page, no slot, nested, too big */
-	uint64_t overrun;  /* committed events lost to page recycling (overwrite) */
-	uint64_t read;     /* events consumed by readers (pages handed out) */
+	uint64_t entries; /* events still in the buffer (incl. writers' current pages) */
+	uint64_t hit;     /* events committed */
+	uint64_t missed;  /* events dropped: no page, no slot, nested, too big */
+	uint64_t overrun; /* committed events lost to page recycling (overwrite) */
+	uint64_t read;    /* events consumed by readers (pages handed out) */
 	uint64_t pages_published;
-	uint64_t pages_flushed;   /* of which taken from idle writers */
+	uint64_t pages_flushed; /* of which taken from idle writers */
 	uint32_t writers_active;
 	uint32_t pages_free;
 };
@@ -225,9 +226,9 @@ struct ringtrace_rb_stats {
 struct ringtrace_rb_writer_stats {
 	uint32_t slot;
 	uint32_t tid;
-	uint64_t stream;   /* stream_instance_id */
+	uint64_t stream; /* stream_instance_id */
 	uint64_t entries, hit, missed, overrun, read;
-	uint64_t pages;    /* pages published */
+	uint64_t pages; /* pages published */
 };
 
 int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st);
@@ -236,7 +237,7 @@ int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st
  * many writers are active (may be more than max).
  */
 int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
-			      uint32_t max);
+				  uint32_t max);
 
 /* ---- time --------------------------------------------------------------- */
 

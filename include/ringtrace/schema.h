@@ -32,15 +32,15 @@ extern "C" {
 
 /* Field types of the record schema. */
 enum ringtrace_ftype {
-	RINGTRACE_FT_INT = 1,     /* size 1/2/4/8, is_signed */
-	RINGTRACE_FT_FLOAT = 2,   /* size 4/8 */
-	RINGTRACE_FT_BOOL = 3,    /* 1 byte, 0 or 1 */
-	RINGTRACE_FT_ENUM = 4,    /* integer (size, is_signed) with named values */
-	RINGTRACE_FT_POINTER = 5, /* 8 bytes */
-	RINGTRACE_FT_ARRAY = 6,   /* `count` integers of `size` bytes */
+	RINGTRACE_FT_INT = 1,         /* size 1/2/4/8, is_signed */
+	RINGTRACE_FT_FLOAT = 2,       /* size 4/8 */
+	RINGTRACE_FT_BOOL = 3,        /* 1 byte, 0 or 1 */
+	RINGTRACE_FT_ENUM = 4,        /* integer (size, is_signed) with named values */
+	RINGTRACE_FT_POINTER = 5,     /* 8 bytes */
+	RINGTRACE_FT_ARRAY = 6,       /* `count` integers of `size` bytes */
 	RINGTRACE_FT_FLOAT_ARRAY = 7, /* `count` floats of `size` bytes */
-	RINGTRACE_FT_STRING = 8,  /* NUL-terminated, at most `count` bytes with the NUL */
-	RINGTRACE_FT_BYTES = 9,   /* u32 length (4-aligned) then bytes, at most `count` */
+	RINGTRACE_FT_STRING = 8,      /* NUL-terminated, at most `count` bytes with the NUL */
+	RINGTRACE_FT_BYTES = 9,       /* u32 length (4-aligned) then bytes, at most `count` */
 };
 
 /* Variable-length limits (the NUL included for strings). */
@@ -76,24 +76,24 @@ struct ringtrace_enum_desc {
  */
 struct ringtrace_field_desc {
 	const char *name;
-	uint8_t type;       /* enum ringtrace_ftype */
-	uint8_t size;       /* scalar or element size, bytes */
+	uint8_t type; /* enum ringtrace_ftype */
+	uint8_t size; /* scalar or element size, bytes */
 	uint8_t is_signed;
 	uint8_t align;
-	uint32_t count;     /* array length; max length for strings and bytes */
+	uint32_t count; /* array length; max length for strings and bytes */
 	const struct ringtrace_enum_desc *enm;
 };
 
 struct ringtrace_value {
 	const struct ringtrace_field_desc *field;
 	union {
-		int64_t i;     /* INT (signed), ENUM (signed) */
-		uint64_t u;    /* INT (unsigned), ENUM, BOOL, POINTER */
-		double f;      /* FLOAT */
+		int64_t i;  /* INT (signed), ENUM (signed) */
+		uint64_t u; /* INT (unsigned), ENUM, BOOL, POINTER */
+		double f;   /* FLOAT */
 	} v;
-	const void *ptr;   /* ARRAY, FLOAT_ARRAY: elements; STRING: chars; BYTES: bytes */
-	uint32_t len;      /* ARRAY: count; STRING: length without NUL; BYTES: length */
-	uint32_t offset;   /* offset of the field in the payload */
+	const void *ptr; /* ARRAY, FLOAT_ARRAY: elements; STRING: chars; BYTES: bytes */
+	uint32_t len;    /* ARRAY: count; STRING: length without NUL; BYTES: length */
+	uint32_t offset; /* offset of the field in the payload */
 };
 
 /*

@@ -38,13 +38,13 @@ extern "C" {
 #endif
 
 struct ringtrace_session_config {
-	const char *output_dir;    /* created if missing; must be empty if it exists */
-	const char *events;        /* enable spec as RINGTRACE_EVENTS; NULL: "*" */
+	const char *output_dir; /* created if missing; must be empty if it exists */
+	const char *events;     /* enable spec as RINGTRACE_EVENTS; NULL: "*" */
 	enum ringtrace_rb_mode mode;
-	size_t page_size;          /* 0: default */
-	size_t pool_size;          /* 0: default */
-	uint32_t max_writers;      /* 0: default */
-	const char *shm_name;      /* NULL: anonymous */
+	size_t page_size;     /* 0: default */
+	size_t pool_size;     /* 0: default */
+	uint32_t max_writers; /* 0: default */
+	const char *shm_name; /* NULL: anonymous */
 };
 
 void ringtrace_session_config_init(struct ringtrace_session_config *cfg);

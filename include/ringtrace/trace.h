@@ -41,17 +41,17 @@ typedef void (*ringtrace_trace_error_fn)(void *arg, const char *msg);
 
 /* One stream file; the counters grow as the stream is read. */
 struct ringtrace_trace_stream_info {
-	uint64_t id;           /* N of stream_<N> */
+	uint64_t id; /* N of stream_<N> */
 	const char *path;
-	uint64_t bytes;        /* file size */
-	uint32_t tid;          /* from the last page read */
-	char comm[17];         /* from the last page read, NUL-terminated */
-	uint64_t pages;        /* packets read (damaged ones included) */
-	uint64_t events;       /* events delivered */
-	uint64_t dropped;      /* events dropped by the writer (events_discarded) */
-	uint64_t overrun;      /* events lost to recycled pages */
+	uint64_t bytes;             /* file size */
+	uint32_t tid;               /* from the last page read */
+	char comm[17];              /* from the last page read, NUL-terminated */
+	uint64_t pages;             /* packets read (damaged ones included) */
+	uint64_t events;            /* events delivered */
+	uint64_t dropped;           /* events dropped by the writer (events_discarded) */
+	uint64_t overrun;           /* events lost to recycled pages */
 	uint64_t first_ts, last_ts; /* ticks of the first and last event (0 if none) */
-	uint64_t errors;       /* damage found */
+	uint64_t errors;            /* damage found */
 };
 
 enum ringtrace_trace_rec_kind {
@@ -60,19 +60,19 @@ enum ringtrace_trace_rec_kind {
 };
 
 struct ringtrace_trace_record {
-	uint32_t kind;          /* enum ringtrace_trace_rec_kind */
-	uint32_t id;            /* event id */
-	uint64_t ts;            /* ticks */
-	uint64_t ns;            /* CLOCK_MONOTONIC ns (ringtrace_trace_ticks_to_ns) */
-	const void *data;       /* payload (8-aligned), valid until the next call */
+	uint32_t kind;    /* enum ringtrace_trace_rec_kind */
+	uint32_t id;      /* event id */
+	uint64_t ts;      /* ticks */
+	uint64_t ns;      /* CLOCK_MONOTONIC ns (ringtrace_trace_ticks_to_ns) */
+	const void *data; /* payload (8-aligned), valid until the next call */
 	uint32_t len;
 	uint32_t tid;
-	uint32_t cpu;           /* from the page header (0xFFFFFFFF unknown) */
-	uint32_t stream_index;  /* index for ringtrace_trace_stream() */
-	uint64_t stream;        /* stream id */
-	const char *comm;       /* thread name of the page, NUL-terminated */
-	uint64_t lost;          /* RINGTRACE_TRACE_LOST: how many */
-	uint64_t file_offset;   /* byte offset of the event in its stream file */
+	uint32_t cpu;          /* from the page header (0xFFFFFFFF unknown) */
+	uint32_t stream_index; /* index for ringtrace_trace_stream() */
+	uint64_t stream;       /* stream id */
+	const char *comm;      /* thread name of the page, NUL-terminated */
+	uint64_t lost;         /* RINGTRACE_TRACE_LOST: how many */
+	uint64_t file_offset;  /* byte offset of the event in its stream file */
 	const struct ringtrace_trace_event_def *def; /* the event's class */
 };
 
@@ -132,7 +132,7 @@ const struct ringtrace_trace_clock *ringtrace_trace_clock(const ringtrace_trace 
 uint32_t ringtrace_trace_event_count(const ringtrace_trace *t);
 const struct ringtrace_trace_event_def *ringtrace_trace_event(const ringtrace_trace *t, uint32_t i);
 const struct ringtrace_trace_event_def *ringtrace_trace_event_by_id(const ringtrace_trace *t,
-								      uint32_t id);
+								    uint32_t id);
 uint32_t ringtrace_trace_site_count(const ringtrace_trace *t);
 const struct ringtrace_trace_site *ringtrace_trace_site(const ringtrace_trace *t, uint32_t i);
 /* Triggers, in the order of the schema block (the order they were added). */
@@ -142,7 +142,7 @@ uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t);
 const struct ringtrace_trace_stat *ringtrace_trace_stat(const ringtrace_trace *t, uint32_t i);
 uint32_t ringtrace_trace_stream_count(const ringtrace_trace *t);
 const struct ringtrace_trace_stream_info *ringtrace_trace_stream(const ringtrace_trace *t,
-								   uint32_t i);
+								 uint32_t i);
 
 #ifdef __cplusplus
 }

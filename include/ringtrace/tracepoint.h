@@ -104,7 +104,6 @@
 
 #endif /* RINGTRACE_TRACEPOINT_H */
 
-
 /*
  * Outside the include guard: re-read at every inclusion, so that a file
  * defining RINGTRACE_CREATE_EVENTS gets the definitions even when
@@ -112,13 +111,11 @@
  */
 #undef RINGTRACE_ENUM
 #ifdef RINGTRACE_CREATE_EVENTS
-#define RINGTRACE_ENUM(name, ...)                                              \
-	static const struct ringtrace_enum_value ringtrace_enum_values_##name[] = { \
-		__VA_ARGS__};                                                  \
-	static const struct ringtrace_enum_desc ringtrace_enum_##name = {      \
-		#name, ringtrace_enum_values_##name,                           \
-		sizeof(ringtrace_enum_values_##name) /                         \
-			sizeof(ringtrace_enum_values_##name[0])};
+#define RINGTRACE_ENUM(name, ...)                                                                \
+	static const struct ringtrace_enum_value ringtrace_enum_values_##name[] = {__VA_ARGS__}; \
+	static const struct ringtrace_enum_desc ringtrace_enum_##name = {                        \
+		#name, ringtrace_enum_values_##name,                                             \
+		sizeof(ringtrace_enum_values_##name) / sizeof(ringtrace_enum_values_##name[0])};
 #else
 #define RINGTRACE_ENUM(name, ...)
 #endif
@@ -126,7 +123,7 @@
 #undef RINGTRACE_EVENT
 #ifdef RINGTRACE_CREATE_EVENTS
 #define RINGTRACE_EVENT_KIND(kind, name, proto, args, fields, fmt) \
-	RINGTRACE_I_EVENT_DECL(name, proto, args)                           \
+	RINGTRACE_I_EVENT_DECL(name, proto, args)                  \
 	RINGTRACE_I_EVENT_DEF(kind, name, proto, args, fields, fmt)
 #else
 #define RINGTRACE_EVENT_KIND(kind, name, proto, args, fields, fmt) \
@@ -134,4 +131,3 @@
 #endif
 #define RINGTRACE_EVENT(name, proto, args, fields, fmt) \
 	RINGTRACE_EVENT_KIND(RINGTRACE_KIND_INSTANT, name, proto, args, fields, fmt)
-

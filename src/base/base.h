@@ -46,10 +46,10 @@ RT_HIDDEN void rt_error_clear(void);
 /* ---- the trace clock (clock.c) ---- */
 
 struct rt_clock {
-	int is_tsc;           /* 1: ticks are cycle-counter ticks; 0: CLOCK_MONOTONIC ns */
-	uint64_t freq;        /* ticks per second */
-	uint64_t base_ticks;  /* a calibration point: ticks ... */
-	uint64_t base_ns;     /* ... and CLOCK_MONOTONIC ns at the same instant */
+	int is_tsc;          /* 1: ticks are cycle-counter ticks; 0: CLOCK_MONOTONIC ns */
+	uint64_t freq;       /* ticks per second */
+	uint64_t base_ticks; /* a calibration point: ticks ... */
+	uint64_t base_ns;    /* ... and CLOCK_MONOTONIC ns at the same instant */
 };
 
 /* Calibrate once per process (thread-safe); returns the process clock. */

@@ -18,17 +18,28 @@ const char *ringtrace_strerror(int err)
 	if (err < 0)
 		err = -err;
 	switch (err) {
-	case RINGTRACE_OK: return "success";
-	case RINGTRACE_EINVAL: return "invalid argument";
-	case RINGTRACE_ENOMEM: return "out of memory";
-	case RINGTRACE_E2BIG: return "event larger than a page";
-	case RINGTRACE_ENOSPC: return "no page or writer slot available";
-	case RINGTRACE_EAGAIN: return "nothing to read now";
-	case RINGTRACE_ECORRUPT: return "corrupt data";
-	case RINGTRACE_ESYS: return "system call failed";
-	case RINGTRACE_ENESTED: return "nested write from a signal handler";
-	case RINGTRACE_ENOENT: return "no such event";
-	default: return "unknown error";
+	case RINGTRACE_OK:
+		return "success";
+	case RINGTRACE_EINVAL:
+		return "invalid argument";
+	case RINGTRACE_ENOMEM:
+		return "out of memory";
+	case RINGTRACE_E2BIG:
+		return "event larger than a page";
+	case RINGTRACE_ENOSPC:
+		return "no page or writer slot available";
+	case RINGTRACE_EAGAIN:
+		return "nothing to read now";
+	case RINGTRACE_ECORRUPT:
+		return "corrupt data";
+	case RINGTRACE_ESYS:
+		return "system call failed";
+	case RINGTRACE_ENESTED:
+		return "nested write from a signal handler";
+	case RINGTRACE_ENOENT:
+		return "no such event";
+	default:
+		return "unknown error";
 	}
 }
 

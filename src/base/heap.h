@@ -36,8 +36,9 @@ static inline __attribute__((always_inline)) void rt_heap_up(uint32_t *heap, uin
 	}
 }
 
-static inline __attribute__((always_inline)) void
-rt_heap_down(uint32_t *heap, uint32_t n, uint32_t i, rt_heap_less_fn less, const void *ctx)
+static inline __attribute__((always_inline)) void rt_heap_down(uint32_t *heap, uint32_t n,
+							       uint32_t i, rt_heap_less_fn less,
+							       const void *ctx)
 {
 	for (;;) {
 		uint32_t l = 2 * i + 1, m = i;
@@ -55,8 +56,9 @@ rt_heap_down(uint32_t *heap, uint32_t n, uint32_t i, rt_heap_less_fn less, const
 }
 
 /* Add source v (the array has room for every source). */
-static inline __attribute__((always_inline)) void
-rt_heap_push(uint32_t *heap, uint32_t *n, uint32_t v, rt_heap_less_fn less, const void *ctx)
+static inline __attribute__((always_inline)) void rt_heap_push(uint32_t *heap, uint32_t *n,
+							       uint32_t v, rt_heap_less_fn less,
+							       const void *ctx)
 {
 	heap[*n] = v;
 	(*n)++;
@@ -67,8 +69,9 @@ rt_heap_push(uint32_t *heap, uint32_t *n, uint32_t v, rt_heap_less_fn less, cons
  * The top source has moved on: keep it (alive: it has another event, whose
  * key may be later now) or drop it (exhausted), and restore the order.
  */
-static inline __attribute__((always_inline)) void
-rt_heap_fix_top(uint32_t *heap, uint32_t *n, int alive, rt_heap_less_fn less, const void *ctx)
+static inline __attribute__((always_inline)) void rt_heap_fix_top(uint32_t *heap, uint32_t *n,
+								  int alive, rt_heap_less_fn less,
+								  const void *ctx)
 {
 	if (!alive)
 		heap[0] = heap[--*n];

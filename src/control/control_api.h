@@ -28,9 +28,9 @@ RT_HIDDEN void rt_ctl_set_snapshot_hook(int (*fn)(void));
 
 /* The filters and triggers as they stand, for the metadata (src/ctf). */
 struct rt_ctl_filter_line {
-	uint32_t id;          /* the event's id */
-	uint64_t rejected;    /* calls its filters kept out of the buffer, ever */
-	char *expr;           /* its filter now, NULL if none */
+	uint32_t id;       /* the event's id */
+	uint64_t rejected; /* calls its filters kept out of the buffer, ever */
+	char *expr;        /* its filter now, NULL if none */
 };
 struct rt_ctl_trigger_line {
 	char *spec;

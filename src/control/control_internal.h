@@ -67,32 +67,32 @@
 struct rt_trigger {
 	int id;
 	enum ringtrace_trigger_action action;
-	char *spec;                /* as given */
-	char *event;               /* pattern */
-	char *expr;                /* condition, NULL if none */
-	size_t expr_off;           /* where it starts in spec (for error columns) */
-	char *target_name;         /* enable_event / disable_event */
-	struct rt_entry *target;   /* atomic: resolved by name, NULL until loaded */
-	int64_t remaining;         /* atomic: -1 no limit */
-	uint64_t fired, skipped;   /* atomic */
+	char *spec;              /* as given */
+	char *event;             /* pattern */
+	char *expr;              /* condition, NULL if none */
+	size_t expr_off;         /* where it starts in spec (for error columns) */
+	char *target_name;       /* enable_event / disable_event */
+	struct rt_entry *target; /* atomic: resolved by name, NULL until loaded */
+	int64_t remaining;       /* atomic: -1 no limit */
+	uint64_t fired, skipped; /* atomic */
 	int from_env;
 };
 
 struct rt_tinst {
 	struct rt_trigger *t;
-	ringtrace_filter *filter;  /* the condition for this event's schema */
+	ringtrace_filter *filter; /* the condition for this event's schema */
 	struct ringtrace_fast_pred_ fast;
 };
 
 /* What control keeps for one event: its registry entry's ctl. Lock held. */
 struct rt_ectl {
-	char *filter_expr;                 /* NULL: none */
-	struct ringtrace_filter *filter;   /* compiled filter_expr */
-	uint32_t slot;                     /* counter slot; RINGTRACE_COUNT_SLOTS: none */
-	uint64_t rejected_base;            /* what earlier slots and filters counted */
-	uint64_t overflow;                 /* atomic: counted without a slot */
-	struct ringtrace_event_ctl_ *ctl;  /* what desc->ctl points to */
-	struct rt_tinst **tinsts;          /* triggers on this event */
+	char *filter_expr;                /* NULL: none */
+	struct ringtrace_filter *filter;  /* compiled filter_expr */
+	uint32_t slot;                    /* counter slot; RINGTRACE_COUNT_SLOTS: none */
+	uint64_t rejected_base;           /* what earlier slots and filters counted */
+	uint64_t overflow;                /* atomic: counted without a slot */
+	struct ringtrace_event_ctl_ *ctl; /* what desc->ctl points to */
+	struct rt_tinst **tinsts;         /* triggers on this event */
 	uint32_t ntinsts;
 };
 
@@ -142,7 +142,7 @@ RT_HIDDEN int rt_check_list(const char *list);
 RT_HIDDEN long rt_last_colon(const char *s);
 RT_HIDDEN char *rt_trim(char *s);
 struct rt_cfg_pass {
-	int apply;     /* 0: check syntax only */
+	int apply; /* 0: check syntax only */
 	int from_env;
 };
 /* A ';' list applied all or nothing: every item checked (apply 0), then

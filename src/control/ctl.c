@@ -61,8 +61,8 @@ struct ringtrace_event_ctl_ *rt_build_ctl(struct rt_entry *e, int *err)
 	struct rt_ectl *x = rt_ec(e);
 	if (!e->desc || !x || (!x->filter && !x->ntinsts))
 		return NULL;
-	struct ringtrace_event_ctl_ *c =
-		calloc(1, sizeof(*c) + (size_t)x->ntinsts * sizeof(struct rt_tinst *));
+	struct ringtrace_event_ctl_ *c = calloc(1, sizeof(*c) + (size_t)x->ntinsts *
+									sizeof(struct rt_tinst *));
 	if (!c) {
 		*err = rt_error(RINGTRACE_ENOMEM, "out of memory");
 		return NULL;
@@ -197,8 +197,10 @@ static void rt_hook_loaded(struct rt_entry *e)
 	if (!x) {
 		x = calloc(1, sizeof(*x));
 		if (!x) {
-			fprintf(stderr, "ringtrace: event \"%s\": out of memory; it can have no filter "
-				"or trigger\n", e->name);
+			fprintf(stderr,
+				"ringtrace: event \"%s\": out of memory; it can have no filter "
+				"or trigger\n",
+				e->name);
 			return;
 		}
 		x->slot = RINGTRACE_COUNT_SLOTS; /* no counter slot until it has a filter */
@@ -210,7 +212,8 @@ static void rt_hook_loaded(struct rt_entry *e)
 	int err = 0;
 	struct ringtrace_event_ctl_ *c = rt_build_ctl(e, &err);
 	if (err)
-		fprintf(stderr, "ringtrace: event \"%s\": out of memory; its filter and triggers are off\n",
+		fprintf(stderr,
+			"ringtrace: event \"%s\": out of memory; its filter and triggers are off\n",
 			e->name);
 	struct rt_bag bag = {0};
 	rt_publish(e, c, &bag); /* nothing old: a loading event has no block */

@@ -11,8 +11,8 @@
 #include "control/control_internal.h"
 
 struct rt_frule {
-	char *pattern;             /* a name, glob or comma list */
-	char *expr;                /* NULL: remove */
+	char *pattern; /* a name, glob or comma list */
+	char *expr;    /* NULL: remove */
 	int from_env;
 };
 
@@ -20,7 +20,7 @@ static struct rt_frule *rt_frules;
 static uint32_t rt_nfrules;
 
 int rt_compile_for(const struct rt_entry *e, const char *expr, ringtrace_filter **out,
-			  unsigned *col)
+		   unsigned *col)
 {
 	unsigned c = 0;
 	int err = ringtrace_filter_compile(e->fields, e->nfields, expr, out, &c);
@@ -66,9 +66,10 @@ static int rt_set_filter_locked(const char *list, const char *expr, unsigned *co
 		if (!rt_ec(e))
 			err = rt_error(RINGTRACE_ENOMEM, "event \"%s\": out of memory", e->name);
 		else if (!rt_filterable(e))
-			err = rt_error(RINGTRACE_EINVAL,
-				       "event \"%s\" cannot be filtered (only events defined with RINGTRACE_EVENT can)",
-				       e->name);
+			err = rt_error(
+				RINGTRACE_EINVAL,
+				"event \"%s\" cannot be filtered (only events defined with RINGTRACE_EVENT can)",
+				e->name);
 		else if (expr && (err = rt_compile_for(e, expr, &fs[k], col)) == 0 &&
 			 !(xs[k] = strdup(expr)))
 			err = rt_error(RINGTRACE_ENOMEM, "out of memory");
@@ -169,9 +170,10 @@ static int rt_event_set_filter_locked(const char *pattern, const char *expr, uns
 	if (err < 0)
 		return err;
 	if (n == 0)
-		return rt_error(RINGTRACE_ENOENT,
-				"no loaded event matches \"%s\" (the filter applies to events loaded later)",
-				pattern);
+		return rt_error(
+			RINGTRACE_ENOENT,
+			"no loaded event matches \"%s\" (the filter applies to events loaded later)",
+			pattern);
 	return n;
 }
 
@@ -208,16 +210,14 @@ int ringtrace_event_get_filter(const char *name, char *buf, size_t size)
 	return rt_error(RINGTRACE_ENOENT, "no event named \"%s\" is loaded", name);
 }
 
-
-
 static int rt_filter_item(char *item, size_t off, void *arg)
 {
 	struct rt_cfg_pass *pass = arg;
 	long c = rt_last_colon(item);
 	if (c < 0)
 		return rt_error(RINGTRACE_EINVAL,
-				"filter \"%.60s\" (column %zu): expected PATTERN:EXPRESSION", rt_trim(item),
-				off + 1);
+				"filter \"%.60s\" (column %zu): expected PATTERN:EXPRESSION",
+				rt_trim(item), off + 1);
 	item[c] = 0;
 	char *pat = rt_trim(item), *expr = rt_trim(item + c + 1);
 	int err = rt_check_list(pat);
@@ -232,7 +232,8 @@ static int rt_filter_item(char *item, size_t off, void *arg)
 			if (!e->desc || !rt_list_match(pat, e->name))
 				continue;
 			if (!rt_filterable(e))
-				err = rt_error(RINGTRACE_EINVAL, "event \"%s\" cannot be filtered", e->name);
+				err = rt_error(RINGTRACE_EINVAL, "event \"%s\" cannot be filtered",
+					       e->name);
 			else
 				err = rt_compile_for(e, expr, &f, NULL);
 			ringtrace_filter_free(f);
@@ -242,7 +243,6 @@ static int rt_filter_item(char *item, size_t off, void *arg)
 	err = rt_event_set_filter_locked(pat, expr, NULL, pass->from_env);
 	return err == -RINGTRACE_ENOENT ? 0 : err < 0 ? err : 0;
 }
-
 
 int rt_filters_configure_locked(const char *spec, int from_env)
 {
@@ -260,7 +260,6 @@ int ringtrace_filters_configure(const char *spec)
 	return err;
 }
 
-
 void rt_filters_event_loaded(struct rt_entry *e)
 {
 	struct rt_ectl *x = rt_ec(e);
@@ -275,7 +274,8 @@ void rt_filters_event_loaded(struct rt_entry *e)
 	if (rt_compile_for(e, rule->expr, &x->filter, NULL) < 0 ||
 	    !(x->filter_expr = strdup(rule->expr))) {
 		fprintf(stderr, "ringtrace: %s%s; the event is not recorded\n",
-			rule->from_env ? "RINGTRACE_FILTERS: " : "filter on ", ringtrace_last_error());
+			rule->from_env ? "RINGTRACE_FILTERS: " : "filter on ",
+			ringtrace_last_error());
 		ringtrace_filter_free(x->filter);
 		x->filter = NULL;
 		e->record = 0;

@@ -30,8 +30,8 @@
 #include "schema/schema_api.h"
 
 enum rt_fcode {
-	RT_F_JF,    /* jump to arg if acc == 0 */
-	RT_F_JT,    /* jump to arg if acc != 0 */
+	RT_F_JF, /* jump to arg if acc == 0 */
+	RT_F_JT, /* jump to arg if acc != 0 */
 	RT_F_NOT,
 	RT_F_INT,   /* signed integer compare */
 	RT_F_UINT,  /* unsigned integer compare */
@@ -47,14 +47,14 @@ enum rt_fcmp { RT_C_EQ, RT_C_NE, RT_C_LT, RT_C_LE, RT_C_GT, RT_C_GE };
 #define RT_VAR_OFF UINT32_MAX
 
 struct rt_finsn {
-	uint8_t code;       /* enum rt_fcode */
-	uint8_t cmp;        /* enum rt_fcmp; STR/BYTES: EQ or NE */
-	uint8_t size;       /* scalar size */
+	uint8_t code; /* enum rt_fcode */
+	uint8_t cmp;  /* enum rt_fcmp; STR/BYTES: EQ or NE */
+	uint8_t size; /* scalar size */
 	uint8_t is_signed;
-	uint32_t field;     /* index in the schema */
-	uint32_t off;       /* fixed offset, or RT_VAR_OFF */
-	uint32_t arg;       /* jump target, or literal offset in the pool */
-	uint32_t arglen;    /* literal length */
+	uint32_t field;  /* index in the schema */
+	uint32_t off;    /* fixed offset, or RT_VAR_OFF */
+	uint32_t arg;    /* jump target, or literal offset in the pool */
+	uint32_t arglen; /* literal length */
 	uint32_t pad;
 	union {
 		int64_t i;
@@ -69,27 +69,27 @@ struct rt_flayout {
 	uint8_t size;
 	uint8_t align;
 	uint8_t pad;
-	uint32_t bytes;     /* fixed size (scalars, arrays) */
+	uint32_t bytes; /* fixed size (scalars, arrays) */
 };
 
 struct ringtrace_filter {
 	uint32_t ninsn;
-	uint32_t min_len;    /* the schema's fixed-size prefix */
-	uint32_t var_field;  /* first variable-length field (nfields if none) */
+	uint32_t min_len;   /* the schema's fixed-size prefix */
+	uint32_t var_field; /* first variable-length field (nfields if none) */
 	uint32_t nfields;
 	const struct rt_flayout *layout;
-	const char *pool;    /* NUL-terminated literals */
+	const char *pool; /* NUL-terminated literals */
 	struct rt_finsn insn[];
 };
 
 /* ---- evaluation ------------------------------------------------------------ */
 
-#define RT_FCMP(cmp, a, b)                                                     \
-	((cmp) == RT_C_EQ   ? (a) == (b)                                       \
-	 : (cmp) == RT_C_NE ? (a) != (b)                                       \
-	 : (cmp) == RT_C_LT ? (a) < (b)                                        \
-	 : (cmp) == RT_C_LE ? (a) <= (b)                                       \
-	 : (cmp) == RT_C_GT ? (a) > (b)                                        \
+#define RT_FCMP(cmp, a, b)               \
+	((cmp) == RT_C_EQ   ? (a) == (b) \
+	 : (cmp) == RT_C_NE ? (a) != (b) \
+	 : (cmp) == RT_C_LT ? (a) < (b)  \
+	 : (cmp) == RT_C_LE ? (a) <= (b) \
+	 : (cmp) == RT_C_GT ? (a) > (b)  \
 			    : (a) >= (b))
 
 /*
@@ -97,8 +97,7 @@ struct ringtrace_filter {
  * in this record, or SIZE_MAX if the record ends or is damaged before it.
  * The returned offset is <= len; the caller checks the field's own extent.
  */
-static size_t rt_fwalk(const struct ringtrace_filter *f, uint32_t target, const char *p,
-		       size_t len)
+static size_t rt_fwalk(const struct ringtrace_filter *f, uint32_t target, const char *p, size_t len)
 {
 	size_t o = f->min_len;
 	for (uint32_t i = f->var_field;; i++) {
@@ -229,17 +228,45 @@ void ringtrace_filter_free(ringtrace_filter *f)
 /* ---- lexer ------------------------------------------------------------------- */
 
 enum rt_tok {
-	T_END, T_IDENT, T_NUM, T_STR,
-	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_BAND, T_GLOB,
-	T_AND, T_OR, T_NOT, T_LP, T_RP,
+	T_END,
+	T_IDENT,
+	T_NUM,
+	T_STR,
+	T_EQ,
+	T_NE,
+	T_LT,
+	T_LE,
+	T_GT,
+	T_GE,
+	T_BAND,
+	T_GLOB,
+	T_AND,
+	T_OR,
+	T_NOT,
+	T_LP,
+	T_RP,
 	T_ERR,
 };
 
 static const char *const rt_tok_text[] = {
-	[T_END] = "end of expression", [T_IDENT] = "field", [T_NUM] = "number",
-	[T_STR] = "string", [T_EQ] = "==", [T_NE] = "!=", [T_LT] = "<", [T_LE] = "<=",
-	[T_GT] = ">", [T_GE] = ">=", [T_BAND] = "&", [T_GLOB] = "~", [T_AND] = "&&",
-	[T_OR] = "||", [T_NOT] = "!", [T_LP] = "(", [T_RP] = ")", [T_ERR] = "?",
+	[T_END] = "end of expression",
+	[T_IDENT] = "field",
+	[T_NUM] = "number",
+	[T_STR] = "string",
+	[T_EQ] = "==",
+	[T_NE] = "!=",
+	[T_LT] = "<",
+	[T_LE] = "<=",
+	[T_GT] = ">",
+	[T_GE] = ">=",
+	[T_BAND] = "&",
+	[T_GLOB] = "~",
+	[T_AND] = "&&",
+	[T_OR] = "||",
+	[T_NOT] = "!",
+	[T_LP] = "(",
+	[T_RP] = ")",
+	[T_ERR] = "?",
 };
 
 /* Deeper nesting of ( and ! is refused, bounding the parser's recursion. */
@@ -332,7 +359,8 @@ static int rt_fnext(struct rt_fparser *P)
 		while (j < P->n) {
 			char e = s[j];
 			if (rt_isident(e) || e == '.' ||
-			    ((e == '+' || e == '-') && !hex && (s[j - 1] == 'e' || s[j - 1] == 'E')))
+			    ((e == '+' || e == '-') && !hex &&
+			     (s[j - 1] == 'e' || s[j - 1] == 'E')))
 				j++;
 			else
 				break;
@@ -356,30 +384,60 @@ static int rt_fnext(struct rt_fparser *P)
 	}
 	switch (c) {
 	case '=':
-		if (d == '=') { P->tok = T_EQ; P->len = 2; return 0; }
+		if (d == '=') {
+			P->tok = T_EQ;
+			P->len = 2;
+			return 0;
+		}
 		return rt_ferr(P, i, "unknown operator '=' (use '==')");
 	case '!':
-		if (d == '=') { P->tok = T_NE; P->len = 2; return 0; }
+		if (d == '=') {
+			P->tok = T_NE;
+			P->len = 2;
+			return 0;
+		}
 		P->tok = T_NOT;
 		return 0;
 	case '<':
-		if (d == '=') { P->tok = T_LE; P->len = 2; return 0; }
+		if (d == '=') {
+			P->tok = T_LE;
+			P->len = 2;
+			return 0;
+		}
 		P->tok = T_LT;
 		return 0;
 	case '>':
-		if (d == '=') { P->tok = T_GE; P->len = 2; return 0; }
+		if (d == '=') {
+			P->tok = T_GE;
+			P->len = 2;
+			return 0;
+		}
 		P->tok = T_GT;
 		return 0;
 	case '&':
-		if (d == '&') { P->tok = T_AND; P->len = 2; return 0; }
+		if (d == '&') {
+			P->tok = T_AND;
+			P->len = 2;
+			return 0;
+		}
 		P->tok = T_BAND;
 		return 0;
 	case '|':
-		if (d == '|') { P->tok = T_OR; P->len = 2; return 0; }
+		if (d == '|') {
+			P->tok = T_OR;
+			P->len = 2;
+			return 0;
+		}
 		return rt_ferr(P, i, "unknown operator '|' (use '||')");
-	case '~': P->tok = T_GLOB; return 0;
-	case '(': P->tok = T_LP; return 0;
-	case ')': P->tok = T_RP; return 0;
+	case '~':
+		P->tok = T_GLOB;
+		return 0;
+	case '(':
+		P->tok = T_LP;
+		return 0;
+	case ')':
+		P->tok = T_RP;
+		return 0;
 	}
 	if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f)
 		return rt_ferr(P, i, "unexpected character '%c'", c);
@@ -445,8 +503,8 @@ static int rt_fstring(struct rt_fparser *P, uint32_t *off, uint32_t *len)
 struct rt_fnum {
 	int is_float;
 	int negative;
-	uint64_t mag;   /* integers: the magnitude */
-	double d;       /* floats, and integers as double */
+	uint64_t mag; /* integers: the magnitude */
+	double d;     /* floats, and integers as double */
 };
 
 /* Parse the current T_NUM token: decimal or 0x integer, or a decimal float. */
@@ -456,7 +514,8 @@ static int rt_fnumber(struct rt_fparser *P, struct rt_fnum *out)
 	const char *t = P->s + P->pos;
 	size_t n = P->len;
 	if (n >= sizeof(buf))
-		return rt_ferr(P, P->pos, "malformed number " RT_TOKFMT " (too long)", RT_TOKARG(P));
+		return rt_ferr(P, P->pos, "malformed number " RT_TOKFMT " (too long)",
+			       RT_TOKARG(P));
 	memcpy(buf, t, n);
 	buf[n] = 0;
 	memset(out, 0, sizeof(*out));
@@ -475,10 +534,16 @@ static int rt_fnumber(struct rt_fparser *P, struct rt_fnum *out)
 		 * the shape: digits and one '.', then an optional exponent. */
 		const char *q = b;
 		int digits = 0;
-		while (rt_isdigit(*q)) { q++; digits++; }
+		while (rt_isdigit(*q)) {
+			q++;
+			digits++;
+		}
 		if (*q == '.') {
 			q++;
-			while (rt_isdigit(*q)) { q++; digits++; }
+			while (rt_isdigit(*q)) {
+				q++;
+				digits++;
+			}
 		}
 		if (*q == 'e' || *q == 'E') {
 			q++;
@@ -493,7 +558,8 @@ static int rt_fnumber(struct rt_fparser *P, struct rt_fnum *out)
 			return rt_ferr(P, P->pos, "malformed number " RT_TOKFMT, RT_TOKARG(P));
 		out->d = strtod(buf, &end);
 		if (*end || errno == ERANGE)
-			return rt_ferr(P, P->pos, "number " RT_TOKFMT " is out of range", RT_TOKARG(P));
+			return rt_ferr(P, P->pos, "number " RT_TOKFMT " is out of range",
+				       RT_TOKARG(P));
 		out->is_float = 1;
 		return 0;
 	}
@@ -538,8 +604,9 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 	if (op < T_EQ || op > T_GLOB) {
 		if (op == T_END)
 			return rt_ferr(P, opos, "missing operator after field \"%.*s\"", fl, fname);
-		return rt_ferr(P, opos, "missing operator after field \"%.*s\" (found " RT_TOKFMT ")",
-			       fl, fname, RT_TOKARG(P));
+		return rt_ferr(P, opos,
+			       "missing operator after field \"%.*s\" (found " RT_TOKFMT ")", fl,
+			       fname, RT_TOKARG(P));
 	}
 	const char *optext = rt_tok_text[op];
 	if (rt_fnext(P))
@@ -552,21 +619,30 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 	}
 	size_t vpos = P->pos;
 	const char *tn = rt_field_type_name(fd);
-	int cmp = op == T_EQ ? RT_C_EQ : op == T_NE ? RT_C_NE : op == T_LT ? RT_C_LT
-		: op == T_LE ? RT_C_LE : op == T_GT ? RT_C_GT : RT_C_GE;
+	int cmp = op == T_EQ   ? RT_C_EQ
+		  : op == T_NE ? RT_C_NE
+		  : op == T_LT ? RT_C_LT
+		  : op == T_LE ? RT_C_LE
+		  : op == T_GT ? RT_C_GT
+			       : RT_C_GE;
 	struct rt_finsn *in;
 
 	if (fd->type == RINGTRACE_FT_ARRAY || fd->type == RINGTRACE_FT_FLOAT_ARRAY)
-		return rt_ferr(P, fpos, "type mismatch: field \"%.*s\" is an array; arrays cannot be filtered on",
-			       fl, fname);
+		return rt_ferr(
+			P, fpos,
+			"type mismatch: field \"%.*s\" is an array; arrays cannot be filtered on",
+			fl, fname);
 	if (fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES) {
 		int is_str = fd->type == RINGTRACE_FT_STRING;
 		if (op != T_EQ && op != T_NE && !(is_str && op == T_GLOB))
-			return rt_ferr(P, opos, "type mismatch: %s field \"%.*s\" takes %s, not '%s'", tn, fl,
-				       fname, is_str ? "==, != or ~" : "== or !=", optext);
+			return rt_ferr(P, opos,
+				       "type mismatch: %s field \"%.*s\" takes %s, not '%s'", tn,
+				       fl, fname, is_str ? "==, != or ~" : "== or !=", optext);
 		if (P->tok != T_STR)
-			return rt_ferr(P, vpos, "type mismatch: %s field \"%.*s\" is compared with a quoted string, not a number",
-				       tn, fl, fname);
+			return rt_ferr(
+				P, vpos,
+				"type mismatch: %s field \"%.*s\" is compared with a quoted string, not a number",
+				tn, fl, fname);
 		uint32_t so, sl;
 		if (rt_fstring(P, &so, &sl))
 			return -1;
@@ -578,11 +654,15 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 	} else {
 		int is_float = fd->type == RINGTRACE_FT_FLOAT;
 		if (op == T_GLOB)
-			return rt_ferr(P, opos, "type mismatch: glob '~' needs a string field; \"%.*s\" is of type %s",
-				       fl, fname, tn);
+			return rt_ferr(
+				P, opos,
+				"type mismatch: glob '~' needs a string field; \"%.*s\" is of type %s",
+				fl, fname, tn);
 		if (op == T_BAND && is_float)
-			return rt_ferr(P, opos, "type mismatch: '&' needs an integer field; \"%.*s\" is a float",
-				       fl, fname);
+			return rt_ferr(
+				P, opos,
+				"type mismatch: '&' needs an integer field; \"%.*s\" is a float",
+				fl, fname);
 		if (!(in = rt_femit(P, RT_F_INT)))
 			return -1;
 		in->cmp = (uint8_t)cmp;
@@ -590,11 +670,15 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 			  fd->type != RINGTRACE_FT_POINTER;
 		if (P->tok == T_STR) {
 			if (fd->type != RINGTRACE_FT_ENUM)
-				return rt_ferr(P, vpos, "type mismatch: %s field \"%.*s\" is compared with a number, not a quoted string",
-					       tn, fl, fname);
+				return rt_ferr(
+					P, vpos,
+					"type mismatch: %s field \"%.*s\" is compared with a number, not a quoted string",
+					tn, fl, fname);
 			if (op != T_EQ && op != T_NE)
-				return rt_ferr(P, opos, "type mismatch: enum names compare only with == and !=, not '%s'",
-					       optext);
+				return rt_ferr(
+					P, opos,
+					"type mismatch: enum names compare only with == and !=, not '%s'",
+					optext);
 			uint32_t so, sl;
 			size_t mark = P->npool;
 			if (rt_fstring(P, &so, &sl))
@@ -606,7 +690,8 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 				if (ed->values[k].name && strcmp(ed->values[k].name, name) == 0)
 					break;
 			if (!ed || k == ed->count)
-				return rt_ferr(P, vpos, "unknown enum name \"%.*s\" for field \"%.*s\"",
+				return rt_ferr(P, vpos,
+					       "unknown enum name \"%.*s\" for field \"%.*s\"",
 					       (int)(sl > 64 ? 64 : sl), name, fl, fname);
 			P->npool = mark; /* the name is not needed at run time */
 			in = &P->insn[P->ninsn - 1];
@@ -622,7 +707,9 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 				/* A float field holds the literal rounded to float. */
 				in->v.d = fd->size == 4 ? (double)(float)num.d : num.d;
 			} else if (num.is_float) {
-				return rt_ferr(P, vpos, "type mismatch: float literal " RT_TOKFMT " for %s field \"%.*s\"",
+				return rt_ferr(P, vpos,
+					       "type mismatch: float literal " RT_TOKFMT
+					       " for %s field \"%.*s\"",
 					       RT_TOKARG(P), tn, fl, fname);
 			} else if (op == T_BAND) {
 				in->code = RT_F_BITS;
@@ -630,13 +717,17 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 				in->v.u = num.negative ? (uint64_t)0 - num.mag : num.mag;
 			} else if (sgn) {
 				if (!num.negative && num.mag > INT64_MAX)
-					return rt_ferr(P, vpos, "number " RT_TOKFMT " is out of range for signed field \"%.*s\"",
+					return rt_ferr(P, vpos,
+						       "number " RT_TOKFMT
+						       " is out of range for signed field \"%.*s\"",
 						       RT_TOKARG(P), fl, fname);
 				in->code = RT_F_INT;
 				in->v.u = num.negative ? (uint64_t)0 - num.mag : num.mag;
 			} else {
 				if (num.negative && num.mag)
-					return rt_ferr(P, vpos, "type mismatch: negative number " RT_TOKFMT " for %s field \"%.*s\"",
+					return rt_ferr(P, vpos,
+						       "type mismatch: negative number " RT_TOKFMT
+						       " for %s field \"%.*s\"",
 						       RT_TOKARG(P), tn, fl, fname);
 				in->code = RT_F_UINT;
 				in->v.u = num.mag;
@@ -656,7 +747,8 @@ static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
 {
 	if (P->tok == T_NOT || P->tok == T_LP) {
 		if (++P->depth > RT_FMAX_DEPTH)
-			return rt_ferr(P, P->pos, "expression nested too deeply (more than %d levels)",
+			return rt_ferr(P, P->pos,
+				       "expression nested too deeply (more than %d levels)",
 				       RT_FMAX_DEPTH);
 		int r;
 		if (P->tok == T_NOT) {
@@ -669,8 +761,11 @@ static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
 				return -1;
 			if (P->tok != T_RP) {
 				if (P->tok == T_END)
-					return rt_ferr(P, lp, "unbalanced parentheses: '(' is never closed");
-				return rt_ferr(P, P->pos, "expected ')' or an operator, found " RT_TOKFMT,
+					return rt_ferr(
+						P, lp,
+						"unbalanced parentheses: '(' is never closed");
+				return rt_ferr(P, P->pos,
+					       "expected ')' or an operator, found " RT_TOKFMT,
 					       RT_TOKARG(P));
 			}
 			r = rt_fnext(P);
@@ -681,9 +776,12 @@ static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
 	if (P->tok == T_IDENT)
 		return rt_fpred(P, fixed_off);
 	if (P->tok == T_END)
-		return rt_ferr(P, P->pos, "missing operand: expected a field, '!' or '(' at the end");
+		return rt_ferr(P, P->pos,
+			       "missing operand: expected a field, '!' or '(' at the end");
 	if (P->tok == T_NUM || P->tok == T_STR)
-		return rt_ferr(P, P->pos, "expected a field name, found %s " RT_TOKFMT " (the field goes on the left)",
+		return rt_ferr(P, P->pos,
+			       "expected a field name, found %s " RT_TOKFMT
+			       " (the field goes on the left)",
 			       rt_tok_text[P->tok], RT_TOKARG(P));
 	return rt_ferr(P, P->pos, "missing operand: expected a field, '!' or '(', found " RT_TOKFMT,
 		       RT_TOKARG(P));
@@ -745,7 +843,8 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 		char why_buf[80];
 		const char *why;
 		if (rt_field_check(fd, why_buf, sizeof(why_buf), &why) < 0) {
-			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": %s", nm, why);
+			rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": %s", nm,
+				      why);
 			goto done;
 		}
 		l->type = fd->type;
@@ -756,7 +855,9 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 		if (var_field == nfields) {
 			o = (o + al - 1) & ~(uint64_t)(al - 1);
 			if (o + bytes > UINT32_MAX - 8) {
-				rc = rt_error(RINGTRACE_EINVAL, "filter: schema field \"%.64s\": record too large", nm);
+				rc = rt_error(RINGTRACE_EINVAL,
+					      "filter: schema field \"%.64s\": record too large",
+					      nm);
 				goto done;
 			}
 			fixed_off[i] = (uint32_t)o;
@@ -790,7 +891,9 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 		if (P.tok == T_RP)
 			rt_ferr(&P, P.pos, "unbalanced parentheses: ')' without '('");
 		else
-			rt_ferr(&P, P.pos, "trailing " RT_TOKFMT " after a complete condition (missing && or ||?)",
+			rt_ferr(&P, P.pos,
+				"trailing " RT_TOKFMT
+				" after a complete condition (missing && or ||?)",
 				RT_TOKARG(&P));
 		goto perr;
 	}
@@ -846,8 +949,8 @@ int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *
 	if (f->ninsn != 1)
 		return 0;
 	const struct rt_finsn *in = &f->insn[0];
-	if (in->off == RT_VAR_OFF || (in->code != RT_F_INT && in->code != RT_F_UINT &&
-				      in->code != RT_F_BITS))
+	if (in->off == RT_VAR_OFF ||
+	    (in->code != RT_F_INT && in->code != RT_F_UINT && in->code != RT_F_BITS))
 		return 0;
 	const uint64_t all = ~0ull;
 	const uint64_t bits = in->size >= 8 ? all : (1ull << (8 * in->size)) - 1;
@@ -871,20 +974,34 @@ int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *
 	 * the two that can be empty (v < min, v > max) stay with the
 	 * interpreter. */
 	switch (in->cmp) {
-	case RT_C_EQ: fp->lo = k; fp->span = 0; break;
-	case RT_C_NE: fp->lo = k + 1; fp->span = all - 1; break;  /* everything but k */
+	case RT_C_EQ:
+		fp->lo = k;
+		fp->span = 0;
+		break;
+	case RT_C_NE:
+		fp->lo = k + 1;
+		fp->span = all - 1;
+		break; /* everything but k */
 	case RT_C_LT:
 		if (k == 0)
 			return rt_fast_none(fp);
-		fp->lo = 0; fp->span = k - 1;
+		fp->lo = 0;
+		fp->span = k - 1;
 		break;
-	case RT_C_LE: fp->lo = 0; fp->span = k; break;
+	case RT_C_LE:
+		fp->lo = 0;
+		fp->span = k;
+		break;
 	case RT_C_GT:
 		if (k == all)
 			return rt_fast_none(fp);
-		fp->lo = k + 1; fp->span = all - k - 1;
+		fp->lo = k + 1;
+		fp->span = all - k - 1;
 		break;
-	default:      fp->lo = k; fp->span = all - k; break;     /* >= */
+	default:
+		fp->lo = k;
+		fp->span = all - k;
+		break; /* >= */
 	}
 	return 1;
 }

@@ -41,7 +41,8 @@ int rt_check_list(const char *list)
 		return rt_error(RINGTRACE_ENOMEM, "out of memory");
 	int err = 0, n = 0;
 	char *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = strtok_r(copy, ",", &save); tok && !err;
+	     tok = strtok_r(NULL, ",", &save)) {
 		while (*tok == ' ')
 			tok++;
 		size_t l = strlen(tok);
@@ -55,7 +56,6 @@ int rt_check_list(const char *list)
 		err = rt_error(RINGTRACE_EINVAL, "empty event name or pattern");
 	return err;
 }
-
 
 /*
  * Split `spec` at ';' outside double-quoted strings (\" and \\ escape

@@ -100,7 +100,8 @@ static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger *
 		i++;
 	char *expr = NULL;
 	size_t expr0 = 0;
-	if (n - i >= 3 && strncmp(spec + i, "if", 2) == 0 && (spec[i + 2] == ' ' || spec[i + 2] == '\t')) {
+	if (n - i >= 3 && strncmp(spec + i, "if", 2) == 0 &&
+	    (spec[i + 2] == ' ' || spec[i + 2] == '\t')) {
 		/* The condition runs to the first ':' outside quotes (the filter
 		 * syntax has no ':' of its own). */
 		expr0 = i + 3;
@@ -137,7 +138,9 @@ static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger *
 	if (i >= n || spec[i] != ':') {
 		free(event);
 		free(expr);
-		return rt_terr(col, i, spec, "expected ':' then an action (snapshot, traceoff, traceon, enable_event:NAME, disable_event:NAME)");
+		return rt_terr(
+			col, i, spec,
+			"expected ':' then an action (snapshot, traceoff, traceon, enable_event:NAME, disable_event:NAME)");
 	}
 	i++;
 	while (i < n && (spec[i] == ' ' || spec[i] == '\t'))
@@ -146,7 +149,9 @@ static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger *
 	if (a < 0) {
 		free(event);
 		free(expr);
-		return rt_terr(col, i, spec, "unknown action (snapshot, traceoff, traceon, enable_event:NAME, disable_event:NAME)");
+		return rt_terr(
+			col, i, spec,
+			"unknown action (snapshot, traceoff, traceon, enable_event:NAME, disable_event:NAME)");
 	}
 	i += strlen(rt_actions[a].name);
 	char *target = NULL;
@@ -154,7 +159,8 @@ static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger *
 		if (i >= n || spec[i] != ':') {
 			free(event);
 			free(expr);
-			return rt_terr(col, i, spec, "expected ':NAME' (the event to enable or disable)");
+			return rt_terr(col, i, spec,
+				       "expected ':NAME' (the event to enable or disable)");
 		}
 		i++;
 		size_t t0 = i;
@@ -177,7 +183,8 @@ static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger *
 		if (t1 == t0) {
 			free(event);
 			free(expr);
-			return rt_terr(col, t0, spec, "expected the name of the event to enable or disable");
+			return rt_terr(col, t0, spec,
+				       "expected the name of the event to enable or disable");
 		}
 		target = strndup(spec + t0, t1 - t0);
 	}
@@ -250,9 +257,10 @@ static int rt_make_tinst(struct rt_trigger *t, struct rt_entry *e, unsigned *col
 		return rt_error(RINGTRACE_ENOMEM, "trigger \"%s\": event \"%s\": out of memory",
 				t->spec, e->name);
 	if (!rt_filterable(e))
-		return rt_error(RINGTRACE_EINVAL,
-				"trigger \"%s\": event \"%s\" cannot have triggers (only events defined with RINGTRACE_EVENT can)",
-				t->spec, e->name);
+		return rt_error(
+			RINGTRACE_EINVAL,
+			"trigger \"%s\": event \"%s\" cannot have triggers (only events defined with RINGTRACE_EVENT can)",
+			t->spec, e->name);
 	struct rt_tinst *ti = calloc(1, sizeof(*ti));
 	if (!ti)
 		return rt_error(RINGTRACE_ENOMEM, "out of memory");
@@ -266,8 +274,8 @@ static int rt_make_tinst(struct rt_trigger *t, struct rt_entry *e, unsigned *col
 				*col = (unsigned)t->expr_off + c;
 			char msg[512];
 			snprintf(msg, sizeof(msg), "%s", ringtrace_last_error());
-			return rt_error(-err, "trigger \"%s\": %s (column %zu of the trigger)", t->spec,
-					msg, t->expr_off + c);
+			return rt_error(-err, "trigger \"%s\": %s (column %zu of the trigger)",
+					t->spec, msg, t->expr_off + c);
 		}
 		rt_filter_fast_form(ti->filter, &ti->fast);
 	}
@@ -362,7 +370,8 @@ static int rt_trigger_add_locked(const char *spec, unsigned *col, int from_env)
 	} else {
 		t->id = rt_next_trigger_id++;
 		if (t->target_name)
-			__atomic_store_n(&t->target, rt_find_target(t->target_name), __ATOMIC_RELEASE);
+			__atomic_store_n(&t->target, rt_find_target(t->target_name),
+					 __ATOMIC_RELEASE);
 		rt_triggers[rt_ntriggers++] = t;
 	}
 	rt_finish(&bag);
@@ -418,7 +427,8 @@ int ringtrace_trigger_remove(int id)
 		}
 		rt_publish(e, c, &bag);
 	}
-	memmove(&rt_triggers[at], &rt_triggers[at + 1], (rt_ntriggers - at - 1) * sizeof(*rt_triggers));
+	memmove(&rt_triggers[at], &rt_triggers[at + 1],
+		(rt_ntriggers - at - 1) * sizeof(*rt_triggers));
 	rt_ntriggers--;
 	rt_bag_put(&bag, &bag.trigger, &bag.ntrigger, t);
 	rt_finish(&bag);
@@ -551,7 +561,9 @@ void ringtrace_triggers_run_(const struct ringtrace_event_ctl_ *ctl, const void 
 			/* Inside the caller's read-side section: an event being
 			 * unloaded clears desc, then waits for us. */
 			struct rt_entry *e = __atomic_load_n(&t->target, __ATOMIC_ACQUIRE);
-			struct ringtrace_event_desc *d = e ? __atomic_load_n(&e->desc, __ATOMIC_ACQUIRE) : NULL;
+			struct ringtrace_event_desc *d = e ? __atomic_load_n(&e->desc,
+									     __ATOMIC_ACQUIRE)
+							   : NULL;
 			if (d)
 				rt_set_state_bit(d, RINGTRACE_EV_RECORD,
 						 t->action == RINGTRACE_TRIGGER_ENABLE_EVENT);

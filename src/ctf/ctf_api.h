@@ -26,8 +26,8 @@
 #include "ringtrace/ctf.h"
 
 /* Limits on what a schema block may declare (larger is damage). */
-#define RT_CTF_MAX_FIELDS 64u        /* ringtrace_record_format's limit */
-#define RT_CTF_MAX_ENUMS 65536u      /* enum values per field */
+#define RT_CTF_MAX_FIELDS 64u   /* ringtrace_record_format's limit */
+#define RT_CTF_MAX_ENUMS 65536u /* enum values per field */
 #define RT_CTF_MAX_SITE_ID (1u << 20)
 #define RT_CTF_MAX_METADATA (256u << 20)
 
@@ -59,7 +59,7 @@ RT_HIDDEN int rt_ctf_write_file(const char *dir, const struct rt_ctf_meta *m);
 
 /* A parsed schema block: the description and the storage behind it. */
 struct rt_ctf_doc {
-	struct rt_ctf_meta meta;      /* set by a successful parse */
+	struct rt_ctf_meta meta; /* set by a successful parse */
 	struct rt_arena arena;
 	struct ringtrace_trace_event_def *events;
 	uint32_t nevents, cap_events;

@@ -94,10 +94,10 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 		m->ntriggers = l->ctl.ntriggers;
 	}
 	if (st) {
-		static const char *const keys[] = {"hit", "missed", "overrun", "read",
-						   "pages", "bytes", "duration_ns", "mode"};
-		const uint64_t vals[] = {st->hit, st->missed, st->overrun, st->read,
-					 st->pages, st->bytes, st->duration_ns, st->mode};
+		static const char *const keys[] = {"hit",   "missed", "overrun",     "read",
+						   "pages", "bytes",  "duration_ns", "mode"};
+		const uint64_t vals[] = {st->hit,   st->missed, st->overrun,     st->read,
+					 st->pages, st->bytes,  st->duration_ns, st->mode};
 		for (unsigned i = 0; i < 8; i++) {
 			l->stats[i].key = keys[i];
 			l->stats[i].value = vals[i];
@@ -121,7 +121,8 @@ int ringtrace_ctf_write_metadata(const ringtrace_rb *rb, FILE *f,
 	return err;
 }
 
-int rt_ctf_write_live(const ringtrace_rb *rb, const char *dir, const struct ringtrace_trace_stats *st)
+int rt_ctf_write_live(const ringtrace_rb *rb, const char *dir,
+		      const struct ringtrace_trace_stats *st)
 {
 	struct rt_live l;
 	int err = rt_live_build(&l, rb, st);

@@ -44,9 +44,9 @@ static void rt_pct(FILE *f, const char *s)
 void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m)
 {
 	const struct ringtrace_trace_clock *c = &m->clock;
-	fprintf(f, "\n/* ringtrace-schema 1\nclock %s %llu %llu %llu\n", c->is_tsc ? "tsc" : "monotonic",
-		(unsigned long long)c->freq, (unsigned long long)c->base_ticks,
-		(unsigned long long)c->base_ns);
+	fprintf(f, "\n/* ringtrace-schema 1\nclock %s %llu %llu %llu\n",
+		c->is_tsc ? "tsc" : "monotonic", (unsigned long long)c->freq,
+		(unsigned long long)c->base_ticks, (unsigned long long)c->base_ns);
 	for (uint32_t i = 0; i < m->nevents; i++) {
 		const struct ringtrace_trace_event_def *ev = &m->events[i];
 		fprintf(f, "event %u %u ", ev->id, ev->kind);
@@ -59,8 +59,8 @@ void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m)
 			uint32_t ne = fd->enm ? fd->enm->count : 0;
 			fputs("field ", f);
 			rt_pct(f, fd->name);
-			fprintf(f, " %u %u %u %u %u %u\n", fd->type, fd->size, fd->is_signed, fd->align,
-				fd->count, ne);
+			fprintf(f, " %u %u %u %u %u %u\n", fd->type, fd->size, fd->is_signed,
+				fd->align, fd->count, ne);
 			for (uint32_t e = 0; e < ne; e++) {
 				fputs("enum ", f);
 				rt_pct(f, fd->enm->values[e].name);
@@ -111,10 +111,10 @@ void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m)
 
 /* A `filter` line: checked against the event lines once they are all read. */
 struct rt_ctf_filter_line {
-	uint32_t id;          /* event id, not yet checked */
-	unsigned line;        /* in metadata, for the error message */
+	uint32_t id;   /* event id, not yet checked */
+	unsigned line; /* in metadata, for the error message */
 	uint64_t rejected;
-	const char *expr;     /* NULL for "-" */
+	const char *expr; /* NULL for "-" */
 };
 
 struct rt_parse {
@@ -142,10 +142,10 @@ static int rt_fail(struct rt_parse *p, int code, const char *fmt, ...)
 	return -code;
 }
 
-#define RT_META_FAIL(P, ...)                                                                       \
-	rt_schema_fail((P), __VA_ARGS__)
+#define RT_META_FAIL(P, ...) rt_schema_fail((P), __VA_ARGS__)
 
-static int rt_schema_fail(struct rt_parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int rt_schema_fail(struct rt_parse *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static int rt_schema_fail(struct rt_parse *p, const char *fmt, ...)
 {
 	char msg[768];
@@ -228,20 +228,20 @@ static const char *rt_pct_decode(struct rt_ctf_doc *t, const char *s, const char
 	return out;
 }
 
-#define RT_STR(P, dst, i, what)                                                                    \
-	do {                                                                                       \
-		const char *why_ = "";                                                             \
-		(dst) = rt_pct_decode((P)->t, (P)->tok[i], &why_);                                 \
-		if (!(dst))                                                                        \
-			return RT_META_FAIL(P, "%s: %s", what, why_);                              \
+#define RT_STR(P, dst, i, what)                                       \
+	do {                                                          \
+		const char *why_ = "";                                \
+		(dst) = rt_pct_decode((P)->t, (P)->tok[i], &why_);    \
+		if (!(dst))                                           \
+			return RT_META_FAIL(P, "%s: %s", what, why_); \
 	} while (0)
-#define RT_NUM(P, dst, i, max, what)                                                               \
-	do {                                                                                       \
-		uint64_t v_;                                                                       \
-		if (rt_parse_u64((P)->tok[i], (max), &v_) < 0)                                           \
-			return RT_META_FAIL(P, "%s \"%.40s\" is not a number in 0..%llu", what,    \
-					    (P)->tok[i], (unsigned long long)(max));               \
-		(dst) = v_;                                                                        \
+#define RT_NUM(P, dst, i, max, what)                                                            \
+	do {                                                                                    \
+		uint64_t v_;                                                                    \
+		if (rt_parse_u64((P)->tok[i], (max), &v_) < 0)                                  \
+			return RT_META_FAIL(P, "%s \"%.40s\" is not a number in 0..%llu", what, \
+					    (P)->tok[i], (unsigned long long)(max));            \
+		(dst) = v_;                                                                     \
 	} while (0)
 
 static int rt_check_field(struct rt_parse *p, const struct ringtrace_field_desc *f, uint32_t nenum)
@@ -251,7 +251,8 @@ static int rt_check_field(struct rt_parse *p, const struct ringtrace_field_desc 
 	if (rt_field_check(f, buf, sizeof(buf), &why) < 0)
 		return RT_META_FAIL(p, "field \"%s\": %s", f->name, why);
 	if (nenum && f->type != RINGTRACE_FT_ENUM)
-		return RT_META_FAIL(p, "field \"%s\": %u enum values on a non-enum field", f->name, nenum);
+		return RT_META_FAIL(p, "field \"%s\": %u enum values on a non-enum field", f->name,
+				    nenum);
 	return 0;
 }
 
@@ -260,7 +261,7 @@ struct rt_pending {
 	struct ringtrace_trace_event_def *ev;
 	struct ringtrace_field_desc *fields;
 	uint32_t nfields, fields_done;
-	struct ringtrace_enum_desc *enm;      /* of the last field */
+	struct ringtrace_enum_desc *enm; /* of the last field */
 	struct ringtrace_enum_value *values;
 	uint32_t nenum, enum_done;
 };
@@ -298,7 +299,9 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 	}
 	if (KW("clock")) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 5)
-			return RT_META_FAIL(p, "clock: expected \"clock <tsc|monotonic> <freq> <base_ticks> <base_ns>\"");
+			return RT_META_FAIL(
+				p,
+				"clock: expected \"clock <tsc|monotonic> <freq> <base_ticks> <base_ns>\"");
 		if (*have_clock)
 			return RT_META_FAIL(p, "second clock line");
 		if (strcmp(p->tok[1], "tsc") == 0)
@@ -306,7 +309,8 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		else if (strcmp(p->tok[1], "monotonic") == 0)
 			t->meta.clock.is_tsc = 0;
 		else
-			return RT_META_FAIL(p, "clock: source \"%.40s\" is not tsc or monotonic", p->tok[1]);
+			return RT_META_FAIL(p, "clock: source \"%.40s\" is not tsc or monotonic",
+					    p->tok[1]);
 		RT_NUM(p, t->meta.clock.freq, 2, UINT64_MAX, "clock frequency");
 		if (t->meta.clock.freq == 0)
 			return RT_META_FAIL(p, "clock frequency is 0");
@@ -317,8 +321,11 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 	}
 	if (KW("event")) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 6)
-			return RT_META_FAIL(p, "event: expected \"event <id> <kind> <name> <nfields> <print_fmt>\"");
-		if (rt_grow((void **)&t->events, &t->cap_events, t->nevents + 1, sizeof(*t->events)) < 0)
+			return RT_META_FAIL(
+				p,
+				"event: expected \"event <id> <kind> <name> <nfields> <print_fmt>\"");
+		if (rt_grow((void **)&t->events, &t->cap_events, t->nevents + 1,
+			    sizeof(*t->events)) < 0)
 			return RT_META_FAIL(p, "out of memory");
 		struct ringtrace_trace_event_def *ev = &t->events[t->nevents];
 		memset(ev, 0, sizeof(*ev));
@@ -329,14 +336,18 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		RT_NUM(p, nf, 4, RT_CTF_MAX_FIELDS, "event field count");
 		RT_STR(p, ev->print_fmt, 5, "event print format");
 		if (!ev->name[0])
-			return RT_META_FAIL(p, "event %llu has an empty name", (unsigned long long)id);
+			return RT_META_FAIL(p, "event %llu has an empty name",
+					    (unsigned long long)id);
 		for (uint32_t i = 0; i < t->nevents; i++)
 			if (t->events[i].id == id)
-				return RT_META_FAIL(p, "event id %llu defined twice", (unsigned long long)id);
+				return RT_META_FAIL(p, "event id %llu defined twice",
+						    (unsigned long long)id);
 		ev->id = (uint32_t)id;
 		ev->kind = (uint32_t)kind;
 		ev->nfields = (uint32_t)nf;
-		pd->fields = nf ? rt_arena_alloc(&t->arena, nf * sizeof(struct ringtrace_field_desc)) : NULL;
+		pd->fields = nf ? rt_arena_alloc(&t->arena,
+						 nf * sizeof(struct ringtrace_field_desc))
+				: NULL;
 		if (nf && !pd->fields)
 			return RT_META_FAIL(p, "out of memory");
 		ev->fields = pd->fields;
@@ -349,7 +360,9 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 	}
 	if (is_field) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 8)
-			return RT_META_FAIL(p, "field: expected \"field <name> <type> <size> <is_signed> <align> <count> <nenum>\"");
+			return RT_META_FAIL(
+				p,
+				"field: expected \"field <name> <type> <size> <is_signed> <align> <count> <nenum>\"");
 		if (!pd->ev || pd->fields_done >= pd->nfields)
 			return RT_META_FAIL(p, "field line without an event that expects one");
 		struct ringtrace_field_desc *f = &pd->fields[pd->fields_done];
@@ -376,7 +389,8 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		pd->enm = NULL;
 		if (f->type == RINGTRACE_FT_ENUM) {
 			pd->enm = rt_arena_alloc(&t->arena, sizeof(*pd->enm));
-			pd->values = nenum ? rt_arena_alloc(&t->arena, nenum * sizeof(*pd->values)) : NULL;
+			pd->values = nenum ? rt_arena_alloc(&t->arena, nenum * sizeof(*pd->values))
+					   : NULL;
 			if (!pd->enm || (nenum && !pd->values))
 				return RT_META_FAIL(p, "out of memory");
 			pd->enm->name = f->name;
@@ -396,14 +410,18 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		struct ringtrace_enum_value *v = &pd->values[pd->enum_done];
 		RT_STR(p, v->name, 1, "enum name");
 		if (rt_parse_i64(p->tok[2], &v->value) < 0)
-			return RT_META_FAIL(p, "enum value \"%.40s\" is not a 64-bit integer", p->tok[2]);
+			return RT_META_FAIL(p, "enum value \"%.40s\" is not a 64-bit integer",
+					    p->tok[2]);
 		pd->enum_done++;
 		return 0;
 	}
 	if (KW("site")) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 7)
-			return RT_META_FAIL(p, "site: expected \"site <id> <nargs> <types> <fmt> <file> <line>\"");
-		if (rt_grow((void **)&t->sites, &t->cap_sites, t->nsites + 1, sizeof(*t->sites)) < 0)
+			return RT_META_FAIL(
+				p,
+				"site: expected \"site <id> <nargs> <types> <fmt> <file> <line>\"");
+		if (rt_grow((void **)&t->sites, &t->cap_sites, t->nsites + 1, sizeof(*t->sites)) <
+		    0)
 			return RT_META_FAIL(p, "out of memory");
 		struct ringtrace_trace_site *s = &t->sites[t->nsites];
 		memset(s, 0, sizeof(*s));
@@ -415,14 +433,18 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		const char *ty = p->tok[3];
 		if (nargs == 0) {
 			if (strcmp(ty, "-") != 0)
-				return RT_META_FAIL(p, "site with no arguments: types must be \"-\"");
+				return RT_META_FAIL(p,
+						    "site with no arguments: types must be \"-\"");
 		} else {
 			if (strlen(ty) != nargs)
 				return RT_META_FAIL(p, "site: %llu types for %llu arguments",
-						    (unsigned long long)strlen(ty), (unsigned long long)nargs);
+						    (unsigned long long)strlen(ty),
+						    (unsigned long long)nargs);
 			for (uint64_t i = 0; i < nargs; i++) {
-				if (ty[i] < '0' + RINGTRACE_PF_S64 || ty[i] > '0' + RINGTRACE_PF_POINTER)
-					return RT_META_FAIL(p, "site: argument type '%c' is not 1..5", ty[i]);
+				if (ty[i] < '0' + RINGTRACE_PF_S64 ||
+				    ty[i] > '0' + RINGTRACE_PF_POINTER)
+					return RT_META_FAIL(
+						p, "site: argument type '%c' is not 1..5", ty[i]);
 				s->types[i] = (uint8_t)(ty[i] - '0');
 			}
 		}
@@ -431,7 +453,8 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		RT_NUM(p, ln, 6, UINT32_MAX, "site line");
 		for (uint32_t i = 0; i < t->nsites; i++)
 			if (t->sites[i].id == id)
-				return RT_META_FAIL(p, "site id %llu defined twice", (unsigned long long)id);
+				return RT_META_FAIL(p, "site id %llu defined twice",
+						    (unsigned long long)id);
 		s->id = (uint32_t)id;
 		s->nargs = (uint32_t)nargs;
 		s->line = (uint32_t)ln;
@@ -440,7 +463,9 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 	}
 	if (KW("filter")) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 4)
-			return RT_META_FAIL(p, "filter: expected \"filter <event id> <rejected> <expression|->\"");
+			return RT_META_FAIL(
+				p,
+				"filter: expected \"filter <event id> <rejected> <expression|->\"");
 		if (rt_grow((void **)&t->filters, &t->cap_filters, t->nfilters + 1,
 			    sizeof(*t->filters)) < 0)
 			return RT_META_FAIL(p, "out of memory");
@@ -455,7 +480,8 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		} else {
 			RT_STR(p, fl->expr, 3, "filter expression");
 			if (!fl->expr[0])
-				return RT_META_FAIL(p, "filter: empty expression (\"-\" stands for none)");
+				return RT_META_FAIL(
+					p, "filter: empty expression (\"-\" stands for none)");
 		}
 		fl->id = (uint32_t)id;
 		fl->line = p->line;
@@ -464,7 +490,8 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 	}
 	if (KW("trigger")) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 4)
-			return RT_META_FAIL(p, "trigger: expected \"trigger <fired> <skipped> <spec>\"");
+			return RT_META_FAIL(
+				p, "trigger: expected \"trigger <fired> <skipped> <spec>\"");
 		if (rt_grow((void **)&t->triggers, &t->cap_triggers, t->ntriggers + 1,
 			    sizeof(*t->triggers)) < 0)
 			return RT_META_FAIL(p, "out of memory");
@@ -480,7 +507,8 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 	if (KW("stat")) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 3)
 			return RT_META_FAIL(p, "stat: expected \"stat <key> <value>\"");
-		if (rt_grow((void **)&t->stats, &t->cap_stats, t->nstats + 1, sizeof(*t->stats)) < 0)
+		if (rt_grow((void **)&t->stats, &t->cap_stats, t->nstats + 1, sizeof(*t->stats)) <
+		    0)
 			return RT_META_FAIL(p, "out of memory");
 		struct ringtrace_trace_stat *st = &t->stats[t->nstats];
 		RT_STR(p, st->key, 1, "stat key");
@@ -517,7 +545,8 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 		return RT_META_FAIL(&p, "schema block has no lines");
 	*nl = 0;
 	if (strcmp(blk + sizeof(start) - 1, "1") != 0)
-		return RT_META_FAIL(&p, "schema version \"%.20s\" is not 1", blk + sizeof(start) - 1);
+		return RT_META_FAIL(&p, "schema version \"%.20s\" is not 1",
+				    blk + sizeof(start) - 1);
 	struct rt_pending pd;
 	memset(&pd, 0, sizeof(pd));
 	int have_clock = 0, ended = 0;
@@ -526,7 +555,8 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 		p.line++;
 		char *e = strchr(s, '\n');
 		if (!e)
-			return RT_META_FAIL(&p, "line not terminated by a newline (file truncated?)");
+			return RT_META_FAIL(&p,
+					    "line not terminated by a newline (file truncated?)");
 		*e = 0;
 		if (strcmp(s, "end */") == 0) {
 			int r;
@@ -541,14 +571,16 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 		}
 		for (char *c = s; c < e; c++)
 			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7F)
-				return RT_META_FAIL(&p, "control or non-ASCII byte 0x%02x", (unsigned char)*c);
+				return RT_META_FAIL(&p, "control or non-ASCII byte 0x%02x",
+						    (unsigned char)*c);
 		int r = rt_parse_line(&p, s, &pd, &have_clock);
 		if (r < 0)
 			return r;
 		s = e + 1;
 	}
 	if (!ended)
-		return RT_META_FAIL(&p, "schema block not terminated by \"end */\" (file truncated?)");
+		return RT_META_FAIL(&p,
+				    "schema block not terminated by \"end */\" (file truncated?)");
 	for (; *s; s++) {
 		if (*s == '\n')
 			p.line++;
@@ -584,15 +616,19 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 			return rt_fail(&p, RINGTRACE_ENOMEM, "out of memory");
 		for (uint32_t i = 0; i < t->nfilters; i++) {
 			const struct rt_ctf_filter_line *fl = &t->filters[i];
-			struct ringtrace_trace_event_def *ev =
-				fl->id < t->by_id_len ? t->by_id[fl->id] : NULL;
+			struct ringtrace_trace_event_def *ev = fl->id < t->by_id_len
+								       ? t->by_id[fl->id]
+								       : NULL;
 			p.line = fl->line;
 			if (!ev || seen[fl->id]) {
 				free(seen);
 				if (!ev)
-					return RT_META_FAIL(&p, "filter: event id %u is not defined by an event line",
-							    fl->id);
-				return RT_META_FAIL(&p, "filter: second filter line for event %u (%s)",
+					return RT_META_FAIL(
+						&p,
+						"filter: event id %u is not defined by an event line",
+						fl->id);
+				return RT_META_FAIL(&p,
+						    "filter: second filter line for event %u (%s)",
 						    fl->id, ev->name);
 			}
 			seen[fl->id] = 1;
@@ -611,7 +647,6 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 	t->meta.nstats = t->nstats;
 	return 0;
 }
-
 
 void rt_ctf_doc_free(struct rt_ctf_doc *doc)
 {

@@ -25,10 +25,11 @@
 /* TSDL keywords cannot be field names: such a field gets a '_' in front
  * (which CTF readers drop again when they display it). */
 static const char *const rt_keywords[] = {
-	"align", "callsite", "const", "char", "clock", "double", "enum", "env", "event",
-	"floating_point", "float", "integer", "int", "long", "short", "signed", "stream",
-	"string", "struct", "trace", "typealias", "typedef", "unsigned", "variant", "void",
-	"_Bool", "_Complex", "_Imaginary", NULL,
+	"align",  "callsite", "const",     "char",           "clock",    "double",
+	"enum",   "env",      "event",     "floating_point", "float",    "integer",
+	"int",    "long",     "short",     "signed",         "stream",   "string",
+	"struct", "trace",    "typealias", "typedef",        "unsigned", "variant",
+	"void",   "_Bool",    "_Complex",  "_Imaginary",     NULL,
 };
 
 static void rt_name(FILE *f, const char *n)
@@ -142,8 +143,8 @@ int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m)
 	__int128 off_ns = (__int128)c->base_ns -
 			  (__int128)c->base_ticks * 1000000000 / (__int128)c->freq;
 	__int128 off_s = off_ns >= 0 ? off_ns / 1000000000 : -((-off_ns + 999999999) / 1000000000);
-	long long off_cycles =
-		(long long)((off_ns - off_s * 1000000000) * (__int128)c->freq / 1000000000);
+	long long off_cycles = (long long)((off_ns - off_s * 1000000000) * (__int128)c->freq /
+					   1000000000);
 
 	fputs("/* CTF 1.8 */\n\n"
 	      "/* Written by ringtrace; the layout is described in docs/format.md. */\n\n"
@@ -156,7 +157,8 @@ int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m)
 	      "\t\tinteger { size = 32; align = 32; signed = false; } stream_id;\n"
 	      "\t\tinteger { size = 64; align = 64; signed = false; } stream_instance_id;\n"
 	      "\t};\n"
-	      "};\n\n", f);
+	      "};\n\n",
+	      f);
 	fprintf(f,
 		"env {\n\ttracer_name = \"ringtrace\";\n\tclock_source = \"%s\";\n};\n\n"
 		"clock {\n\tname = ringtrace;\n\tdescription = \"%s\";\n\tfreq = %llu;\n"
@@ -195,7 +197,8 @@ int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m)
 	      "\t\t\tstruct { rt_u32 id; rt_u32 pad; rt_clock64 timestamp; } extended;\n"
 	      "\t\t} v;\n"
 	      "\t} align(64);\n"
-	      "};\n", f);
+	      "};\n",
+	      f);
 
 	for (uint32_t i = 0; i < m->nevents; i++) {
 		const struct ringtrace_trace_event_def *ev = &m->events[i];

@@ -17,7 +17,6 @@
 uintptr_t ringtrace_events_rb_;
 uint64_t ringtrace_events_cookie_;
 
-
 /* The epoch part of the cookie for buffer rb (a buffer's epoch is unique
  * for the life of the process; a read-only attached buffer's is all ones,
  * which no writing buffer reaches). */
@@ -34,7 +33,8 @@ void ringtrace_events_cache_(ringtrace_rb *rb)
 	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
 	uint64_t c = __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_ACQUIRE);
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
-	if ((c & (RINGTRACE_EVC_REC | RINGTRACE_EVC_OFF | RINGTRACE_EVC_FENCE)) != RINGTRACE_EVC_REC ||
+	if ((c & (RINGTRACE_EVC_REC | RINGTRACE_EVC_OFF | RINGTRACE_EVC_FENCE)) !=
+		    RINGTRACE_EVC_REC ||
 	    RT_COOKIE_EPOCH(c) != rt_cookie_epoch_bits(rb) || t->epoch != r->fast_epoch)
 		return;
 	/*
@@ -56,7 +56,6 @@ void ringtrace_events_cache_(ringtrace_rb *rb)
 		ringtrace_thr_.cookie = RINGTRACE_THR_NO_COOKIE_;
 }
 
-
 /*
  * The ring buffer's hook (ring/ring_api.h): this thread's writer state t
  * (NULL: every one of them) is no longer valid; if it is the one cached,
@@ -75,7 +74,6 @@ __attribute__((constructor(101))) static void rt_buffer_init(void)
 {
 	rt_ring_set_forget_hook(rt_events_forget);
 }
-
 
 /*
  * check: report RINGTRACE_EVENTS patterns that match nothing. A session
@@ -104,4 +102,3 @@ int ringtrace_events_set_buffer(ringtrace_rb *rb)
 {
 	return rt_events_set_buffer(rb, 1);
 }
-

@@ -51,7 +51,7 @@ struct rt_entry {
 	char *name, *fmt, *file;
 	struct ringtrace_field_desc *fields;
 	uint32_t nfields, id, kind;
-	int record;                        /* rules say: record it */
+	int record; /* rules say: record it */
 	struct ringtrace_probe_set *probes;
 	/* What the control layer keeps for this event (its filter, triggers,
 	 * counters), owned by control; NULL until it needs some. */

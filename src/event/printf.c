@@ -3,12 +3,12 @@
  * format is never looked at; it is parsed when the trace is read, by
  * ringtrace_printf_format in src/schema/format.c).
  */
+#include <limits.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <limits.h>
 
 #include "event/event_internal.h"
 #include "ringtrace/printf.h"
@@ -18,9 +18,20 @@ static const struct ringtrace_field_desc rt_printf_fields[] = {
 	{"site", RINGTRACE_FT_INT, 4, 0, 4, 0, NULL},
 	{"args", RINGTRACE_FT_BYTES, 1, 0, 4, 65535, NULL},
 };
-struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {
-	0, 0, 0, RINGTRACE_KIND_INSTANT, "ringtrace_printf", "site=%u args=%s", __FILE__,
-	rt_printf_fields, 2, 0, NULL, NULL, NULL, 0};
+struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {0,
+								0,
+								0,
+								RINGTRACE_KIND_INSTANT,
+								"ringtrace_printf",
+								"site=%u args=%s",
+								__FILE__,
+								rt_printf_fields,
+								2,
+								0,
+								NULL,
+								NULL,
+								NULL,
+								0};
 
 __attribute__((constructor(102))) static void rt_printf_init(void)
 {
@@ -105,7 +116,8 @@ static uint32_t rt_site_register(struct ringtrace_printf_site *site)
 	copy->id = id;
 	__atomic_store_n(&rt_sites[id], copy, __ATOMIC_RELEASE);
 	uint32_t exp = 0;
-	if (!__atomic_compare_exchange_n(&site->id, &exp, id, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&site->id, &exp, id, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
 		return exp;
 	return id;
 }

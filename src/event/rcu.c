@@ -57,7 +57,8 @@ uint64_t ringtrace_rcu_gp_ = 3;
 static void rt_readers_fence(void)
 {
 	__atomic_store_n(&ringtrace_rcu_fence_, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_or(&ringtrace_events_cookie_, (uint64_t)RINGTRACE_EVC_FENCE, __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&ringtrace_events_cookie_, (uint64_t)RINGTRACE_EVC_FENCE,
+			  __ATOMIC_SEQ_CST);
 }
 
 static struct ringtrace_reader_node *rt_nodes; /* push-only list */
@@ -119,9 +120,9 @@ struct ringtrace_reader_node *ringtrace_read_register_(void)
 				goto got;
 		}
 		/* mmap is async-signal-safe, malloc is not. */
-		struct ringtrace_reader_node *c =
-			mmap(NULL, RT_NODES_PER_CHUNK * sizeof(*c), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct ringtrace_reader_node *c = mmap(NULL, RT_NODES_PER_CHUNK * sizeof(*c),
+						       PROT_READ | PROT_WRITE,
+						       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (c == MAP_FAILED)
 			continue; /* retry: nothing else can be done for a reader */
 		for (int i = 0; i < RT_NODES_PER_CHUNK - 1; i++)

@@ -167,17 +167,20 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 			break;
 		}
 		if (c->desc && strcmp(c->name, ev->name) == 0) {
-			fprintf(stderr, "ringtrace: event \"%s\" (%s) is defined twice (also in %s); "
-				"the second definition is not registered\n", ev->name, ev->file, c->file);
+			fprintf(stderr,
+				"ringtrace: event \"%s\" (%s) is defined twice (also in %s); "
+				"the second definition is not registered\n",
+				ev->name, ev->file, c->file);
 			pthread_mutex_unlock(&rt_reg_lock);
 			return;
 		}
 	}
 	if (!e) {
 		uint32_t id = ev == &ringtrace_event_ringtrace_printf ? RINGTRACE_EVENT_ID_PRINTF
-								     : rt_next_id;
+								      : rt_next_id;
 		if (id > RINGTRACE_EV_MAX_ID) {
-			fprintf(stderr, "ringtrace: event \"%s\" not registered: more than %u events\n",
+			fprintf(stderr,
+				"ringtrace: event \"%s\" not registered: more than %u events\n",
 				ev->name, RINGTRACE_EV_MAX_ID);
 			pthread_mutex_unlock(&rt_reg_lock);
 			return;
@@ -194,7 +197,8 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 		}
 		e = rt_new_entry(ev);
 		if (!e) {
-			fprintf(stderr, "ringtrace: event \"%s\" not registered: out of memory\n", ev->name);
+			fprintf(stderr, "ringtrace: event \"%s\" not registered: out of memory\n",
+				ev->name);
 			pthread_mutex_unlock(&rt_reg_lock);
 			return;
 		}

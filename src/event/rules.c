@@ -24,7 +24,6 @@ static struct rt_rule *rt_rules;
 static uint32_t rt_nrules;
 int rt_env_read;
 
-
 /* ---- pattern checks ----------------------------------------------------- */
 
 int rt_is_glob(const char *p)
@@ -39,7 +38,8 @@ int rt_check_pattern(const char *p)
 		return rt_error(RINGTRACE_EINVAL, "empty event name or pattern");
 	size_t n = strlen(p);
 	if (n > 255)
-		return rt_error(RINGTRACE_EINVAL, "event pattern \"%.40s...\" is longer than 255 characters", p);
+		return rt_error(RINGTRACE_EINVAL,
+				"event pattern \"%.40s...\" is longer than 255 characters", p);
 	int in_class = 0;
 	size_t class_start = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -51,24 +51,27 @@ int rt_check_pattern(const char *p)
 			else if (!(c == '!' || c == '-' || c == '_' || c == ':' || c == '.' ||
 				   (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 				   (c >= '0' && c <= '9') || c == ']'))
-				return rt_error(RINGTRACE_EINVAL,
-						"event pattern \"%s\": character '%c' at column %zu is not allowed in [...]",
-						p, c, i + 1);
+				return rt_error(
+					RINGTRACE_EINVAL,
+					"event pattern \"%s\": character '%c' at column %zu is not allowed in [...]",
+					p, c, i + 1);
 			continue;
 		}
 		if (c == '[') {
 			in_class = 1;
 			class_start = i;
 		} else if (c == ']') {
-			return rt_error(RINGTRACE_EINVAL,
-					"event pattern \"%s\": ']' at column %zu has no matching '['", p,
-					i + 1);
+			return rt_error(
+				RINGTRACE_EINVAL,
+				"event pattern \"%s\": ']' at column %zu has no matching '['", p,
+				i + 1);
 		} else if (!(c == '*' || c == '?' || c == '_' || c == ':' || c == '.' ||
 			     (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			     (c >= '0' && c <= '9'))) {
-			return rt_error(RINGTRACE_EINVAL,
-					"event pattern \"%s\": character '%c' at column %zu is not allowed",
-					p, c, i + 1);
+			return rt_error(
+				RINGTRACE_EINVAL,
+				"event pattern \"%s\": character '%c' at column %zu is not allowed",
+				p, c, i + 1);
 		}
 	}
 	if (in_class)
@@ -82,7 +85,6 @@ static int rt_match(const char *pattern, const char *name)
 {
 	return fnmatch(pattern, name, 0) == 0;
 }
-
 
 void rt_apply_rules(struct rt_entry *e)
 {
@@ -106,7 +108,8 @@ static int rt_add_rule(const char *pattern, int on, int from_env)
 		if (strcmp(rt_rules[i].pattern, pattern) == 0) {
 			from_env |= rt_rules[i].from_env && !rt_rules[i].matched;
 			free(rt_rules[i].pattern);
-			memmove(&rt_rules[i], &rt_rules[i + 1], (rt_nrules - i - 1) * sizeof(*rt_rules));
+			memmove(&rt_rules[i], &rt_rules[i + 1],
+				(rt_nrules - i - 1) * sizeof(*rt_rules));
 			rt_nrules--;
 			break;
 		}
@@ -134,7 +137,8 @@ static int rt_configure_locked(const char *spec, int from_env, int apply)
 	for (int pass = 0; pass < (apply ? 2 : 1) && err == 0; pass++) {
 		strcpy(copy, spec);
 		char *save = NULL;
-		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (char *tok = strtok_r(copy, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
 			while (*tok == ' ')
 				tok++;
 			size_t l = strlen(tok);
@@ -173,8 +177,9 @@ void rt_read_env_locked(void)
 	rt_env_read = 1;
 	const char *env = getenv("RINGTRACE_EVENTS");
 	if (env && *env && rt_configure_locked(env, 1, 1) < 0)
-		fprintf(stderr, "ringtrace: RINGTRACE_EVENTS=\"%s\": %s (no event enabled from it)\n",
-			env, ringtrace_last_error());
+		fprintf(stderr,
+			"ringtrace: RINGTRACE_EVENTS=\"%s\": %s (no event enabled from it)\n", env,
+			ringtrace_last_error());
 	if (rt_ev_hooks.read_env)
 		rt_ev_hooks.read_env();
 }
@@ -230,7 +235,6 @@ int ringtrace_event_disable(const char *pattern)
 {
 	return rt_enable(pattern, 0);
 }
-
 
 /* Say once, on stderr, which RINGTRACE_EVENTS patterns matched no event. Lock held. */
 void rt_report_unmatched_locked(void)

@@ -86,7 +86,8 @@ static int json_args(FILE *f, const struct ringtrace_trace_record *rec, int nume
 			      fd->type == RINGTRACE_FT_BOOL || fd->type == RINGTRACE_FT_ENUM;
 		if (numeric_only && !numeric)
 			continue;
-		if (numeric_only && fd->type == RINGTRACE_FT_FLOAT && (isnan(v->v.f) || isinf(v->v.f)))
+		if (numeric_only && fd->type == RINGTRACE_FT_FLOAT &&
+		    (isnan(v->v.f) || isinf(v->v.f)))
 			continue; /* a counter series has no NaN */
 		fputs(first ? "" : ",", f);
 		first = 0;
@@ -140,7 +141,8 @@ static int json_args(FILE *f, const struct ringtrace_trace_record *rec, int nume
 				} else {
 					uint64_t u = rt_field_load(e, fd->size);
 					if (fd->is_signed)
-						fprintf(f, "%lld", (long long)rt_field_sext(u, fd->size));
+						fprintf(f, "%lld",
+							(long long)rt_field_sext(u, fd->size));
 					else
 						fprintf(f, "%llu", (unsigned long long)u);
 				}
@@ -155,14 +157,15 @@ static int json_args(FILE *f, const struct ringtrace_trace_record *rec, int nume
 	return 0;
 }
 
-
 int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_name)
 {
 	if (!t || !f || !process_name)
 		return rt_error(RINGTRACE_EINVAL, "trace_write_json: NULL argument");
 	const int pid = 1;
 	fputs("{\"traceEvents\":[\n", f);
-	fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", pid);
+	fprintf(f,
+		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
+		pid);
 	json_str(f, process_name, strlen(process_name));
 	fputs("}}", f);
 	/* thread names: one M event per tid, the first time it appears */
@@ -177,25 +180,30 @@ int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_
 		if (!seen) {
 			if (nnamed < 4096)
 				named[nnamed++] = rec.tid;
-			fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":",
+			fprintf(f,
+				",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":",
 				pid, rec.tid);
 			json_str(f, rec.comm ? rec.comm : "", rec.comm ? strlen(rec.comm) : 0);
 			fputs("}}", f);
 		}
 		double us = (double)rec.ns / 1000.0;
 		if (rec.kind == RINGTRACE_TRACE_LOST) {
-			fprintf(f, ",\n{\"name\":\"ringtrace_lost\",\"cat\":\"ringtrace\",\"ph\":\"i\",\"s\":\"t\","
+			fprintf(f,
+				",\n{\"name\":\"ringtrace_lost\",\"cat\":\"ringtrace\",\"ph\":\"i\",\"s\":\"t\","
 				"\"ts\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{\"events\":%llu}}",
 				us, pid, rec.tid, (unsigned long long)rec.lost);
 			continue;
 		}
 		const char *name = ringtrace_trace_event_name(&rec);
 		uint32_t kind = rec.def ? rec.def->kind : RINGTRACE_KIND_INSTANT;
-		const char *ph = kind == RINGTRACE_KIND_BEGIN ? "B" : kind == RINGTRACE_KIND_END ? "E"
-							: kind == RINGTRACE_KIND_COUNTER ? "C" : "i";
+		const char *ph = kind == RINGTRACE_KIND_BEGIN     ? "B"
+				 : kind == RINGTRACE_KIND_END     ? "E"
+				 : kind == RINGTRACE_KIND_COUNTER ? "C"
+								  : "i";
 		fputs(",\n{\"name\":", f);
 		json_str(f, name, strlen(name));
-		fprintf(f, ",\"cat\":\"ringtrace\",\"ph\":\"%s\",%s\"ts\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{",
+		fprintf(f,
+			",\"cat\":\"ringtrace\",\"ph\":\"%s\",%s\"ts\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{",
 			ph, ph[0] == 'i' ? "\"s\":\"t\"," : "", us, pid, rec.tid);
 		if (rec.id == RINGTRACE_EVENT_ID_PRINTF || !rec.def) {
 			int n = ringtrace_trace_format(t, &rec, text, sizeof(text));

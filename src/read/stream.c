@@ -27,7 +27,8 @@
 
 static int rt_cmp_stream(const void *a, const void *b)
 {
-	uint64_t x = ((const struct rt_tstream *)a)->info.id, y = ((const struct rt_tstream *)b)->info.id;
+	uint64_t x = ((const struct rt_tstream *)a)->info.id,
+		 y = ((const struct rt_tstream *)b)->info.id;
 	return x < y ? -1 : x > y;
 }
 
@@ -47,8 +48,10 @@ int rt_open_streams(ringtrace_trace *t)
 			continue;
 		if (strncmp(n, "stream_", 7) != 0 || rt_parse_u64(n + 7, UINT64_MAX, &id) < 0) {
 			if (!extra[0])
-				snprintf(extra, sizeof(extra), "%s/%s: not a file of a trace (only metadata and stream_<N>)",
-					 t->dir, n);
+				snprintf(
+					extra, sizeof(extra),
+					"%s/%s: not a file of a trace (only metadata and stream_<N>)",
+					t->dir, n);
 			continue;
 		}
 		if (t->nstreams >= RT_TRACE_MAX_STREAMS) {
@@ -86,7 +89,8 @@ int rt_open_streams(ringtrace_trace *t)
 		if (s->size) {
 			void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (m == MAP_FAILED) {
-				ret = rt_open_fail(RINGTRACE_ESYS, "%s: mmap: %s", path, strerror(errno));
+				ret = rt_open_fail(RINGTRACE_ESYS, "%s: mmap: %s", path,
+						   strerror(errno));
 				close(fd);
 				break;
 			}
@@ -126,9 +130,10 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 				struct ringtrace_trace_event_def *def =
 					ev.id < t->doc.by_id_len ? t->doc.by_id[ev.id] : NULL;
 				if (!def) {
-					rt_damage(t, s, s->pkt_off + ev.offset,
-						  "event id %u is not defined in the metadata (event skipped)",
-						  ev.id);
+					rt_damage(
+						t, s, s->pkt_off + ev.offset,
+						"event id %u is not defined in the metadata (event skipped)",
+						ev.id);
 					continue;
 				}
 				struct ringtrace_trace_record *it = &s->item;
@@ -149,24 +154,28 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 			s->in_page = 0;
 			if (r < 0) {
 				if (s->truncated)
-					rt_damage(t, s, s->pkt_off + at,
-						  "event cut off by the end of the file at byte %zu (packet at byte %" PRIu64 " declares %" PRIu64 " bytes)",
-						  s->size, s->pkt_off, s->page->packet_size / 8);
+					rt_damage(
+						t, s, s->pkt_off + at,
+						"event cut off by the end of the file at byte %zu (packet at byte %" PRIu64
+						" declares %" PRIu64 " bytes)",
+						s->size, s->pkt_off, s->page->packet_size / 8);
 				else
-					rt_damage(t, s, s->pkt_off + at, "%s", ringtrace_last_error());
+					rt_damage(t, s, s->pkt_off + at, "%s",
+						  ringtrace_last_error());
 				if (s->truncated)
 					s->dead = 1;
 				continue;
 			}
 			if (s->truncated) {
 				rt_damage(t, s, s->size,
-					  "file ends inside the packet at byte %" PRIu64 " (%" PRIu64 " bytes declared)",
+					  "file ends inside the packet at byte %" PRIu64
+					  " (%" PRIu64 " bytes declared)",
 					  s->pkt_off, s->page->packet_size / 8);
 				s->dead = 1;
 			} else if (s->cur.index != s->page->events) {
 				rt_damage(t, s, s->pkt_off + 72,
-					  "packet header declares %u events, %u found", s->page->events,
-					  s->cur.index);
+					  "packet header declares %u events, %u found",
+					  s->page->events, s->cur.index);
 			}
 			continue;
 		}
@@ -185,7 +194,8 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 		s->info.pages++;
 		if (avail < RINGTRACE_PAGE_HEADER_SIZE) {
 			rt_damage(t, s, s->size,
-				  "file ends inside the packet header at byte %" PRIu64 " (%" PRIu64 " of %u bytes)",
+				  "file ends inside the packet header at byte %" PRIu64 " (%" PRIu64
+				  " of %u bytes)",
 				  off, avail, RINGTRACE_PAGE_HEADER_SIZE);
 			s->dead = 1;
 			return 0;
@@ -201,7 +211,8 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 		s->page = h;
 		if (h->stream_instance_id != s->info.id || h->stream_id != 0) {
 			rt_damage(t, s, off + 4,
-				  "packet header names stream %" PRIu64 " (class %u), not %" PRIu64 " (packet skipped)",
+				  "packet header names stream %" PRIu64 " (class %u), not %" PRIu64
+				  " (packet skipped)",
 				  h->stream_instance_id, h->stream_id, s->info.id);
 			continue;
 		}
@@ -215,7 +226,8 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 		memcpy(s->comm, h->comm, 16);
 		s->comm[16] = 0;
 		for (int i = 0; i < 16; i++)
-			if (s->comm[i] && ((unsigned char)s->comm[i] < 0x20 || (unsigned char)s->comm[i] == 0x7F))
+			if (s->comm[i] &&
+			    ((unsigned char)s->comm[i] < 0x20 || (unsigned char)s->comm[i] == 0x7F))
 				s->comm[i] = '?';
 		memcpy(s->info.comm, s->comm, sizeof(s->comm));
 		/* losses since the previous packet of this stream */
@@ -229,8 +241,9 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 			    h->events_discarded < a->events_discarded ||
 			    h->events_before < a->events_before ||
 			    h->events_before - a->events_before < a->events) {
-				rt_damage(t, s, off + 48,
-					  "packet sequence or event counters go backwards from the previous packet");
+				rt_damage(
+					t, s, off + 48,
+					"packet sequence or event counters go backwards from the previous packet");
 			} else {
 				dropped = h->events_discarded - a->events_discarded;
 				overrun = h->events_before - a->events_before - a->events;
@@ -276,7 +289,8 @@ int ringtrace_trace_next(ringtrace_trace *t, struct ringtrace_trace_record *rec)
 		uint32_t i = (uint32_t)t->pending;
 		t->pending = -1;
 		/* the returned stream is at the top of the heap */
-		rt_heap_fix_top(t->heap, &t->nheap, rt_stream_advance(t, &t->streams[i]), rt_less, t);
+		rt_heap_fix_top(t->heap, &t->nheap, rt_stream_advance(t, &t->streams[i]), rt_less,
+				t);
 	}
 	if (t->nheap == 0)
 		return 0;

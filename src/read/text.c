@@ -29,7 +29,8 @@ static void rt_plan_cut(const struct ringtrace_trace_event_def *d, struct rt_pla
 int ringtrace_trace_format(ringtrace_trace *t, const struct ringtrace_trace_record *rec, char *buf,
 			   size_t size)
 {
-	struct rt_tstream *s = rec->stream_index < t->nstreams ? &t->streams[rec->stream_index] : NULL;
+	struct rt_tstream *s = rec->stream_index < t->nstreams ? &t->streams[rec->stream_index]
+							       : NULL;
 	int r;
 	if (size)
 		buf[0] = 0;
@@ -39,14 +40,16 @@ int ringtrace_trace_format(ringtrace_trace *t, const struct ringtrace_trace_reco
 		uint32_t site = 0;
 		if (rec->len >= 4)
 			memcpy(&site, rec->data, 4);
-		const struct ringtrace_trace_site *ps =
-			site < t->doc.site_by_id_len ? t->doc.site_by_id[site] : NULL;
+		const struct ringtrace_trace_site *ps = site < t->doc.site_by_id_len
+								? t->doc.site_by_id[site]
+								: NULL;
 		if (!ps) {
-			rt_damage(t, s, rec->file_offset, "printf record names call site %u, not in the metadata",
-				  site);
+			rt_damage(t, s, rec->file_offset,
+				  "printf record names call site %u, not in the metadata", site);
 			return -RINGTRACE_ECORRUPT;
 		}
-		r = ringtrace_printf_format(ps->fmt, ps->types, ps->nargs, rec->data, rec->len, buf, size);
+		r = ringtrace_printf_format(ps->fmt, ps->types, ps->nargs, rec->data, rec->len, buf,
+					    size);
 	} else {
 		const struct ringtrace_trace_event_def *d = rec->def;
 		struct rt_plan *pl = NULL;
@@ -56,11 +59,12 @@ int ringtrace_trace_format(ringtrace_trace *t, const struct ringtrace_trace_reco
 				rt_plan_cut(d, pl);
 		}
 		int cut = pl && pl->state == 1;
-		r = rt_record_format(d->print_fmt, cut ? pl->seg : NULL, cut ? pl->nseg : 0, d->fields,
-				     d->nfields, rec->data, rec->len, buf, size);
+		r = rt_record_format(d->print_fmt, cut ? pl->seg : NULL, cut ? pl->nseg : 0,
+				     d->fields, d->nfields, rec->data, rec->len, buf, size);
 	}
 	if (r < 0)
-		rt_damage(t, s, rec->file_offset, "event %s: %s", rec->def->name, ringtrace_last_error());
+		rt_damage(t, s, rec->file_offset, "event %s: %s", rec->def->name,
+			  ringtrace_last_error());
 	return r;
 }
 
@@ -142,7 +146,8 @@ int ringtrace_trace_format_line(ringtrace_trace *t, const struct ringtrace_trace
 	}
 	if (rec->kind == RINGTRACE_TRACE_LOST)
 		return (int)hl;
-	int n = ringtrace_trace_format(t, rec, size > hl ? buf + hl : NULL, size > hl ? size - hl : 0);
+	int n = ringtrace_trace_format(t, rec, size > hl ? buf + hl : NULL,
+				       size > hl ? size - hl : 0);
 	if (n < 0)
 		return n;
 	return n > 0x7FFFFFFF - (int)hl ? 0x7FFFFFFF : (int)hl + n;

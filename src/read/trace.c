@@ -31,7 +31,8 @@ int rt_open_fail(int code, const char *fmt, ...)
 void rt_damage(ringtrace_trace *t, struct rt_tstream *s, uint64_t off, const char *fmt, ...)
 {
 	char msg[1024];
-	int n = snprintf(msg, sizeof(msg), "%s: byte %llu: ", s->info.path, (unsigned long long)off);
+	int n = snprintf(msg, sizeof(msg), "%s: byte %llu: ", s->info.path,
+			 (unsigned long long)off);
 	va_list ap;
 	va_start(ap, fmt);
 	if (n > 0 && (size_t)n < sizeof(msg))
@@ -141,7 +142,7 @@ const struct ringtrace_trace_event_def *ringtrace_trace_event(const ringtrace_tr
 }
 
 const struct ringtrace_trace_event_def *ringtrace_trace_event_by_id(const ringtrace_trace *t,
-								      uint32_t id)
+								    uint32_t id)
 {
 	return id < t->doc.by_id_len ? t->doc.by_id[id] : NULL;
 }
@@ -182,7 +183,7 @@ uint32_t ringtrace_trace_stream_count(const ringtrace_trace *t)
 }
 
 const struct ringtrace_trace_stream_info *ringtrace_trace_stream(const ringtrace_trace *t,
-								   uint32_t i)
+								 uint32_t i)
 {
 	return i < t->nstreams ? &t->streams[i].info : NULL;
 }

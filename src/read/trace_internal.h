@@ -19,14 +19,14 @@
 
 #include "base/base.h"
 #include "ctf/ctf_api.h"
-#include "schema/schema_api.h"
 #include "ringtrace/trace.h"
+#include "schema/schema_api.h"
 
 #define RT_TRACE_MAX_STREAMS 65536u
 
 /* An event's print format, cut into pieces once (text.c). */
 struct rt_plan {
-	int state;             /* 0 not cut yet, 1 cut, 2 cut failed: format as it goes */
+	int state; /* 0 not cut yet, 1 cut, 2 cut failed: format as it goes */
 	uint32_t nseg;
 	struct rt_fmt_seg *seg;
 };
@@ -35,15 +35,15 @@ struct rt_tstream {
 	struct ringtrace_trace_stream_info info;
 	const unsigned char *map; /* the whole file, read-only (NULL if empty) */
 	size_t size;
-	uint64_t pkt_off;         /* file offset of the current packet */
-	uint64_t next_pkt;        /* file offset of the next packet */
+	uint64_t pkt_off;  /* file offset of the current packet */
+	uint64_t next_pkt; /* file offset of the next packet */
 	const struct ringtrace_page_header *page;
 	struct ringtrace_page_cursor cur;
 	struct ringtrace_page_header prev; /* last good packet header */
 	int have_prev;
 	int in_page;
-	int truncated;            /* the current packet runs past the end of the file */
-	int dead;                 /* no more packets can be read */
+	int truncated; /* the current packet runs past the end of the file */
+	int dead;      /* no more packets can be read */
 	uint32_t cpu;
 	char comm[17];
 	struct ringtrace_trace_record item; /* the stream's next record */
@@ -56,16 +56,16 @@ struct ringtrace_trace {
 	uint64_t errors;
 	struct rt_arena arena;
 
-	struct rt_ctf_doc doc;       /* the metadata */
+	struct rt_ctf_doc doc;                       /* the metadata */
 	struct ringtrace_trace_event_def printf_def; /* id 0 if the schema lacks it */
-	struct rt_plan *plans;       /* [doc.nevents] */
+	struct rt_plan *plans;                       /* [doc.nevents] */
 
 	struct rt_tstream *streams;
 	uint32_t nstreams;
 	uint32_t *heap;
 	uint32_t nheap;
 	int started;
-	int pending;              /* stream whose record was returned last, -1 none */
+	int pending; /* stream whose record was returned last, -1 none */
 };
 
 /* trace.c: a failure of ringtrace_trace_open (its message); returns -code. */

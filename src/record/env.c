@@ -50,17 +50,20 @@ void rt_env_start(void)
 	if (mode && strcmp(mode, "overwrite") == 0)
 		cfg.mode = RINGTRACE_RB_OVERWRITE;
 	else if (mode && strcmp(mode, "discard") != 0) {
-		fprintf(stderr, "ringtrace: RINGTRACE_MODE=\"%s\": use discard or overwrite; not tracing\n",
+		fprintf(stderr,
+			"ringtrace: RINGTRACE_MODE=\"%s\": use discard or overwrite; not tracing\n",
 			mode);
 		return;
 	}
 	if ((bs && rt_parse_size(bs, &cfg.pool_size) < 0) ||
 	    (ps && rt_parse_size(ps, &cfg.page_size) < 0)) {
-		fprintf(stderr, "ringtrace: RINGTRACE_BUFFER_SIZE/RINGTRACE_PAGE_SIZE: not a size (e.g. 64m, 64k); not tracing\n");
+		fprintf(stderr,
+			"ringtrace: RINGTRACE_BUFFER_SIZE/RINGTRACE_PAGE_SIZE: not a size (e.g. 64m, 64k); not tracing\n");
 		return;
 	}
 	if (rt_session_start(&cfg, 1) < 0) {
-		fprintf(stderr, "ringtrace: cannot record to %s: %s\n", out, ringtrace_last_error());
+		fprintf(stderr, "ringtrace: cannot record to %s: %s\n", out,
+			ringtrace_last_error());
 		return;
 	}
 	atexit(rt_session_env_exit);
@@ -84,4 +87,3 @@ void rt_env_start(void)
 	if (sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
 		sigaction(SIGTERM, &sa, NULL);
 }
-

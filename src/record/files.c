@@ -32,9 +32,10 @@ int rt_mkdir_empty(const char *dir)
 			empty = 0;
 	closedir(d);
 	if (!empty)
-		return rt_error(RINGTRACE_EINVAL,
-				"output directory \"%s\" is not empty (a trace is written only into an empty or new directory)",
-				dir);
+		return rt_error(
+			RINGTRACE_EINVAL,
+			"output directory \"%s\" is not empty (a trace is written only into an empty or new directory)",
+			dir);
 	return 0;
 }
 
@@ -89,4 +90,3 @@ void rt_close_all(struct rt_file *files)
 			files[i].fd = -1;
 		}
 }
-

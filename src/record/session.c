@@ -16,14 +16,14 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -38,13 +38,13 @@ static struct {
 	char *dir;
 	enum ringtrace_rb_mode mode;
 	pthread_t consumer;
-	int stop;                       /* consumer: drain and exit */
+	int stop; /* consumer: drain and exit */
 	struct rt_file files[RT_MAX_OPEN_FILES];
 	uint64_t use_clock;
 	uint64_t pages, bytes, t0_ns;
-	int write_errno;                /* first write error, 0 if none */
+	int write_errno; /* first write error, 0 if none */
 	int from_env;
-	pid_t pid;                      /* the process the session records in */
+	pid_t pid; /* the process the session records in */
 	int stopping;
 	unsigned nsnap;
 	uint32_t meta_events, meta_sites; /* registry size at the last live metadata */
@@ -92,7 +92,8 @@ static void rt_save_page(const struct ringtrace_page_header *p)
 	int err = fd < 0 ? -errno : rt_write_all(fd, p, ps);
 	if (err < 0) {
 		S.write_errno = -err;
-		fprintf(stderr, "ringtrace: writing stream_%llu in %s: %s (the rest of the trace is not saved)\n",
+		fprintf(stderr,
+			"ringtrace: writing stream_%llu in %s: %s (the rest of the trace is not saved)\n",
 			(unsigned long long)p->stream_instance_id, S.dir, strerror(-err));
 		return;
 	}
@@ -177,7 +178,8 @@ static void *rt_consumer(void *arg)
 			pthread_mutex_lock(&S.lock);
 			snprintf(dir, sizeof(dir), "%s.snapshot-%u", S.dir, ++S.nsnap);
 			if (rt_snapshot_locked(dir) < 0)
-				fprintf(stderr, "ringtrace: snapshot: %s\n", ringtrace_last_error());
+				fprintf(stderr, "ringtrace: snapshot: %s\n",
+					ringtrace_last_error());
 			else
 				fprintf(stderr, "ringtrace: snapshot written to %s\n", dir);
 			pthread_mutex_unlock(&S.lock);
@@ -241,8 +243,8 @@ int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_en
 	pthread_mutex_lock(&S.lock);
 	if (S.active) {
 		pthread_mutex_unlock(&S.lock);
-		return rt_error(RINGTRACE_EINVAL, "session_start: a session is already recording to %s",
-				S.dir);
+		return rt_error(RINGTRACE_EINVAL,
+				"session_start: a session is already recording to %s", S.dir);
 	}
 	S.pid = getpid();
 	struct ringtrace_rb_config rc;
@@ -408,8 +410,9 @@ int ringtrace_session_snapshot(const char *dir)
 	if (!dir)
 		return rt_error(RINGTRACE_EINVAL, "session_snapshot: NULL directory");
 	pthread_mutex_lock(&S.lock);
-	int err = S.active ? rt_snapshot_locked(dir)
-			   : rt_error(RINGTRACE_EINVAL, "session_snapshot: no session is recording");
+	int err = S.active
+			  ? rt_snapshot_locked(dir)
+			  : rt_error(RINGTRACE_EINVAL, "session_snapshot: no session is recording");
 	pthread_mutex_unlock(&S.lock);
 	return err;
 }

@@ -56,14 +56,13 @@ void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s)
 {
 	__atomic_fetch_add(&shm->retired_hit, __atomic_exchange_n(&s->h.hit, 0, __ATOMIC_RELAXED),
 			   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&shm->retired_missed, __atomic_exchange_n(&s->missed, 0, __ATOMIC_RELAXED),
-			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&shm->retired_missed,
+			   __atomic_exchange_n(&s->missed, 0, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
 	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
 	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
 }
-
 
 /* ---- queries ---------------------------------------------------------------- */
 
@@ -96,7 +95,7 @@ int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st
 }
 
 int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
-			      uint32_t max)
+				  uint32_t max)
 {
 	if (!rb || (!out && max))
 		return rt_error(RINGTRACE_EINVAL, "writer_stats: NULL argument");

@@ -40,22 +40,25 @@ static int rt_check_config(const struct ringtrace_rb_config *c)
 	size_t np = c->pool_size / ps;
 	if (np < RINGTRACE_RB_MIN_PAGES || np > RINGTRACE_RB_MAX_PAGES)
 		return rt_error(RINGTRACE_EINVAL,
-				"pool_size %zu is invalid: it holds %zu pages, allowed %u to %u", c->pool_size,
-				np, RINGTRACE_RB_MIN_PAGES, RINGTRACE_RB_MAX_PAGES);
+				"pool_size %zu is invalid: it holds %zu pages, allowed %u to %u",
+				c->pool_size, np, RINGTRACE_RB_MIN_PAGES, RINGTRACE_RB_MAX_PAGES);
 	if (c->max_writers < 1 || c->max_writers > RINGTRACE_RB_MAX_WRITERS)
 		return rt_error(RINGTRACE_EINVAL, "max_writers %u is invalid: allowed 1 to %u",
 				c->max_writers, RINGTRACE_RB_MAX_WRITERS);
 	if (c->mode != RINGTRACE_RB_DISCARD && c->mode != RINGTRACE_RB_OVERWRITE)
-		return rt_error(RINGTRACE_EINVAL, "mode %d is invalid: use discard (0) or overwrite (1)",
+		return rt_error(RINGTRACE_EINVAL,
+				"mode %d is invalid: use discard (0) or overwrite (1)",
 				(int)c->mode);
 	if (c->flush_interval_ms < 1 || c->flush_interval_ms > 60000)
-		return rt_error(RINGTRACE_EINVAL, "flush_interval_ms %u is invalid: allowed 1 to 60000",
+		return rt_error(RINGTRACE_EINVAL,
+				"flush_interval_ms %u is invalid: allowed 1 to 60000",
 				c->flush_interval_ms);
 	if (c->shm_name && (c->shm_name[0] != '/' || strlen(c->shm_name) < 2 ||
 			    strchr(c->shm_name + 1, '/') || strlen(c->shm_name) > 200))
-		return rt_error(RINGTRACE_EINVAL,
-				"shm_name \"%s\" is invalid: it must be \"/name\" with no other '/'",
-				c->shm_name);
+		return rt_error(
+			RINGTRACE_EINVAL,
+			"shm_name \"%s\" is invalid: it must be \"/name\" with no other '/'",
+			c->shm_name);
 	return 0;
 }
 
@@ -63,7 +66,6 @@ static size_t rt_align(size_t v, size_t a)
 {
 	return (v + a - 1) & ~(a - 1);
 }
-
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
@@ -91,7 +93,8 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 {
 	int err;
 	if (!cfg || !out)
-		return rt_error(RINGTRACE_EINVAL, "ringtrace_rb_create: cfg and out must not be NULL");
+		return rt_error(RINGTRACE_EINVAL,
+				"ringtrace_rb_create: cfg and out must not be NULL");
 	*out = NULL;
 	if ((err = rt_check_config(cfg)) < 0)
 		return err;
@@ -133,8 +136,8 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 		}
 	}
 	if (ftruncate(fd, (off_t)total) < 0) {
-		err = rt_error(RINGTRACE_ENOMEM, "ftruncate of shared memory to %zu bytes: %s", total,
-			       strerror(errno));
+		err = rt_error(RINGTRACE_ENOMEM, "ftruncate of shared memory to %zu bytes: %s",
+			       total, strerror(errno));
 		goto fail_fd;
 	}
 	char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);

@@ -39,7 +39,6 @@ void rt_page_finalize(struct ringtrace_page_header *h, uint32_t commit, uint32_t
 	h->flags |= flags;
 }
 
-
 /*
  * Publish a page taken from a writer at FIFO position pos (claimed), or
  * free it if it holds no event. The commit offset comes from shared
@@ -102,7 +101,8 @@ static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s, uint32_t 
 	 * stamp (see RT_SLOT_NEXT).
 	 */
 	uint32_t wr = RT_SLOT_NEXT(w, RT_SLOT_RECLAIMING);
-	if (!__atomic_compare_exchange_n(&s->h.state, &w, wr, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+	if (!__atomic_compare_exchange_n(&s->h.state, &w, wr, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
 		return 0;
 	int n = 0;
 	uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
@@ -192,8 +192,8 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
 		uint32_t st = ask;
 		if (p >= shm->npages) {
-			__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0, __ATOMIC_ACQ_REL,
-						    __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0,
+						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 			continue;
 		}
 		/*
@@ -210,8 +210,8 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		 * another thread), a reclaim took the page, or another flush
 		 * took the request over.
 		 */
-		if (!__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE)) {
+		if (!__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_TAKEN, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			rt_fifo_fill(rb, pos, RT_NO_PAGE);
 			continue;
 		}

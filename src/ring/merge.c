@@ -88,7 +88,6 @@ static int rt_src_advance(struct rt_merge *m, struct rt_src *s)
 	}
 }
 
-
 void rt_merge_start(struct rt_merge *m)
 {
 	m->nheap = 0;

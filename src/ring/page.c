@@ -25,22 +25,23 @@ int ringtrace_page_check(const struct ringtrace_page_header *h, size_t page_size
 				(unsigned long long)page_size * 8);
 	if (h->packet_size % 64 || h->packet_size < RINGTRACE_PAGE_HEADER_SIZE * 8 ||
 	    h->packet_size > (uint64_t)RINGTRACE_RB_MAX_PAGE_SIZE * 8)
-		return rt_error(RINGTRACE_ECORRUPT, "page header: packet_size %llu bits at offset 40 is invalid",
+		return rt_error(RINGTRACE_ECORRUPT,
+				"page header: packet_size %llu bits at offset 40 is invalid",
 				(unsigned long long)h->packet_size);
 	if (h->content_size % 8 || h->content_size < RINGTRACE_PAGE_HEADER_SIZE * 8 ||
 	    h->content_size > h->packet_size)
-		return rt_error(RINGTRACE_ECORRUPT,
-				"page header: content_size %llu bits at offset 32 is invalid (packet %llu)",
-				(unsigned long long)h->content_size,
-				(unsigned long long)h->packet_size);
+		return rt_error(
+			RINGTRACE_ECORRUPT,
+			"page header: content_size %llu bits at offset 32 is invalid (packet %llu)",
+			(unsigned long long)h->content_size, (unsigned long long)h->packet_size);
 	if (h->timestamp_end < h->timestamp_begin)
 		return rt_error(RINGTRACE_ECORRUPT,
 				"page header: timestamp_end at offset 24 precedes timestamp_begin");
 	if ((uint64_t)h->events * RINGTRACE_EV_HEADER_SIZE >
 	    h->content_size / 8 - RINGTRACE_PAGE_HEADER_SIZE)
 		return rt_error(RINGTRACE_ECORRUPT,
-				"page header: %u events at offset 72 cannot fit in %llu bytes", h->events,
-				(unsigned long long)(h->content_size / 8));
+				"page header: %u events at offset 72 cannot fit in %llu bytes",
+				h->events, (unsigned long long)(h->content_size / 8));
 	return 0;
 }
 
@@ -63,8 +64,8 @@ int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event 
 		return 0;
 	if (c->end - off < RINGTRACE_EV_HEADER_SIZE)
 		return rt_error(RINGTRACE_ECORRUPT,
-				"event header at page offset %u does not fit before content end %u", off,
-				c->end);
+				"event header at page offset %u does not fit before content end %u",
+				off, c->end);
 	uint64_t w;
 	memcpy(&w, base + off, 8);
 	uint32_t id = RINGTRACE_EV_WORD_ID(w);
@@ -74,9 +75,10 @@ int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event 
 	if (id == RINGTRACE_EV_EXTENDED) {
 		hsz = RINGTRACE_EV_EXT_HEADER_SIZE;
 		if (c->end - off < hsz)
-			return rt_error(RINGTRACE_ECORRUPT,
-					"extended event header at page offset %u overruns content end %u",
-					off, c->end);
+			return rt_error(
+				RINGTRACE_ECORRUPT,
+				"extended event header at page offset %u overruns content end %u",
+				off, c->end);
 		uint64_t idw;
 		memcpy(&idw, base + off + 8, 8);
 		memcpy(&ts, base + off + 16, 8);
@@ -91,8 +93,8 @@ int ringtrace_page_next(struct ringtrace_page_cursor *c, struct ringtrace_event 
 	}
 	if (c->end - off - hsz < len)
 		return rt_error(RINGTRACE_ECORRUPT,
-				"event at page offset %u: %u payload bytes overrun content end %u", off,
-				len, c->end);
+				"event at page offset %u: %u payload bytes overrun content end %u",
+				off, len, c->end);
 	ev->ts = ts;
 	ev->id = id;
 	ev->len = len;

@@ -72,7 +72,8 @@ int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out)
 	size_t size = (size_t)stb.st_size;
 	char *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
-		return rt_error(RINGTRACE_ESYS, "attach: mmap of %zu bytes: %s", size, strerror(errno));
+		return rt_error(RINGTRACE_ESYS, "attach: mmap of %zu bytes: %s", size,
+				strerror(errno));
 	struct rt_shm *shm = (struct rt_shm *)base;
 	const char *why = NULL;
 	if (RT_LOAD_ACQ(&shm->magic) != RT_SHM_MAGIC)
@@ -87,13 +88,15 @@ int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out)
 		 shm->max_writers < 1 || shm->qcap < shm->npages || (shm->qcap & (shm->qcap - 1)))
 		why = "invalid geometry in the control block";
 	else if (shm->off_pages + (uint64_t)shm->npages * shm->page_size > size ||
-		 shm->off_slots + (uint64_t)shm->max_writers * sizeof(struct rt_slot) > shm->off_pages ||
+		 shm->off_slots + (uint64_t)shm->max_writers * sizeof(struct rt_slot) >
+			 shm->off_pages ||
 		 shm->off_qcells + (uint64_t)shm->qcap * sizeof(struct rt_qcell) > shm->off_pages ||
 		 shm->off_gen + (uint64_t)shm->npages * 8 > shm->off_pages ||
 		 shm->off_free_next + (uint64_t)shm->npages * 4 > shm->off_pages ||
-		 shm->off_slots < sizeof(struct rt_shm) || shm->off_qcells < sizeof(struct rt_shm) ||
-		 shm->off_free_next < sizeof(struct rt_shm) || shm->off_gen < sizeof(struct rt_shm) ||
-		 shm->off_pages % 4096)
+		 shm->off_slots < sizeof(struct rt_shm) ||
+		 shm->off_qcells < sizeof(struct rt_shm) ||
+		 shm->off_free_next < sizeof(struct rt_shm) ||
+		 shm->off_gen < sizeof(struct rt_shm) || shm->off_pages % 4096)
 		why = "region offsets out of bounds";
 	if (why) {
 		munmap(base, size);
@@ -194,7 +197,6 @@ int ringtrace_rb_clock_is_tsc(const ringtrace_rb *rb)
 {
 	return rb->clock.is_tsc;
 }
-
 
 void ringtrace_rb_clock_base(const ringtrace_rb *rb, uint64_t *base_ticks, uint64_t *base_ns)
 {

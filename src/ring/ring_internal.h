@@ -202,7 +202,7 @@
 #define RT_SLOT_ACTIVE 1u
 #define RT_SLOT_RECLAIMING 2u
 #define RT_SLOT_CLAIMING 3u
-#define RT_SLOT_STATE(w) ((w) & 3u)
+#define RT_SLOT_STATE(w) ((w)&3u)
 #define RT_SLOT_NEXT(w, st) ((((w) & ~3u) + 4u) | (st))
 
 /* slot->h.steal: the flush handshake (see flush.c). */
@@ -215,7 +215,7 @@
  * A later flush takes a pending request over by replacing the id.
  */
 #define RT_STEAL_ASKED_BY(id) (((uint32_t)(id) << 2) | 1u)
-#define RT_STEAL_IS_ASKED(st) (((st) & 3u) == 1u)
+#define RT_STEAL_IS_ASKED(st) (((st)&3u) == 1u)
 
 /*
  * Counters that a thread other than the slot's owner adds to (overrun, read)
@@ -225,7 +225,7 @@
  */
 #define RT_TAG_SHIFT 48
 #define RT_COUNT_MASK ((1ull << RT_TAG_SHIFT) - 1)
-#define RT_TAG(stream) ((((stream) & 0x7FFFull) | 0x8000ull) << RT_TAG_SHIFT)
+#define RT_TAG(stream) ((((stream)&0x7FFFull) | 0x8000ull) << RT_TAG_SHIFT)
 
 /* The control block at offset 0 of the shared region. */
 struct rt_shm {
@@ -236,7 +236,7 @@ struct rt_shm {
 	uint32_t max_writers;
 	uint32_t mode;
 	uint32_t flush_ms;
-	uint32_t qcap;               /* FIFO cells, power of two >= npages */
+	uint32_t qcap; /* FIFO cells, power of two >= npages */
 	uint32_t clock_is_tsc;
 	uint64_t clock_freq;
 	uint64_t clock_base_ticks;
@@ -255,10 +255,10 @@ struct rt_shm {
 	/* Slow-path counters (atomic adds, never per event on the fast path). */
 	uint64_t next_stream __attribute__((aligned(RT_CACHELINE)));
 	uint64_t retired_hit, retired_missed, retired_overrun, retired_read;
-	uint64_t missed_noslot;       /* events of threads that got no slot */
+	uint64_t missed_noslot; /* events of threads that got no slot */
 	uint64_t pages_published, pages_flushed;
 	uint64_t last_flush_ticks;
-	uint64_t flush_seq;           /* ids of flush calls (RT_STEAL_ASKED_BY) */
+	uint64_t flush_seq; /* ids of flush calls (RT_STEAL_ASKED_BY) */
 };
 
 /*
@@ -269,16 +269,16 @@ struct rt_shm {
  */
 struct rt_slot {
 	struct ringtrace_slot_head_ h;
-	uint64_t missed;      /* dropped events */
-	uint64_t pages;       /* pages taken */
-	uint64_t stream;      /* stream_instance_id */
+	uint64_t missed; /* dropped events */
+	uint64_t pages;  /* pages taken */
+	uint64_t stream; /* stream_instance_id */
 	uint32_t tid;
 	uint32_t pid;
-	uint64_t page_ts;     /* timestamp_begin of cur_page (for flush) */
+	uint64_t page_ts; /* timestamp_begin of cur_page (for flush) */
 	uint64_t overrun __attribute__((aligned(RT_CACHELINE))); /* tagged */
-	uint64_t read;                                            /* tagged */
-	uint64_t comm[2];     /* thread name, refreshed by readers (ringtrace_rb_refresh_comm) */
-	uint64_t pidns;       /* the owner's pid namespace (inode of /proc/self/ns/pid), 0 unknown */
+	uint64_t read;                                           /* tagged */
+	uint64_t comm[2]; /* thread name, refreshed by readers (ringtrace_rb_refresh_comm) */
+	uint64_t pidns;   /* the owner's pid namespace (inode of /proc/self/ns/pid), 0 unknown */
 	uint64_t owner_cookie; /* random per owner process (identity.c) */
 	uint64_t pad2[2];
 };
@@ -315,10 +315,10 @@ struct ringtrace_rb {
 	uint64_t *gen;
 	size_t map_size;
 	int fd;
-	int owner;             /* created here (may write) vs attached (read only) */
-	int mb_cmd;            /* membarrier command for flush, 0 if unavailable */
+	int owner;  /* created here (may write) vs attached (read only) */
+	int mb_cmd; /* membarrier command for flush, 0 if unavailable */
 	struct rt_clock clock;
-	char *shm_name;        /* creator of a named object: unlinked on destroy */
+	char *shm_name; /* creator of a named object: unlinked on destroy */
 	/* Set when created for writing (writer.c): forgets the buffer's
 	 * writers when it is destroyed. */
 	void (*on_destroy)(struct ringtrace_rb *rb);
@@ -389,17 +389,17 @@ struct rt_src {
 	struct ringtrace_page_cursor cur; /* heads: the cursor of the stream */
 	struct ringtrace_event ev;        /* heads: the stream's next event */
 	const struct ringtrace_page_header *page;
-	int32_t next;                     /* next page of the same stream, or -1 */
-	int32_t chain;                    /* heads: next page to move to, or -1 */
-	int32_t tail;                     /* heads: last page of the chain */
-	int32_t head;                     /* 1 for the first page of its stream */
+	int32_t next;  /* next page of the same stream, or -1 */
+	int32_t chain; /* heads: next page to move to, or -1 */
+	int32_t tail;  /* heads: last page of the chain */
+	int32_t head;  /* 1 for the first page of its stream */
 };
 
 struct rt_merge {
 	struct rt_src *src;
 	uint32_t *heap;
 	uint32_t n, cap, nheap;
-	uint32_t corrupt;   /* pages whose decoding stopped at damage */
+	uint32_t corrupt; /* pages whose decoding stopped at damage */
 };
 
 RT_HIDDEN int rt_merge_init(struct rt_merge *m, uint32_t cap);

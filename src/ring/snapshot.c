@@ -27,7 +27,7 @@ struct ringtrace_snapshot {
  * memcpy.
  */
 __attribute__((no_sanitize("thread"))) static void rt_racy_copy(void *dst, const void *src,
-								 size_t n)
+								size_t n)
 {
 	const volatile uint64_t *s = (const volatile uint64_t *)src;
 	uint64_t *d = (uint64_t *)dst;
@@ -36,8 +36,8 @@ __attribute__((no_sanitize("thread"))) static void rt_racy_copy(void *dst, const
 }
 
 /* Copy page `p` into the next snapshot slot if it stays unchanged. */
-static int rt_snap_copy(struct ringtrace_rb *rb, struct ringtrace_snapshot *s, uint32_t p,
-			int live, const struct rt_qcell *cell, uint64_t pos)
+static int rt_snap_copy(struct ringtrace_rb *rb, struct ringtrace_snapshot *s, uint32_t p, int live,
+			const struct rt_qcell *cell, uint64_t pos)
 {
 	if (s->npages >= s->cap)
 		return 0;

@@ -245,7 +245,6 @@ static inline void rt_count_missed(struct rt_slot *s)
 	__atomic_fetch_add(&s->missed, 1, __ATOMIC_RELAXED);
 }
 
-
 /* Drop an event (counted) and leave the write (nest back to 0). */
 static void *rt_drop(struct ringtrace_wtls_ *t, struct rt_slot *s, int reason)
 {
@@ -313,8 +312,8 @@ static void *rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
  * with nest lowered (rt_reserve_slow). Out of line and reached by a tail
  * call, so that the fast path saves no registers.
  */
-static void *__attribute__((noinline, cold)) rt_reserve_generic(struct ringtrace_rb *rb,
-								 uint32_t id, size_t len)
+static void *__attribute__((noinline, cold))
+rt_reserve_generic(struct ringtrace_rb *rb, uint32_t id, size_t len)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
 	if (t->epoch != rb->h.epoch)
@@ -354,7 +353,10 @@ void ringtrace_rb_commit(ringtrace_rb *rb)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
 	struct ringtrace_fres_ f = {
-		t, t->slot, t->page, t->res_end,
+		t,
+		t->slot,
+		t->page,
+		t->res_end,
 		(t->res_end + (RINGTRACE_EV_ALIGN - 1)) & ~(RINGTRACE_EV_ALIGN - 1),
 	};
 	ringtrace_commit_fast_(&f);
@@ -387,8 +389,8 @@ static pid_t rt_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id,
-							      size_t len)
+static void *__attribute__((noinline, cold))
+rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
 	struct rt_shm *shm = rb->shm;
@@ -436,8 +438,8 @@ static void *__attribute__((noinline, cold)) rt_reserve_attach(struct ringtrace_
 		struct rt_slot *c = &rb->slots[(start + k) % shm->max_writers];
 		w = RT_LOAD(&c->h.state);
 		if (RT_SLOT_STATE(w) == RT_SLOT_FREE &&
-		    __atomic_compare_exchange_n(&c->h.state, &w, RT_SLOT_NEXT(w, RT_SLOT_CLAIMING), 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		    __atomic_compare_exchange_n(&c->h.state, &w, RT_SLOT_NEXT(w, RT_SLOT_CLAIMING),
+						0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			s = c;
 			w = RT_SLOT_NEXT(w, RT_SLOT_CLAIMING);
 			break;
@@ -522,7 +524,8 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
 	 */
 	uint32_t w = t->slot_w;
 	uint32_t wr = RT_SLOT_NEXT(w, RT_SLOT_ACTIVE);
-	if (!__atomic_compare_exchange_n(&s->h.state, &w, wr, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+	if (!__atomic_compare_exchange_n(&s->h.state, &w, wr, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED)) {
 		t->page = NULL;
 		t->slot = NULL;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

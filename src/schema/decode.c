@@ -21,8 +21,8 @@ int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t 
 		char why_buf[80];
 		const char *why;
 		if (rt_field_check(f, why_buf, sizeof(why_buf), &why) < 0)
-			return rt_error(RINGTRACE_ECORRUPT, "field \"%s\": %s", f->name ? f->name : "?",
-					why);
+			return rt_error(RINGTRACE_ECORRUPT, "field \"%s\": %s",
+					f->name ? f->name : "?", why);
 		unsigned al = f->align ? f->align : 1;
 		o = (o + al - 1) & ~(size_t)(al - 1);
 		memset(v, 0, sizeof(*v));
@@ -62,9 +62,10 @@ int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t 
 		case RINGTRACE_FT_STRING: {
 			const char *nul = memchr(p + o, 0, len - o);
 			if (!nul)
-				return rt_error(RINGTRACE_ECORRUPT,
-						"field \"%s\": string at offset %zu has no terminating NUL within the record (%zu bytes)",
-						f->name, o, len);
+				return rt_error(
+					RINGTRACE_ECORRUPT,
+					"field \"%s\": string at offset %zu has no terminating NUL within the record (%zu bytes)",
+					f->name, o, len);
 			v->ptr = p + o;
 			v->len = (uint32_t)(nul - (p + o));
 			o += v->len + 1;
@@ -76,9 +77,10 @@ int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t 
 				goto short_record;
 			memcpy(&l, p + o, 4);
 			if (l > len - o - 4)
-				return rt_error(RINGTRACE_ECORRUPT,
-						"field \"%s\": %u bytes at offset %zu overrun the record (%zu bytes)",
-						f->name, l, o, len);
+				return rt_error(
+					RINGTRACE_ECORRUPT,
+					"field \"%s\": %u bytes at offset %zu overrun the record (%zu bytes)",
+					f->name, l, o, len);
 			v->ptr = p + o + 4;
 			v->len = l;
 			o += 4 + (size_t)l;

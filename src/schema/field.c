@@ -6,8 +6,7 @@
 
 #include "schema/schema_api.h"
 
-int rt_field_check(const struct ringtrace_field_desc *f, char *buf, size_t size,
-		   const char **why)
+int rt_field_check(const struct ringtrace_field_desc *f, char *buf, size_t size, const char **why)
 {
 	unsigned sz = f->size, al = f->align;
 	int szok = sz == 1 || sz == 2 || sz == 4 || sz == 8;
@@ -58,16 +57,26 @@ int rt_field_check(const struct ringtrace_field_desc *f, char *buf, size_t size,
 const char *rt_field_type_name(const struct ringtrace_field_desc *f)
 {
 	switch (f->type) {
-	case RINGTRACE_FT_INT: return f->is_signed ? "signed integer" : "unsigned integer";
-	case RINGTRACE_FT_FLOAT: return "float";
-	case RINGTRACE_FT_BOOL: return "bool";
-	case RINGTRACE_FT_ENUM: return "enum";
-	case RINGTRACE_FT_POINTER: return "pointer";
-	case RINGTRACE_FT_ARRAY: return "array";
-	case RINGTRACE_FT_FLOAT_ARRAY: return "float array";
-	case RINGTRACE_FT_STRING: return "string";
-	case RINGTRACE_FT_BYTES: return "bytes";
-	default: return "unknown";
+	case RINGTRACE_FT_INT:
+		return f->is_signed ? "signed integer" : "unsigned integer";
+	case RINGTRACE_FT_FLOAT:
+		return "float";
+	case RINGTRACE_FT_BOOL:
+		return "bool";
+	case RINGTRACE_FT_ENUM:
+		return "enum";
+	case RINGTRACE_FT_POINTER:
+		return "pointer";
+	case RINGTRACE_FT_ARRAY:
+		return "array";
+	case RINGTRACE_FT_FLOAT_ARRAY:
+		return "float array";
+	case RINGTRACE_FT_STRING:
+		return "string";
+	case RINGTRACE_FT_BYTES:
+		return "bytes";
+	default:
+		return "unknown";
 	}
 }
 

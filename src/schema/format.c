@@ -94,7 +94,8 @@ struct rt_out {
 	size_t size, len;
 };
 
-static void rt_out_add(struct rt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rt_out_add(struct rt_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void rt_out_add(struct rt_out *o, const char *fmt, ...)
 {
 	va_list ap;
@@ -158,52 +159,91 @@ static void rt_format_conv(struct rt_out *o, const struct rt_fmt_seg *sg, const 
 	}
 	const struct rt_arg *a = &args[(*ai)++];
 	switch (sg->conv) {
-	case 'd': case 'i': {
+	case 'd':
+	case 'i': {
 		long long v = (long long)a->v;
-		if (sg->hh) v = (signed char)v;
-		else if (sg->h) v = (short)v;
-		else if (!sg->wide) v = (int)v;
+		if (sg->hh)
+			v = (signed char)v;
+		else if (sg->h)
+			v = (short)v;
+		else if (!sg->wide)
+			v = (int)v;
 		if (sg->simple) {
-			rt_out_int(o, 'd', v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v, v < 0);
+			rt_out_int(o, 'd',
+				   v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v,
+				   v < 0);
 			break;
 		}
-		spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = sg->conv; spec[k] = 0;
-		if (nstars == 2) rt_out_add(o, spec, stars[0], stars[1], v);
-		else if (nstars == 1) rt_out_add(o, spec, stars[0], v);
-		else rt_out_add(o, spec, v);
+		spec[k++] = 'l';
+		spec[k++] = 'l';
+		spec[k++] = sg->conv;
+		spec[k] = 0;
+		if (nstars == 2)
+			rt_out_add(o, spec, stars[0], stars[1], v);
+		else if (nstars == 1)
+			rt_out_add(o, spec, stars[0], v);
+		else
+			rt_out_add(o, spec, v);
 		break;
 	}
-	case 'u': case 'x': case 'X': case 'o': {
+	case 'u':
+	case 'x':
+	case 'X':
+	case 'o': {
 		unsigned long long v = a->v;
-		if (sg->hh) v = (unsigned char)v;
-		else if (sg->h) v = (unsigned short)v;
-		else if (!sg->wide) v = (unsigned int)v;
+		if (sg->hh)
+			v = (unsigned char)v;
+		else if (sg->h)
+			v = (unsigned short)v;
+		else if (!sg->wide)
+			v = (unsigned int)v;
 		if (sg->simple && sg->conv != 'o') {
 			rt_out_int(o, sg->conv, v, 0);
 			break;
 		}
-		spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = sg->conv; spec[k] = 0;
-		if (nstars == 2) rt_out_add(o, spec, stars[0], stars[1], v);
-		else if (nstars == 1) rt_out_add(o, spec, stars[0], v);
-		else rt_out_add(o, spec, v);
+		spec[k++] = 'l';
+		spec[k++] = 'l';
+		spec[k++] = sg->conv;
+		spec[k] = 0;
+		if (nstars == 2)
+			rt_out_add(o, spec, stars[0], stars[1], v);
+		else if (nstars == 1)
+			rt_out_add(o, spec, stars[0], v);
+		else
+			rt_out_add(o, spec, v);
 		break;
 	}
 	case 'c':
-		spec[k++] = 'c'; spec[k] = 0;
-		if (nstars == 2) rt_out_add(o, spec, stars[0], stars[1], (int)a->v);
-		else if (nstars == 1) rt_out_add(o, spec, stars[0], (int)a->v);
-		else rt_out_add(o, spec, (int)a->v);
+		spec[k++] = 'c';
+		spec[k] = 0;
+		if (nstars == 2)
+			rt_out_add(o, spec, stars[0], stars[1], (int)a->v);
+		else if (nstars == 1)
+			rt_out_add(o, spec, stars[0], (int)a->v);
+		else
+			rt_out_add(o, spec, (int)a->v);
 		break;
-	case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+	case 'f':
+	case 'F':
+	case 'e':
+	case 'E':
+	case 'g':
+	case 'G':
+	case 'a':
+	case 'A': {
 		double d;
 		if (a->type == RINGTRACE_PF_DOUBLE)
 			memcpy(&d, &a->v, 8);
 		else
 			d = (double)(int64_t)a->v;
-		spec[k++] = sg->conv; spec[k] = 0;
-		if (nstars == 2) rt_out_add(o, spec, stars[0], stars[1], d);
-		else if (nstars == 1) rt_out_add(o, spec, stars[0], d);
-		else rt_out_add(o, spec, d);
+		spec[k++] = sg->conv;
+		spec[k] = 0;
+		if (nstars == 2)
+			rt_out_add(o, spec, stars[0], stars[1], d);
+		else if (nstars == 1)
+			rt_out_add(o, spec, stars[0], d);
+		else
+			rt_out_add(o, spec, d);
 		break;
 	}
 	case 's':
@@ -234,7 +274,10 @@ static void rt_format_conv(struct rt_out *o, const struct rt_fmt_seg *sg, const 
 				if (st && (!dot || st < dot))
 					k = (size_t)(st - spec);
 			}
-			spec[k++] = '.'; spec[k++] = '*'; spec[k++] = 's'; spec[k] = 0;
+			spec[k++] = '.';
+			spec[k++] = '*';
+			spec[k++] = 's';
+			spec[k] = 0;
 			if (has_width) {
 				char full[64];
 				snprintf(full, sizeof(full), "%.*s*.*s", (int)(k - 3), spec);
@@ -247,10 +290,14 @@ static void rt_format_conv(struct rt_out *o, const struct rt_fmt_seg *sg, const 
 		}
 		break;
 	case 'p':
-		spec[k++] = 'p'; spec[k] = 0;
-		if (nstars == 2) rt_out_add(o, spec, stars[0], stars[1], (void *)(uintptr_t)a->v);
-		else if (nstars == 1) rt_out_add(o, spec, stars[0], (void *)(uintptr_t)a->v);
-		else rt_out_add(o, spec, (void *)(uintptr_t)a->v);
+		spec[k++] = 'p';
+		spec[k] = 0;
+		if (nstars == 2)
+			rt_out_add(o, spec, stars[0], stars[1], (void *)(uintptr_t)a->v);
+		else if (nstars == 1)
+			rt_out_add(o, spec, stars[0], (void *)(uintptr_t)a->v);
+		else
+			rt_out_add(o, spec, (void *)(uintptr_t)a->v);
 		break;
 	default:
 		rt_out_add(o, "<%%%c?>", sg->conv);
@@ -301,7 +348,8 @@ int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_t nargs, c
 /* ---- records by their schema ------------------------------------------------- */
 
 /* Render a value as text into [*at, end): arrays {a, b}, bytes as hex. */
-static const char *rt_render(const struct ringtrace_value *v, char **at, char *end, uint32_t *outlen)
+static const char *rt_render(const struct ringtrace_value *v, char **at, char *end,
+			     uint32_t *outlen)
 {
 	const struct ringtrace_field_desc *f = v->field;
 	char *start = *at;
@@ -310,11 +358,11 @@ static const char *rt_render(const struct ringtrace_value *v, char **at, char *e
 		return ""; /* scratch space used up: render nothing */
 	size_t room = (size_t)(end - start);
 	size_t n = 0;
-#define RT_ADD(...)                                                                  \
-	do {                                                                         \
-		int k_ = snprintf(start + n, room > n ? room - n : 0, __VA_ARGS__);  \
-		if (k_ > 0)                                                          \
-			n += (size_t)k_;                                             \
+#define RT_ADD(...)                                                                 \
+	do {                                                                        \
+		int k_ = snprintf(start + n, room > n ? room - n : 0, __VA_ARGS__); \
+		if (k_ > 0)                                                         \
+			n += (size_t)k_;                                            \
 	} while (0)
 	if (f->type == RINGTRACE_FT_BYTES) {
 		const unsigned char *b = v->ptr;
@@ -329,7 +377,8 @@ static const char *rt_render(const struct ringtrace_value *v, char **at, char *e
 			} else {
 				uint64_t u = rt_field_load(e, f->size);
 				if (f->is_signed)
-					RT_ADD("%s%lld", i ? "," : "", (long long)rt_field_sext(u, f->size));
+					RT_ADD("%s%lld", i ? "," : "",
+					       (long long)rt_field_sext(u, f->size));
 				else
 					RT_ADD("%s%llu", i ? "," : "", (unsigned long long)u);
 			}
@@ -345,8 +394,8 @@ static const char *rt_render(const struct ringtrace_value *v, char **at, char *e
 }
 
 int rt_record_format(const char *print_fmt, const struct rt_fmt_seg *segs, uint32_t nseg,
-		     const struct ringtrace_field_desc *fields, uint32_t nfields, const void *payload,
-		     size_t len, char *buf, size_t size)
+		     const struct ringtrace_field_desc *fields, uint32_t nfields,
+		     const void *payload, size_t len, char *buf, size_t size)
 {
 	struct ringtrace_value vals[64];
 	struct rt_arg args[64];
@@ -431,7 +480,8 @@ int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t narg
 	const char *p = payload;
 	struct rt_arg args[RINGTRACE_PRINTF_MAX_ARGS];
 	if (!fmt || len < 8)
-		return rt_error(RINGTRACE_ECORRUPT, "printf record: %zu bytes, shorter than its 8-byte header", len);
+		return rt_error(RINGTRACE_ECORRUPT,
+				"printf record: %zu bytes, shorter than its 8-byte header", len);
 	uint32_t nbytes, n = nargs;
 	memcpy(&nbytes, p + 4, 4);
 	if (nbytes > len - 8)
@@ -448,13 +498,16 @@ int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t narg
 		if (types[i] == RINGTRACE_PF_STRING) {
 			uint32_t l;
 			if (o > len || len - o < 4)
-				return rt_error(RINGTRACE_ECORRUPT,
-						"printf record: argument %u at offset %zu is truncated", i + 1, o);
+				return rt_error(
+					RINGTRACE_ECORRUPT,
+					"printf record: argument %u at offset %zu is truncated",
+					i + 1, o);
 			memcpy(&l, p + o, 4);
 			if (l > len - o - 4)
-				return rt_error(RINGTRACE_ECORRUPT,
-						"printf record: string argument %u at offset %zu overruns the record",
-						i + 1, o);
+				return rt_error(
+					RINGTRACE_ECORRUPT,
+					"printf record: string argument %u at offset %zu overruns the record",
+					i + 1, o);
 			args[i].s = p + o + 4;
 			args[i].slen = l;
 			args[i].v = 0;
@@ -462,8 +515,10 @@ int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t narg
 		} else {
 			o = RT_ALIGN8(o);
 			if (o > len || len - o < 8)
-				return rt_error(RINGTRACE_ECORRUPT,
-						"printf record: argument %u at offset %zu is truncated", i + 1, o);
+				return rt_error(
+					RINGTRACE_ECORRUPT,
+					"printf record: argument %u at offset %zu is truncated",
+					i + 1, o);
 			memcpy(&args[i].v, p + o, 8);
 			args[i].s = NULL;
 			args[i].slen = 0;
@@ -471,8 +526,9 @@ int ringtrace_printf_format(const char *fmt, const uint8_t *types, uint32_t narg
 		}
 	}
 	if (RT_ALIGN8(o) != len)
-		return rt_error(RINGTRACE_ECORRUPT,
-				"printf record: %zu argument bytes, but the call site's %u arguments take %zu",
-				len - 8, n, RT_ALIGN8(o) - 8);
+		return rt_error(
+			RINGTRACE_ECORRUPT,
+			"printf record: %zu argument bytes, but the call site's %u arguments take %zu",
+			len - 8, n, RT_ALIGN8(o) - 8);
 	return rt_format_args(fmt, args, n, buf, size);
 }

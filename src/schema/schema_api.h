@@ -24,10 +24,26 @@
 static inline uint64_t rt_field_load(const void *p, unsigned size)
 {
 	switch (size) {
-	case 1: { uint8_t v; memcpy(&v, p, 1); return v; }
-	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-	default: { uint64_t v; memcpy(&v, p, 8); return v; }
+	case 1: {
+		uint8_t v;
+		memcpy(&v, p, 1);
+		return v;
+	}
+	case 2: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case 4: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	default: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
 	}
 }
 
@@ -77,7 +93,7 @@ RT_HIDDEN uint64_t rt_field_fixed_bytes(const struct ringtrace_field_desc *f);
 struct rt_arg {
 	uint8_t type;
 	uint64_t v;
-	const char *s;   /* RINGTRACE_PF_STRING: the bytes (not NUL-terminated) */
+	const char *s; /* RINGTRACE_PF_STRING: the bytes (not NUL-terminated) */
 	uint32_t slen;
 };
 
@@ -88,14 +104,14 @@ struct rt_arg {
  * (the trace reader does, per event) instead of cutting them every time.
  */
 struct rt_fmt_seg {
-	const char *lit;   /* literal text (conv == 0) */
+	const char *lit; /* literal text (conv == 0) */
 	uint32_t litlen;
-	char conv;         /* the conversion character, 0 for a literal */
-	uint8_t simple;    /* no flags, width or precision */
+	char conv;              /* the conversion character, 0 for a literal */
+	uint8_t simple;         /* no flags, width or precision */
 	uint8_t star_w, star_p; /* width / precision given as '*' (an argument each) */
 	uint8_t hh, h, wide;    /* length modifier: hh, h, or any wider one */
 	uint8_t speclen;
-	char spec[45];     /* "%" flags width "." precision, as written (no modifier) */
+	char spec[45]; /* "%" flags width "." precision, as written (no modifier) */
 };
 
 /*

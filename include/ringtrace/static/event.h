@@ -86,9 +86,9 @@ struct ringtrace_event_desc {
 	 * other.
 	 */
 	uint32_t state;
-	uint32_t id;         /* assigned at registration */
+	uint32_t id; /* assigned at registration */
 	uint32_t flags;
-	uint32_t kind;       /* enum ringtrace_event_kind */
+	uint32_t kind; /* enum ringtrace_event_kind */
 	const char *name;
 	const char *print_fmt;
 	const char *file;
@@ -97,7 +97,7 @@ struct ringtrace_event_desc {
 	uint32_t pad;
 	const struct ringtrace_probe_set *probes;
 	const struct ringtrace_event_ctl_ *ctl; /* filter and triggers (RCU) */
-	void *reg;           /* registry entry (internal) */
+	void *reg;                              /* registry entry (internal) */
 	/* (uint64_t)id << 32, set with id: the id as it sits in an event
 	 * header word, so that the recording code ORs it in with one load. */
 	uint64_t id_hdr;
@@ -116,8 +116,8 @@ struct ringtrace_event_desc {
 #define RINGTRACE_COUNT_SLOTS 256u
 
 struct ringtrace_reader_node {
-	uint64_t seq;    /* odd (the grace-period counter | 1) inside a section, else 0 */
-	uint32_t nest;   /* sections nested inside the outermost (signal handlers) */
+	uint64_t seq;  /* odd (the grace-period counter | 1) inside a section, else 0 */
+	uint32_t nest; /* sections nested inside the outermost (signal handlers) */
 	uint32_t in_use;
 	struct ringtrace_reader_node *next;
 	uint64_t count[2][RINGTRACE_COUNT_SLOTS];
@@ -209,8 +209,8 @@ static inline unsigned ringtrace_read_lock(void)
  * before it knows that readers need no fence (the cookie says so): the
  * recording fast path. Anything else uses ringtrace_read_lock_fast_().
  */
-static inline __attribute__((always_inline)) int
-ringtrace_read_enter_rec_(struct ringtrace_reader_node **np)
+static inline __attribute__((always_inline)) int ringtrace_read_enter_rec_(
+	struct ringtrace_reader_node **np)
 {
 	struct ringtrace_reader_node *n = ringtrace_thr_.rnode;
 	if (__builtin_expect(__atomic_load_n(&n->seq, __ATOMIC_RELAXED) != 0, 0))
@@ -223,16 +223,16 @@ ringtrace_read_enter_rec_(struct ringtrace_reader_node **np)
 }
 
 /* The same, for any section: 0 as well when readers must fence. */
-static inline __attribute__((always_inline)) int
-ringtrace_read_lock_fast_(struct ringtrace_reader_node **np)
+static inline __attribute__((always_inline)) int ringtrace_read_lock_fast_(
+	struct ringtrace_reader_node **np)
 {
 	if (__builtin_expect(ringtrace_rcu_fence_, 0))
 		return 0;
 	return ringtrace_read_enter_rec_(np);
 }
 
-static inline __attribute__((always_inline)) void
-ringtrace_read_unlock_fast_(struct ringtrace_reader_node *n)
+static inline __attribute__((always_inline)) void ringtrace_read_unlock_fast_(
+	struct ringtrace_reader_node *n)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&n->seq, 0, __ATOMIC_RELEASE);
@@ -264,8 +264,8 @@ static inline ringtrace_rb *ringtrace_events_buffer_(void)
  */
 static inline void ringtrace_events_note_(ringtrace_rb *rb, unsigned nested)
 {
-	if (__builtin_expect(!nested && __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED) !=
-						ringtrace_thr_.cookie,
+	if (__builtin_expect(!nested && __atomic_load_n(&ringtrace_events_cookie_,
+							__ATOMIC_RELAXED) != ringtrace_thr_.cookie,
 			     0))
 		ringtrace_events_cache_(rb);
 }
@@ -291,23 +291,23 @@ struct ringtrace_filter;
  * `(v & m) - 1 <= ~0 - 1`.
  */
 struct ringtrace_fast_pred_ {
-	uint8_t op;          /* 0: not that simple (call ringtrace_filter_match) */
-	uint8_t sh;          /* 64 - 8 * field size */
+	uint8_t op; /* 0: not that simple (call ringtrace_filter_match) */
+	uint8_t sh; /* 64 - 8 * field size */
 	uint8_t pad[2];
-	uint32_t off;        /* in the payload; off + size <= the fixed prefix */
-	uint64_t ext;        /* after an arithmetic extension: ~0 (signed) or the field's bits */
+	uint32_t off; /* in the payload; off + size <= the fixed prefix */
+	uint64_t ext; /* after an arithmetic extension: ~0 (signed) or the field's bits */
 	uint64_t bias, mask, lo, span;
 };
 
 struct ringtrace_event_ctl_ {
 	const struct ringtrace_filter *filter; /* NULL: every call is recorded */
 	struct ringtrace_fast_pred_ fast;
-	uint32_t slot;       /* counter slot, or RINGTRACE_COUNT_SLOTS: use *overflow */
+	uint32_t slot; /* counter slot, or RINGTRACE_COUNT_SLOTS: use *overflow */
 	uint32_t ntriggers;
-	uint32_t inline_ok;  /* filter && !ntriggers: the call's entry may filter fixed-size records */
+	uint32_t inline_ok; /* filter && !ntriggers: the call's entry may filter fixed-size records */
 	uint32_t pad;
-	uint64_t *overflow;  /* rejected count when no slot was free (atomic add) */
-	void *triggers;      /* the library's trigger list */
+	uint64_t *overflow; /* rejected count when no slot was free (atomic add) */
+	void *triggers;     /* the library's trigger list */
 };
 
 /* ringtrace/filter.h; declared here too for the inline evaluation below. */
@@ -316,8 +316,8 @@ int ringtrace_filter_match(const struct ringtrace_filter *f, const void *payload
 void ringtrace_triggers_run_(const struct ringtrace_event_ctl_ *ctl, const void *payload,
 			     size_t len);
 
-static inline __attribute__((always_inline)) int
-ringtrace_fast_pred_(const struct ringtrace_fast_pred_ *fp, const void *payload)
+static inline __attribute__((always_inline)) int ringtrace_fast_pred_(
+	const struct ringtrace_fast_pred_ *fp, const void *payload)
 {
 	/*
 	 * Load exactly the field's bytes: the record was just written, and a
@@ -347,23 +347,25 @@ ringtrace_fast_pred_(const struct ringtrace_fast_pred_ *fp, const void *payload)
 }
 
 /* A compiled filter on a staged record: inline when it has a fast form. */
-static inline __attribute__((always_inline)) int
-ringtrace_filter_eval_(const struct ringtrace_filter *f, const struct ringtrace_fast_pred_ *fast,
-		       const void *payload, size_t len)
+static inline __attribute__((always_inline)) int ringtrace_filter_eval_(
+	const struct ringtrace_filter *f, const struct ringtrace_fast_pred_ *fast,
+	const void *payload, size_t len)
 {
-	return fast->op ? ringtrace_fast_pred_(fast, payload) : ringtrace_filter_match(f, payload, len);
+	return fast->op ? ringtrace_fast_pred_(fast, payload)
+			: ringtrace_filter_match(f, payload, len);
 }
 
 /* Count one call rejected by ctl's filter. `nested`: the token of the
  * read-side section the caller is in. */
-static inline __attribute__((always_inline)) void
-ringtrace_ctl_count_(const struct ringtrace_event_ctl_ *ctl, unsigned nested)
+static inline __attribute__((always_inline)) void ringtrace_ctl_count_(
+	const struct ringtrace_event_ctl_ *ctl, unsigned nested)
 {
 	uint32_t slot = ctl->slot;
 	if (__builtin_expect(slot < RINGTRACE_COUNT_SLOTS, 1)) {
 		uint64_t *c = &ringtrace_thr_.rnode->count[nested ? 1 : 0][slot];
 		if (!nested)
-			__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1,
+					 __ATOMIC_RELAXED);
 		else
 			__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 	} else {
@@ -375,9 +377,8 @@ ringtrace_ctl_count_(const struct ringtrace_event_ctl_ *ctl, unsigned nested)
  * Whether a record (built by the tracepoint: trusted, `len` bytes plus 8
  * bytes of slack) passes the event's filter; a rejected call is counted.
  */
-static inline __attribute__((always_inline)) int
-ringtrace_ctl_keep_(const struct ringtrace_event_ctl_ *ctl, const void *payload, size_t len,
-		    unsigned nested)
+static inline __attribute__((always_inline)) int ringtrace_ctl_keep_(
+	const struct ringtrace_event_ctl_ *ctl, const void *payload, size_t len, unsigned nested)
 {
 	if (!ctl->filter)
 		return 1;

@@ -49,13 +49,13 @@ struct ringtrace_slot_head_ {
 
 /* The first fields of the process-local buffer handle (struct ringtrace_rb). */
 struct ringtrace_rb_head_ {
-	uint32_t idx;          /* this buffer's index into ringtrace_wtls_ */
-	uint32_t is_tsc;       /* the buffer's clock is the cycle counter */
-	uint64_t epoch;        /* unique per buffer and process; 0 and ~0 never */
-	char *base;            /* the mapped pool */
-	char *pages;           /* its first page */
+	uint32_t idx;    /* this buffer's index into ringtrace_wtls_ */
+	uint32_t is_tsc; /* the buffer's clock is the cycle counter */
+	uint64_t epoch;  /* unique per buffer and process; 0 and ~0 never */
+	char *base;      /* the mapped pool */
+	char *pages;     /* its first page */
 	uint32_t page_size;
-	uint32_t max_payload;  /* largest payload an event may have */
+	uint32_t max_payload; /* largest payload an event may have */
 	/*
 	 * epoch if the buffer's clock is the cycle counter, else a value no
 	 * thread's epoch ever has: one compare says both "this thread writes
@@ -66,9 +66,9 @@ struct ringtrace_rb_head_ {
 
 /* A thread's private state for one buffer. */
 struct ringtrace_wtls_ {
-	uint64_t epoch;        /* == the buffer's epoch while this thread writes there */
+	uint64_t epoch; /* == the buffer's epoch while this thread writes there */
 	struct ringtrace_slot_head_ *slot; /* its writer slot */
-	char *page;            /* current page, NULL if none */
+	char *page;                        /* current page, NULL if none */
 	uint32_t off;          /* where the next event starts: the committed end rounded up to 8 */
 	uint32_t limit;        /* page size, 0 when there is no page */
 	uint32_t res_end;      /* the payload end of ringtrace_rb_reserve's event (its commit) */
@@ -92,8 +92,9 @@ extern __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
  * The smallest max_payload a buffer can have (4 KiB pages): a record of
  * a constant size up to this needs no check against the buffer's.
  */
-#define RINGTRACE_MIN_MAX_PAYLOAD_                                                       \
-	((RINGTRACE_RB_MIN_PAGE_SIZE - RINGTRACE_PAGE_HEADER_SIZE - RINGTRACE_EV_EXT_HEADER_SIZE) & \
+#define RINGTRACE_MIN_MAX_PAYLOAD_                                  \
+	((RINGTRACE_RB_MIN_PAGE_SIZE - RINGTRACE_PAGE_HEADER_SIZE - \
+	  RINGTRACE_EV_EXT_HEADER_SIZE) &                           \
 	 ~7u)
 
 /*
@@ -109,7 +110,7 @@ struct ringtrace_fres_ {
 };
 
 /* The header and payload of a record of len bytes, rounded up to 8. */
-#define RINGTRACE_EV_SPAN_(len)                                               \
+#define RINGTRACE_EV_SPAN_(len)                                                    \
 	((RINGTRACE_EV_HEADER_SIZE + (uint32_t)(len) + (RINGTRACE_EV_ALIGN - 1)) & \
 	 ~(RINGTRACE_EV_ALIGN - 1))
 
@@ -123,9 +124,10 @@ struct ringtrace_fres_ {
  * would be loaded before them, at the call, and kept in a register all
  * along.) Commit with ringtrace_commit_fast_().
  */
-static inline __attribute__((always_inline)) void *
-ringtrace_reserve_at_(struct ringtrace_wtls_ *t, const uint64_t *id_hdr, size_t len,
-		      struct ringtrace_fres_ *f)
+static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct ringtrace_wtls_ *t,
+									 const uint64_t *id_hdr,
+									 size_t len,
+									 struct ringtrace_fres_ *f)
 {
 	uint64_t ts;
 	struct ringtrace_slot_head_ *s = t->slot;
@@ -180,8 +182,8 @@ ringtrace_reserve_at_(struct ringtrace_wtls_ *t, const uint64_t *id_hdr, size_t 
  * thread is not attached, the clock is not the cycle counter or the
  * record too big).
  */
-static inline __attribute__((always_inline)) void *
-ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtrace_fres_ *f)
+static inline __attribute__((always_inline)) void *ringtrace_reserve_fast_(
+	ringtrace_rb *rb, uint32_t id, size_t len, struct ringtrace_fres_ *f)
 {
 	const struct ringtrace_rb_head_ *r = (const struct ringtrace_rb_head_ *)(const void *)rb;
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[r->idx];
@@ -195,8 +197,8 @@ ringtrace_reserve_fast_(ringtrace_rb *rb, uint32_t id, size_t len, struct ringtr
 }
 
 /* Publish the reserved event: the page's commit, the hit count, nest 0. */
-static inline __attribute__((always_inline)) void
-ringtrace_commit_fast_(const struct ringtrace_fres_ *f)
+static inline __attribute__((always_inline)) void ringtrace_commit_fast_(
+	const struct ringtrace_fres_ *f)
 {
 	struct ringtrace_wtls_ *t = f->t;
 	struct ringtrace_slot_head_ *s = f->s;
