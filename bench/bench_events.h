@@ -12,17 +12,17 @@
 
 #include "ringtrace/tracepoint.h"
 
-/* `tp`: the markers microbenchmark (seed 002): one int, the cheapest event. */
+/* `tp`: the Linux Kernel Markers microbenchmark: one int, the cheapest event. */
 RINGTRACE_EVENT(bench_int, RINGTRACE_PROTO(int v), RINGTRACE_ARGS(v),
 		RINGTRACE_FIELDS(ringtrace_integer(int32_t, v, v)), RINGTRACE_PRINT("v=%d"))
 
-/* `filter`: the event of the filter benchmark (`value & 1`, seeds 000/003). */
+/* `filter`: the event of the filter benchmark (`value & 1`, as the kernel's trace event benchmark filters). */
 RINGTRACE_EVENT(bench_value, RINGTRACE_PROTO(int value), RINGTRACE_ARGS(value),
 		RINGTRACE_FIELDS(ringtrace_integer(int32_t, value, value)),
 		RINGTRACE_PRINT("value=%d"))
 
 /*
- * `event`: the kernel's trace_benchmark (seed 003): the string carries the
+ * `event`: the kernel's trace_benchmark: the string carries the
  * timing statistics of the previous calls.
  */
 RINGTRACE_EVENT(benchmark_event, RINGTRACE_PROTO(const char *str), RINGTRACE_ARGS(str),

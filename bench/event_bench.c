@@ -4,7 +4,7 @@
  * What it reproduces
  * ------------------
  * The Linux kernel's trace event benchmark (kernel/trace/trace_benchmark.c,
- * CONFIG_TRACEPOINT_BENCHMARK, seed 003), in user space:
+ * CONFIG_TRACEPOINT_BENCHMARK), in user space:
  *
  *     start = clock();
  *     trace_benchmark_event(str);
@@ -204,7 +204,7 @@ static void event_usage(FILE *f)
 {
 	fprintf(f, "usage: ringtrace-bench event [options]\n"
 		   "\n"
-		   "The trace event benchmark (the kernel's trace_benchmark.c, seed 003): a loop\n"
+		   "The trace event benchmark (in the shape of the kernel's trace_benchmark.c): a loop\n"
 		   "that times each call of a tracepoint with a string field and passes the\n"
 		   "statistics of the durations so far (last, first, max, min, avg, std, std^2,\n"
 		   "in ns) as the string of the next call; the events are recorded into a ring\n"

@@ -3,7 +3,8 @@
  *
  * What it reproduces
  * ------------------
- * Seeds 000 and 003 filter kernel events (`mydata == 10`, `delta & 1`)
+ * The kernel's ring_buffer_benchmark and trace event benchmark filter
+ * kernel events (`mydata == 10`, `delta & 1`)
  * and ask what an event the filter discards costs (40-50 ns there, the
  * record being built in the ring buffer and then discarded). Here the
  * event is trace_bench_value(int value) (bench_events.h) with the filter
@@ -18,7 +19,7 @@
  *                     the tracepoint cannot evaluate inline (the
  *                     interpreter), every value even: rejected
  * then "filter rejected / recorded" and "filter passed / recorded".
- * Targets (issue 6): rejected <= 1/3 of recorded; passed <= 1.2 x
+ * Targets (docs/benchmarks.md): rejected <= 1/3 of recorded; passed <= 1.2 x
  * recorded.
  *
  * Method: the loops of tp (an opaque counter per iteration, warm-up and
@@ -160,7 +161,7 @@ static void fb_usage(FILE *f)
 {
 	fprintf(f, "usage: ringtrace-bench filter [options]\n"
 		   "\n"
-		   "What a filter costs (seeds 000, 003): ns per call of a one-int event,\n"
+		   "What a filter costs (as the kernel's trace event benchmark asks): ns per call of a one-int event,\n"
 		   "recorded without a filter, with the filter `value & 1` passing and\n"
 		   "rejecting every call, half and half, and with a filter the tracepoint\n"
 		   "cannot evaluate inline. Pinned to one CPU; cases interleaved.\n"

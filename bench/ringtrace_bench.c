@@ -4,11 +4,11 @@
  *   ringtrace-bench rb [options]   ring buffer hammer (kernel
  *                                  ring_buffer_benchmark reproduction)
  *   ringtrace-bench tp [options]   tracepoint microbenchmark (Linux Kernel
- *                                  Markers, seed 002)
+ *                                  Markers)
  *   ringtrace-bench event [options] trace event benchmark (kernel
- *                                  trace_benchmark.c, seed 003)
+ *                                  trace_benchmark.c)
  *   ringtrace-bench filter [options] cost of a filtered event, passed and
- *                                  rejected (seeds 000, 003)
+ *                                  rejected (the kernel's filter experiments)
  *   ringtrace-bench record [options] recorder throughput without loss
  *   ringtrace-bench report [options] trace reading speed of `ringtrace
  *                                  report`/`stat` vs babeltrace2

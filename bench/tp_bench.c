@@ -3,7 +3,7 @@
  *
  * What it reproduces
  * ------------------
- * The Linux Kernel Markers microbenchmark (seed 002, Mathieu Desnoyers,
+ * The Linux Kernel Markers microbenchmark (Mathieu Desnoyers,
  * 2007): time a tight loop of N iterations with nothing in it, then with a
  * disabled marker, then with the marker enabled into an empty probe, then
  * with its data recorded, and report the cost per iteration. Here the
@@ -23,7 +23,7 @@
  *                              enabled and recorded
  *   snprintf (3 ints)          snprintf of the same format into a local
  *                              buffer: formatting at record time, for
- *                              contrast (seed 002's "format string
+ *                              contrast (the markers microbenchmark's "format string
  *                              processing")
  *   cheapest event             the floor of rb: rdtsc + 16-byte store +
  *                              release store (bench_common.c)
@@ -310,7 +310,7 @@ static void tp_usage(FILE *f)
 	fprintf(f,
 		"usage: ringtrace-bench tp [options]\n"
 		"\n"
-		"The tracepoint microbenchmark (Linux Kernel Markers, seed 002): ns per\n"
+		"The tracepoint microbenchmark (in the shape of the Linux Kernel Markers one): ns per\n"
 		"iteration of a tight loop, empty, with a disabled tracepoint, with the\n"
 		"tracepoint enabled into an empty probe, recorded, with ringtrace_printf and\n"
 		"with snprintf; and the cheapest possible event, for comparison. Pinned to\n"

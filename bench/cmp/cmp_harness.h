@@ -25,9 +25,9 @@
  *            with CLOCK_MONOTONIC around the whole loop: ns per iteration,
  *            loop overhead included (about 0.3 ns here; the "none" program
  *            shows it).
- *   close    seed 004: N iterations of { close(-1); cmp_emit(i); }: ns per
+ *   close    perf's close(-1) experiment: N iterations of { close(-1); cmp_emit(i); }: ns per
  *            call.
- *   latency  seed 001: a SCHED_FIFO thread wakes up every --interval-us on
+ *   latency  the cyclictest wake-up latency experiment: a SCHED_FIFO thread wakes up every --interval-us on
  *            clock_nanosleep(TIMER_ABSTIME), emits one event, then reads
  *            the clock: its lateness (now - programmed wake-up) includes
  *            the event, as a scheduler tracepoint on the wake-up path

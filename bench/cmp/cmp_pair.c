@@ -16,7 +16,7 @@
  * Cases: the microbenchmark loop of cmp_harness.h with no tracer, with
  * trace_cmp_int() into a ringtrace overwrite buffer, the same into a
  * discard buffer, with cmp_trace_ev() (DPDK, overwrite), and with the
- * floor (the least a timestamped event does: see floor_emit); seed 004's
+ * floor (the least a timestamped event does: see floor_emit); perf's
  * loop (close(-1) then the event) with no tracer, ringtrace (overwrite)
  * and DPDK. Buffers of --buffer bytes each (4 MiB: a few hundred rounds
  * fit none of them). ringtrace's two buffers are made here
