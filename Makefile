@@ -11,7 +11,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure --no-tests=error
 
-.PHONY: all build demo check check-normal check-asan check-tsan check-fuzz check-release deps clean
+.PHONY: all build demo check check-format check-normal check-asan check-tsan check-fuzz check-release deps clean
 
 all: build
 
@@ -37,11 +37,18 @@ demo: build
 deps:
 	@sh scripts/install-deps.sh
 
-check: deps check-normal check-asan check-tsan check-fuzz check-release
+check: deps check-format check-normal check-asan check-tsan check-fuzz check-release
 	@echo "== all test builds passed (normal, asan+ubsan, tsan), the fuzzer found nothing, release builds clean"
 	@n=0; for d in build build-asan build-tsan; do \
 		t=$$(ctest --test-dir $$d -N | sed -n 's/^Total Tests: //p'); n=$$((n + t)); done; \
 		echo "check: $$n passed, 0 failed"
+
+# The sources are laid out by clang-format (.clang-format); tests/ too.
+FORMAT_FILES = $(shell git ls-files 'src/*.[ch]' 'include/*.h' 'tools/*.[ch]' 'bench/*.[ch]' \
+	'examples/*.[ch]' 'tests/*.[ch]' 'tests/*.cpp' 2>/dev/null)
+check-format:
+	@clang-format --dry-run --Werror $(FORMAT_FILES)
+	@echo "== clang-format: every source laid out by .clang-format"
 
 check-normal:
 	cmake -S . -B build -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++

@@ -202,20 +202,21 @@ static void stats_add(struct ev_stats *s, uint64_t delta, char *str, size_t size
 
 static void event_usage(FILE *f)
 {
-	fprintf(f, "usage: ringtrace-bench event [options]\n"
-		   "\n"
-		   "The trace event benchmark (in the shape of the kernel's trace_benchmark.c): a loop\n"
-		   "that times each call of a tracepoint with a string field and passes the\n"
-		   "statistics of the durations so far (last, first, max, min, avg, std, std^2,\n"
-		   "in ns) as the string of the next call; the events are recorded into a ring\n"
-		   "buffer that a consumer thread reads by pages. Prints the string every second,\n"
-		   "then 'final: ...', 'events: N' and 'lost: N'.\n"
-		   "\n"
-		   "options:\n"
-		   "  --seconds N          how long to run (default 10; fractions ok)\n"
-		   "  -h, --help           this help\n"
-		   "\n"
-		   "exit status: 0 ok, 1 a check failed (accounting, reader), 2 usage error\n");
+	fprintf(f,
+		"usage: ringtrace-bench event [options]\n"
+		"\n"
+		"The trace event benchmark (in the shape of the kernel's trace_benchmark.c): a loop\n"
+		"that times each call of a tracepoint with a string field and passes the\n"
+		"statistics of the durations so far (last, first, max, min, avg, std, std^2,\n"
+		"in ns) as the string of the next call; the events are recorded into a ring\n"
+		"buffer that a consumer thread reads by pages. Prints the string every second,\n"
+		"then 'final: ...', 'events: N' and 'lost: N'.\n"
+		"\n"
+		"options:\n"
+		"  --seconds N          how long to run (default 10; fractions ok)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"exit status: 0 ok, 1 a check failed (accounting, reader), 2 usage error\n");
 }
 
 #define usage_error(fmt, arg) bench_usage_error("event", fmt, arg)

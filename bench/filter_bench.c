@@ -159,20 +159,21 @@ static int set_filter(const char *expr)
 
 static void fb_usage(FILE *f)
 {
-	fprintf(f, "usage: ringtrace-bench filter [options]\n"
-		   "\n"
-		   "What a filter costs (as the kernel's trace event benchmark asks): ns per call of a one-int event,\n"
-		   "recorded without a filter, with the filter `value & 1` passing and\n"
-		   "rejecting every call, half and half, and with a filter the tracepoint\n"
-		   "cannot evaluate inline. Pinned to one CPU; cases interleaved.\n"
-		   "\n"
-		   "options:\n"
-		   "  --runs R             rounds of all cases; medians are printed (default 5)\n"
-		   "  --iterations N       calls per measured loop (default: ~0.3 s each)\n"
-		   "  --cpu C              the CPU to pin to (default: the first usable one)\n"
-		   "  -h, --help           this help\n"
-		   "\n"
-		   "exit status: 0 ok, 1 accounting mismatch or setup failed, 2 usage error\n");
+	fprintf(f,
+		"usage: ringtrace-bench filter [options]\n"
+		"\n"
+		"What a filter costs (as the kernel's trace event benchmark asks): ns per call of a one-int event,\n"
+		"recorded without a filter, with the filter `value & 1` passing and\n"
+		"rejecting every call, half and half, and with a filter the tracepoint\n"
+		"cannot evaluate inline. Pinned to one CPU; cases interleaved.\n"
+		"\n"
+		"options:\n"
+		"  --runs R             rounds of all cases; medians are printed (default 5)\n"
+		"  --iterations N       calls per measured loop (default: ~0.3 s each)\n"
+		"  --cpu C              the CPU to pin to (default: the first usable one)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"exit status: 0 ok, 1 accounting mismatch or setup failed, 2 usage error\n");
 }
 
 #define usage_error(fmt, arg) bench_usage_error("filter", fmt, arg)

@@ -9,6 +9,7 @@ command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
 command -v clang >/dev/null 2>&1 || need="$need clang"
 command -v clang++ >/dev/null 2>&1 || need="$need clang"
+command -v clang-format >/dev/null 2>&1 || need="$need clang-format"
 # The reference CTF reader: tests check that it reads ringtrace's pages.
 command -v babeltrace2 >/dev/null 2>&1 || need="$need babeltrace2"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
