@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "bench_common.h"
+#include "ringtrace/static/cpu.h"
 
 /* cheapest event: 64 KiB buffer, 16-byte records */
 #define CHEAP_BUF_SIZE (64u << 10)
@@ -148,11 +149,11 @@ static uint64_t cheap_commit __attribute__((aligned(64)));
 
 static inline uint64_t cheap_timestamp(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
+	/* the cycle counter as ringtrace reads it (one instruction), else the clock */
+	uint64_t t;
+	if (ringtrace_hw_ticks_(&t))
+		return t;
 	return bench_now_ns();
-#endif
 }
 
 /* ns per iteration of: timestamp + 16-byte store + release store of the position. */

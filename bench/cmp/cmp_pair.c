@@ -57,6 +57,7 @@
 
 #include "cmp_pair.h"
 #include "cmp_rt_events.h"
+#include "ringtrace/static/cpu.h"
 
 #define CMP_PAIR_NONE(v) ((void)(v))
 CMP_PAIR_LOOPS(none, CMP_PAIR_NONE)
@@ -78,11 +79,9 @@ static inline __attribute__((always_inline)) void floor_emit(int v)
 {
 	uint64_t pos = __atomic_load_n(&floor_pos, __ATOMIC_RELAXED);
 	uint64_t *slot = &floor_buf[pos / sizeof(uint64_t)];
-#if defined(__x86_64__) || defined(__i386__)
-	slot[0] = __builtin_ia32_rdtsc();
-#else
-	slot[0] = cmp_now_ns();
-#endif
+	/* the cycle counter as ringtrace reads it (rdtsc), else the clock */
+	if (!ringtrace_hw_ticks_(&slot[0]))
+		slot[0] = cmp_now_ns();
 	slot[1] = (uint64_t)v;
 	__atomic_store_n(&floor_pos, (pos + 16) & (sizeof(floor_buf) - 1), __ATOMIC_RELEASE);
 }
