@@ -1,9 +1,9 @@
 # cmake -DMANIFEST=FILE -P check_cases.cmake
 #
 # FILE (written by tests/CMakeLists.txt) has a line per test program:
-# "name1,name2,...|/path/to/program", the CTest tests registered for its
-# cases. Each program's --list must print exactly those names, in that
-# order: a case that CMake did not register (or a registered name that is
+# "name1,name2,...|/path/to/program" (a shell test: "...|sh|/path/to/x.sh"),
+# the CTest tests registered for its cases. Each program's --list must
+# print exactly those names, in that order: a case that CMake did not register (or a registered name that is
 # no case) would otherwise go unnoticed.
 cmake_minimum_required(VERSION 3.16)
 if(NOT MANIFEST)
@@ -17,9 +17,11 @@ foreach(entry IN LISTS entries)
   string(FIND "${entry}" "|" bar)
   string(SUBSTRING "${entry}" 0 ${bar} csv)
   math(EXPR from "${bar} + 1")
-  string(SUBSTRING "${entry}" ${from} -1 exe)
+  string(SUBSTRING "${entry}" ${from} -1 cmd)
+  string(REPLACE "|" ";" cmd "${cmd}")
+  list(GET cmd -1 exe)
   string(REPLACE "," ";" registered "${csv}")
-  execute_process(COMMAND "${exe}" --list RESULT_VARIABLE rc OUTPUT_VARIABLE out
+  execute_process(COMMAND ${cmd} --list RESULT_VARIABLE rc OUTPUT_VARIABLE out
     ERROR_VARIABLE err)
   if(NOT rc STREQUAL "0")
     message(SEND_ERROR "${exe} --list: exit ${rc}: ${err}")
