@@ -3,10 +3,14 @@
 # (the demo) with `ringtrace record`, read the trace with `ringtrace stat`,
 # `ringtrace report` and babeltrace2 (same event count), export it to
 # Chrome/Perfetto JSON (valid, same events), and dump a flight recorder
-# with `ringtrace snapshot` while the program runs.
-#   usage: test_cli.sh BIN_DIR
+# with `ringtrace snapshot` while the program runs. Each is a case
+# (tests/cases.sh); those reading the demo's trace record it first
+# (demo_trace: once per run).
+#   usage: test_cli.sh BIN_DIR [CASE...] | --list
 set -eu
+. "$(dirname "$0")/cases.sh"
 bin=$1
+shift
 tmp=$(mktemp -d /tmp/ringtrace-cli-XXXXXX)
 trap 'rm -rf "$tmp" "$tmp".snap*' EXIT
 for tool in babeltrace2 python3; do
@@ -14,41 +18,59 @@ for tool in babeltrace2 python3; do
 done
 fail() { echo "test_cli: $*" >&2; exit 1; }
 
+# The demo recorded into $tmp/t (once); total: its events, by stat.
+demo_trace() {
+	if [ ! -d "$tmp/t" ]; then
+		"$bin/ringtrace" record -q -o "$tmp/t" -- "$bin/ringtrace-demo" --seconds 0.1 --threads 3 >/dev/null
+		[ -f "$tmp/t/metadata" ] || fail "record wrote no metadata"
+	fi
+	total=$("$bin/ringtrace" stat "$tmp/t" | awk '$1 == "total" { print $3 }')
+}
+
 # record
-"$bin/ringtrace" record -q -o "$tmp/t" -- "$bin/ringtrace-demo" --seconds 0.1 --threads 3 >/dev/null
-[ -f "$tmp/t/metadata" ] || fail "record wrote no metadata"
-"$bin/ringtrace" record -q -o "$tmp/t" -- true 2>/dev/null && fail "record into an existing trace must fail"
-"$bin/ringtrace" record -q -- 2>/dev/null && fail "record without a command must fail"
+cli_record_writes_a_trace_and_refuses_bad_targets() { # case
+	demo_trace
+	"$bin/ringtrace" record -q -o "$tmp/t" -- true 2>/dev/null && fail "record into an existing trace must fail"
+	"$bin/ringtrace" record -q -- 2>/dev/null && fail "record without a command must fail"
+	return 0
+}
 
 # stat, report, babeltrace2 agree
-total=$("$bin/ringtrace" stat "$tmp/t" | awk '$1 == "total" { print $3 }')
-report=$("$bin/ringtrace" report "$tmp/t" | wc -l)
-bt=$(babeltrace2 "$tmp/t" 2>/dev/null | wc -l)
-[ "$total" -gt 0 ] || fail "stat: no events"
-[ "$total" = "$report" ] || fail "stat says $total events, report printed $report lines"
-[ "$total" = "$bt" ] || fail "ringtrace reads $total events, babeltrace2 $bt"
-"$bin/ringtrace" report "$tmp/t" | head -1 | grep -Eq '^ *worker-[0-9]+-[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: demo_' ||
-	fail "report line not in the ftrace shape: $("$bin/ringtrace" report "$tmp/t" | head -1)"
-# the same events at the same raw timestamps (ticks), and the same strings
-"$bin/ringtrace" report --raw "$tmp/t" | awk '{ sub(":", "", $3); print $3, $4 }' | sort > "$tmp/ours"
-babeltrace2 --clock-cycles "$tmp/t" 2>/dev/null |
-	awk '{ ts = $1; gsub(/[\[\]]/, "", ts); sub(/^0+/, "", ts); print ts, $3 }' | sort > "$tmp/theirs"
-[ "$(wc -l < "$tmp/ours")" = "$total" ] || fail "report --raw printed $(wc -l < "$tmp/ours") lines, not $total"
-cmp -s "$tmp/ours" "$tmp/theirs" || fail "ringtrace report --raw and babeltrace2 --clock-cycles differ: $(diff "$tmp/ours" "$tmp/theirs" | head -3)"
-"$bin/ringtrace" report "$tmp/t" --events demo_work_begin | grep -o 'item=[^ ]*' | sed 's/item=//' | sort > "$tmp/items-ours"
-babeltrace2 "$tmp/t" 2>/dev/null | grep 'demo_work_begin:' | grep -o 'item = "[^"]*"' | sed 's/item = "//; s/"$//' | sort > "$tmp/items-theirs"
-cmp -s "$tmp/items-ours" "$tmp/items-theirs" || fail "string fields differ between ringtrace report and babeltrace2"
+cli_stat_report_and_babeltrace2_agree_on_the_events() { # case
+	demo_trace
+	report=$("$bin/ringtrace" report "$tmp/t" | wc -l)
+	bt=$(babeltrace2 "$tmp/t" 2>/dev/null | wc -l)
+	[ "$total" -gt 0 ] || fail "stat: no events"
+	[ "$total" = "$report" ] || fail "stat says $total events, report printed $report lines"
+	[ "$total" = "$bt" ] || fail "ringtrace reads $total events, babeltrace2 $bt"
+	"$bin/ringtrace" report "$tmp/t" | head -1 | grep -Eq '^ *worker-[0-9]+-[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: demo_' ||
+		fail "report line not in the ftrace shape: $("$bin/ringtrace" report "$tmp/t" | head -1)"
+	# the same events at the same raw timestamps (ticks), and the same strings
+	"$bin/ringtrace" report --raw "$tmp/t" | awk '{ sub(":", "", $3); print $3, $4 }' | sort > "$tmp/ours"
+	babeltrace2 --clock-cycles "$tmp/t" 2>/dev/null |
+		awk '{ ts = $1; gsub(/[\[\]]/, "", ts); sub(/^0+/, "", ts); print ts, $3 }' | sort > "$tmp/theirs"
+	[ "$(wc -l < "$tmp/ours")" = "$total" ] || fail "report --raw printed $(wc -l < "$tmp/ours") lines, not $total"
+	cmp -s "$tmp/ours" "$tmp/theirs" || fail "ringtrace report --raw and babeltrace2 --clock-cycles differ: $(diff "$tmp/ours" "$tmp/theirs" | head -3)"
+	"$bin/ringtrace" report "$tmp/t" --events demo_work_begin | grep -o 'item=[^ ]*' | sed 's/item=//' | sort > "$tmp/items-ours"
+	babeltrace2 "$tmp/t" 2>/dev/null | grep 'demo_work_begin:' | grep -o 'item = "[^"]*"' | sed 's/item = "//; s/"$//' | sort > "$tmp/items-theirs"
+	cmp -s "$tmp/items-ours" "$tmp/items-theirs" || fail "string fields differ between ringtrace report and babeltrace2"
+}
 
 # the demo's completeness check: demo_tick seq has no gap per thread
-"$bin/ringtrace" report "$tmp/t" --events demo_tick | awk '
-	{ split($1, a, "-"); tid = a[length(a)]; for (i = 1; i <= NF; i++) if ($i ~ /^seq=/) { s = substr($i, 5) + 0 } }
-	(tid in last) && s != last[tid] + 1 { print "gap in thread " tid ": " last[tid] " -> " s; bad = 1 }
-	{ last[tid] = s }
-	END { exit bad }' || fail "demo_tick sequence has a gap"
+cli_recorded_demo_tick_sequence_has_no_gap() { # case
+	demo_trace
+	"$bin/ringtrace" report "$tmp/t" --events demo_tick | awk '
+		{ split($1, a, "-"); tid = a[length(a)]; for (i = 1; i <= NF; i++) if ($i ~ /^seq=/) { s = substr($i, 5) + 0 } }
+		(tid in last) && s != last[tid] + 1 { print "gap in thread " tid ": " last[tid] " -> " s; bad = 1 }
+		{ last[tid] = s }
+		END { exit bad }' || fail "demo_tick sequence has a gap"
+}
 
 # export
-"$bin/ringtrace" export --format=json "$tmp/t" -o "$tmp/t.json"
-python3 - "$tmp/t.json" "$total" <<'PY' || fail "exported JSON is wrong"
+cli_export_json_is_valid_with_the_same_events() { # case
+	demo_trace
+	"$bin/ringtrace" export --format=json "$tmp/t" -o "$tmp/t.json"
+	python3 - "$tmp/t.json" "$total" <<'PY' || fail "exported JSON is wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
 ev = d["traceEvents"]
@@ -59,38 +81,48 @@ assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in ev)
 assert all(isinstance(e["ts"], (int, float)) for e in real)
 assert any(e["name"] == "demo_work_begin" and e["ph"] == "B" and "item" in e["args"] for e in real)
 PY
+}
 
 # flight recorder: snapshot a running program
-RINGTRACE_OUTPUT="$tmp/fr" RINGTRACE_MODE=overwrite RINGTRACE_BUFFER_SIZE=1m \
-	"$bin/ringtrace-demo" --seconds 1.5 --threads 2 >/dev/null &
-pid=$!
-# the session exists once its directory does (slow under sanitizers)
-i=0; while [ ! -d "$tmp/fr" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-sleep 0.3
-"$bin/ringtrace" snapshot "$pid"
-wait "$pid"
-[ -f "$tmp/fr.snapshot-1/metadata" ] || fail "no snapshot written"
-snap=$("$bin/ringtrace" report "$tmp/fr.snapshot-1" | grep -vc 'events lost' || true)
-[ "$snap" -gt 0 ] || fail "empty snapshot"
-btsnap=$(babeltrace2 "$tmp/fr.snapshot-1" 2>/dev/null | wc -l)
-[ "$btsnap" = "$snap" ] || fail "snapshot: ringtrace $snap events, babeltrace2 $btsnap"
-final=$("$bin/ringtrace" stat "$tmp/fr" | awk '$1 == "total" { print $3 }')
-[ "$final" -gt 0 ] || fail "flight recorder: nothing written at exit"
-"$bin/ringtrace" snapshot 999999999 2>/dev/null && fail "snapshot of a missing process must fail"
-# a program killed while recording still leaves a complete trace, and dies by the signal
-RINGTRACE_OUTPUT="$tmp/killed" "$bin/ringtrace-demo" --seconds 5 --threads 2 >/dev/null &
-pid=$!
-i=0; while ! ls "$tmp/killed"/stream_* >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-kill -TERM "$pid"
-st=0
-wait "$pid" || st=$?
-[ "$st" = 143 ] || fail "killed program: exit status $st, expected 143 (SIGTERM)"
-killed=$("$bin/ringtrace" stat "$tmp/killed" | awk '$1 == "total" { print $3 }')
-[ "$killed" -gt 0 ] || fail "killed program: no events in its trace"
-# a trace is only written into an empty or new directory
-mkdir "$tmp/busy" && touch "$tmp/busy/x"
-RINGTRACE_OUTPUT="$tmp/busy" "$bin/ringtrace-demo" --seconds 0.01 2>"$tmp/busy.err" >/dev/null
-grep -q "not empty" "$tmp/busy.err" || fail "recording into a non-empty directory was not refused"
-[ ! -e "$tmp/busy/metadata" ] || fail "a trace was written into a non-empty directory"
+cli_snapshot_of_a_running_flight_recorder_is_readable() { # case
+	RINGTRACE_OUTPUT="$tmp/fr" RINGTRACE_MODE=overwrite RINGTRACE_BUFFER_SIZE=1m \
+		"$bin/ringtrace-demo" --seconds 1.5 --threads 2 >/dev/null &
+	pid=$!
+	# the session exists once its directory does (slow under sanitizers)
+	i=0; while [ ! -d "$tmp/fr" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	sleep 0.3
+	"$bin/ringtrace" snapshot "$pid"
+	wait "$pid"
+	[ -f "$tmp/fr.snapshot-1/metadata" ] || fail "no snapshot written"
+	snap=$("$bin/ringtrace" report "$tmp/fr.snapshot-1" | grep -vc 'events lost' || true)
+	[ "$snap" -gt 0 ] || fail "empty snapshot"
+	btsnap=$(babeltrace2 "$tmp/fr.snapshot-1" 2>/dev/null | wc -l)
+	[ "$btsnap" = "$snap" ] || fail "snapshot: ringtrace $snap events, babeltrace2 $btsnap"
+	final=$("$bin/ringtrace" stat "$tmp/fr" | awk '$1 == "total" { print $3 }')
+	[ "$final" -gt 0 ] || fail "flight recorder: nothing written at exit"
+	"$bin/ringtrace" snapshot 999999999 2>/dev/null && fail "snapshot of a missing process must fail"
+	echo "test_cli: snapshot of a running flight recorder: $snap events"
+}
 
-echo "test_cli: record/stat/report/babeltrace2 agree on $total events; JSON export valid; snapshot of a running flight recorder: $snap events"
+# a program killed while recording still leaves a complete trace, and dies by the signal
+cli_program_killed_while_recording_leaves_a_trace() { # case
+	RINGTRACE_OUTPUT="$tmp/killed" "$bin/ringtrace-demo" --seconds 5 --threads 2 >/dev/null &
+	pid=$!
+	i=0; while ! ls "$tmp/killed"/stream_* >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" = 143 ] || fail "killed program: exit status $st, expected 143 (SIGTERM)"
+	killed=$("$bin/ringtrace" stat "$tmp/killed" | awk '$1 == "total" { print $3 }')
+	[ "$killed" -gt 0 ] || fail "killed program: no events in its trace"
+}
+
+# a trace is only written into an empty or new directory
+cli_recording_into_a_non_empty_directory_refused() { # case
+	mkdir "$tmp/busy" && touch "$tmp/busy/x"
+	RINGTRACE_OUTPUT="$tmp/busy" "$bin/ringtrace-demo" --seconds 0.01 2>"$tmp/busy.err" >/dev/null
+	grep -q "not empty" "$tmp/busy.err" || fail "recording into a non-empty directory was not refused"
+	[ ! -e "$tmp/busy/metadata" ] || fail "a trace was written into a non-empty directory"
+}
+
+rt_run_cases "$@"

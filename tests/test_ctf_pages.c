@@ -14,6 +14,10 @@
  *
  * babeltrace2 must be installed (make check installs it); its absence is a
  * failure, not a skip.
+ *
+ * Two cases on the same trace (ctf_write_and_read() makes it and reads it
+ * with babeltrace2 for each): the events of ctf_num and ctf_str compared
+ * one by one, and the every-type event and the printf record.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -100,9 +104,28 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
-int main(void)
+/* The trace written and what each reader made of it. */
+struct ctf_run {
+	char dir[64];
+	double gap_s;
+	int extended;                  /* a gap long enough for an extended header */
+	struct line *ours, *theirs;    /* ctf_num and ctf_str events, by each */
+	size_t n, m;                   /* how many: ringtrace, babeltrace2 */
+	int npages, nextended, nother; /* pages; extended headers; other events */
+	int nall, all_ok, nprintf;     /* ctf_all and printf events babeltrace2 read */
+};
+
+/*
+ * Records events of two writers and then of this thread (with a gap of
+ * 2^32 ticks where that takes under 5 s), writes every page to its
+ * stream's file with the generated metadata, and reads the trace with
+ * ringtrace's decoder and with babeltrace2.
+ */
+static void ctf_write_and_read(struct ctf_run *r)
 {
-	char dir[] = "/tmp/ringtrace-ctf-XXXXXX";
+	memset(r, 0, sizeof(*r));
+	snprintf(r->dir, sizeof(r->dir), "/tmp/ringtrace-ctf-XXXXXX");
+	char *dir = r->dir;
 	CHECK(mkdtemp(dir) != NULL);
 	struct ringtrace_rb_config cfg;
 	ringtrace_rb_config_init(&cfg);
@@ -121,8 +144,8 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		CHECK(pthread_join(t[i], NULL) == 0);
 	uint64_t freq = ringtrace_rb_clock_freq(rb);
-	double gap_s = 4294967296.0 / (double)freq + 0.05;
-	int extended = gap_s < 5.0;
+	double gap_s = r->gap_s = 4294967296.0 / (double)freq + 0.05;
+	int extended = r->extended = gap_s < 5.0;
 	trace_ctf_num(-1, 1);
 	if (extended) {
 		struct timespec d = {(time_t)gap_s, (long)((gap_s - (time_t)gap_s) * 1e9)};
@@ -144,7 +167,7 @@ int main(void)
 	CHECK(ringtrace_event_lookup("ctf_num", &num) == 0);
 	CHECK(ringtrace_event_lookup("ctf_str", &str) == 0);
 	size_t cap = 3 * NEV, n = 0;
-	struct line *ours = calloc(cap, sizeof(*ours));
+	struct line *ours = r->ours = calloc(cap, sizeof(*ours));
 	CHECK(ours != NULL);
 	int npages = 0, nextended = 0, nother = 0;
 	const struct ringtrace_page_header *p;
@@ -185,11 +208,6 @@ int main(void)
 		}
 		ringtrace_rb_put_page(rb, p);
 	}
-	CHECK(n == 2 * NEV + 2);
-	CHECK(nother == 6); /* 5 ctf_all, 1 printf */
-	CHECK(npages > 4); /* several packets per stream file */
-	if (extended)
-		CHECKF(nextended >= 1, "no extended header after a %.2f s gap", gap_s);
 
 	char path[128];
 	snprintf(path, sizeof(path), "%s/metadata", dir);
@@ -206,7 +224,7 @@ int main(void)
 	       "babeltrace2 is not installed (make check installs it)");
 	FILE *bt = popen(cmd, "r");
 	CHECK(bt != NULL);
-	struct line *theirs = calloc(cap + 16, sizeof(*theirs));
+	struct line *theirs = r->theirs = calloc(cap + 16, sizeof(*theirs));
 	CHECK(theirs != NULL);
 	size_t m = 0;
 	int nall = 0, all_ok = 0, nprintf = 0;
@@ -246,21 +264,69 @@ int main(void)
 		snprintf(cmd, sizeof(cmd), "tail -20 %s.stderr", dir);
 		CHECKF(system(cmd) >= 0 && 0, "babeltrace2 failed (status %d) on %s", st, dir);
 	}
+	r->n = n;
+	r->m = m;
+	r->npages = npages;
+	r->nextended = nextended;
+	r->nother = nother;
+	r->nall = nall;
+	r->all_ok = all_ok;
+	r->nprintf = nprintf;
+}
+
+static void ctf_done(struct ctf_run *r)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s.stderr", r->dir, r->dir);
+	CHECK(system(cmd) == 0);
+	free(r->ours);
+	free(r->theirs);
+	ringtrace_rb_destroy(rb);
+}
+
+/* babeltrace2 reads every ctf_num and ctf_str event with the same field
+ * values and raw timestamps as ringtrace's decoder, through packets that
+ * follow each other in a stream file and extended headers. */
+static void test_same_events(void)
+{
+	struct ctf_run r;
+	ctf_write_and_read(&r);
+	size_t n = r.n, m = r.m;
+	struct line *ours = r.ours, *theirs = r.theirs;
+	CHECK(n == 2 * NEV + 2);
+	CHECK(r.npages > 4); /* several packets per stream file */
+	if (r.extended)
+		CHECKF(r.nextended >= 1, "no extended header after a %.2f s gap", r.gap_s);
 	CHECKF(m == n, "babeltrace2 read %zu events, ringtrace %zu", m, n);
-	CHECKF(nall == 5 && all_ok >= 1, "ctf_all: %d read, %d with the v=1 values", nall, all_ok);
-	CHECK(nprintf == 1);
 	qsort(ours, n, sizeof(*ours), cmp_line);
 	qsort(theirs, m, sizeof(*theirs), cmp_line);
 	for (size_t i = 0; i < n; i++)
 		CHECKF(strcmp(ours[i].text, theirs[i].text) == 0, "event %zu differs:\n  ringtrace:   %s\n  babeltrace2: %s",
 		       i, ours[i].text, theirs[i].text);
-	printf("test_ctf_pages: babeltrace2 read %zu events in %d packets (%d extended headers) "
-	       "exactly as ringtrace decodes them, and every field type and a printf record "
-	       "with generated metadata\n", m, npages, nextended);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s.stderr", dir, dir);
-	CHECK(system(cmd) == 0);
-	free(ours);
-	free(theirs);
-	ringtrace_rb_destroy(rb);
-	return 0;
+	printf("  babeltrace2 read %zu events in %d packets (%d extended headers) exactly as "
+	       "ringtrace decodes them\n", m, r.npages, r.nextended);
+	ctf_done(&r);
+}
+
+/* The generated metadata describes every field type (TSDL keywords as
+ * field names too) and ringtrace_printf records: babeltrace2 reads them. */
+static void test_every_type(void)
+{
+	struct ctf_run r;
+	ctf_write_and_read(&r);
+	CHECK(r.nother == 6); /* 5 ctf_all, 1 printf */
+	CHECKF(r.nall == 5 && r.all_ok >= 1, "ctf_all: %d read, %d with the v=1 values", r.nall,
+	       r.all_ok);
+	CHECK(r.nprintf == 1);
+	ctf_done(&r);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(ctf_pages_babeltrace2_reads_the_events_ringtrace_decodes, test_same_events),
+	CHECK_CASE(ctf_pages_metadata_describes_every_field_type_and_printf, test_every_type),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

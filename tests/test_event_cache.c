@@ -21,7 +21,8 @@
  *  6. the same while the thread gives its writer up after every second
  *     event (a handler landing inside the release must not cache the
  *     state being retired).
- * Every event carries (tag, sequence) and is checked.
+ * Every event carries (tag, sequence) and is checked. Each of 1-6 is a
+ * case, enabling the events itself (cache_setup).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -92,9 +93,16 @@ static void record(uint32_t tag, uint32_t first, uint32_t count)
 		trace_cache_ev(tag, first + i);
 }
 
+/* Every case records cache_ev and cache_sig. */
+static void cache_setup(void)
+{
+	CHECK_OK(ringtrace_event_enable("cache_*"));
+}
+
 /* 1. writer released, then more events. */
 static void test_release(void)
 {
+	cache_setup();
 	ringtrace_rb *rb = evu_buffer(4096, 64);
 	struct evu_list l = {0};
 	record(1, 0, 1000);
@@ -112,6 +120,7 @@ static void test_release(void)
 /* 2. buffer switches, tracing off and on. */
 static void test_switch(void)
 {
+	cache_setup();
 	ringtrace_rb *a = evu_buffer(4096, 64);
 	struct ringtrace_rb_config cfg;
 	ringtrace_rb_config_init(&cfg);
@@ -157,6 +166,7 @@ static void test_switch(void)
 /* 3. destroy and create again, many times. */
 static void test_recreate(void)
 {
+	cache_setup();
 	for (uint32_t round = 0; round < 20; round++) {
 		ringtrace_rb *rb = evu_buffer(4096, 16);
 		struct evu_list l = {0};
@@ -171,6 +181,7 @@ static void test_recreate(void)
 /* 4. fork with a warm cache. */
 static void test_fork(void)
 {
+	cache_setup();
 	ringtrace_rb *rb = evu_buffer(4096, 256);
 	record(6, 0, 100); /* the parent's cache is warm */
 	fflush(NULL);
@@ -228,6 +239,7 @@ static void alarm_every(long us)
 
 static void test_signals(void)
 {
+	cache_setup();
 	ringtrace_rb *rb = evu_buffer(65536, 512);
 	alarm_every(50);
 	const uint32_t n = 3000000;
@@ -270,6 +282,7 @@ static void test_signals(void)
  */
 static void test_release_signals(void)
 {
+	cache_setup();
 	ringtrace_rb *rb = evu_buffer(4096, 512);
 	alarm_every(20);
 	const uint32_t n = 10000;
@@ -313,15 +326,16 @@ static void test_release_signals(void)
 	evu_buffer_done(rb);
 }
 
-int main(void)
+static const struct check_case cases[] = {
+	CHECK_CASE(event_cache_stale_after_writer_release, test_release),
+	CHECK_CASE(event_cache_follows_buffer_switches_and_tracing_off_on, test_switch),
+	CHECK_CASE(event_cache_stale_after_buffer_destroyed_and_recreated, test_recreate),
+	CHECK_CASE(event_cache_not_used_by_forked_child, test_fork),
+	CHECK_CASE(event_cache_signal_handler_events_recorded_or_missed, test_signals),
+	CHECK_CASE(event_cache_signal_during_writer_release_loses_nothing, test_release_signals),
+};
+
+int main(int argc, char **argv)
 {
-	CHECK_OK(ringtrace_event_enable("cache_*"));
-	test_release();
-	test_switch();
-	test_recreate();
-	test_fork();
-	test_signals();
-	test_release_signals();
-	printf("test_event_cache: ok\n");
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -8,6 +8,9 @@
  *     name, until a reader calls ringtrace_rb_refresh_comm(rb); pages begun
  *     after that carry the new name. Both for the main thread renaming
  *     itself and for a worker renamed by another thread.
+ *  3. A thread that releases its writer reads its name again.
+ * Each is a case; all three run the same sequence of renames and events
+ * (comm_flow), each checking what it proves.
  */
 #include <pthread.h>
 
@@ -52,11 +55,17 @@ static const struct evu_event *find(const struct evu_list *l, uint32_t who, uint
 	CHECKF(strcmp((ev)->comm, name) == 0, "page comm \"%s\", expected \"%s\"", (ev)->comm, \
 	       name)
 
-int main(void)
+/*
+ * Main and a worker record steps 1-3, renamed between them, with a flush
+ * between steps and refresh_comm before step 3; l gets the 6 events.
+ */
+static void comm_flow(struct evu_list *lp)
 {
+	__atomic_store_n(&stage, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&done_step, 0, __ATOMIC_RELEASE);
 	rb = evu_buffer(4096, 64);
 	CHECK(ringtrace_event_enable("comm_step") == 1);
-	struct evu_list l = {0};
+	memset(lp, 0, sizeof(*lp));
 
 	/* main: named before its first event */
 	CHECK(pthread_setname_np(pthread_self(), "evcomm-main") == 0);
@@ -82,19 +91,47 @@ int main(void)
 	__atomic_store_n(&stage, 3, __ATOMIC_RELEASE);
 	trace_comm_step(0, 3);
 	CHECK(pthread_join(t, NULL) == 0);
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, 6);
+	evu_collect(rb, lp);
+	CHECK_EQ_U64(lp->n, 6);
+}
 
+static void comm_done(struct evu_list *lp)
+{
+	evu_list_free(lp);
+	evu_buffer_done(rb);
+}
+
+/* 1. Named before its first event: its pages carry the name. */
+static void test_named_first(void)
+{
+	struct evu_list l;
+	comm_flow(&l);
 	CHECK_COMM(find(&l, 0, 1), "evcomm-main");
+	CHECK_COMM(find(&l, 1, 1), "worker-A");
+	CHECK(find(&l, 1, 1)->tid != find(&l, 0, 1)->tid);
+	comm_done(&l);
+}
+
+/* 2. Renamed later: pages keep the old name until refresh_comm. */
+static void test_renamed(void)
+{
+	struct evu_list l;
+	comm_flow(&l);
 	CHECK_COMM(find(&l, 0, 2), "evcomm-main");
 	CHECK_COMM(find(&l, 0, 3), "evcomm-main-2");
-	CHECK_COMM(find(&l, 1, 1), "worker-A");
 	CHECK_COMM(find(&l, 1, 2), "worker-A");
 	CHECK_COMM(find(&l, 1, 3), "worker-B-15chrs");
-	CHECK(find(&l, 1, 1)->tid != find(&l, 0, 1)->tid);
 	/* every step of a thread on its own page (a flush between them) */
 	CHECK(find(&l, 1, 2)->page_seq > find(&l, 1, 1)->page_seq);
 	CHECK(find(&l, 0, 3)->page_seq > find(&l, 0, 2)->page_seq);
+	comm_done(&l);
+}
+
+/* 3. A thread that releases its writer reads its name again. */
+static void test_released(void)
+{
+	struct evu_list l;
+	comm_flow(&l);
 	evu_list_free(&l);
 
 	/* a thread that releases its writer reads its name again at its next event */
@@ -103,9 +140,16 @@ int main(void)
 	evu_collect(rb, &l);
 	CHECK_EQ_U64(l.n, 1);
 	CHECK_COMM(&l.ev[0], "evcomm-main-3");
-	evu_list_free(&l);
+	comm_done(&l);
+}
 
-	evu_buffer_done(rb);
-	printf("test_event_comm: OK\n");
-	return 0;
+static const struct check_case cases[] = {
+	CHECK_CASE(event_comm_thread_named_before_first_event_names_its_pages, test_named_first),
+	CHECK_CASE(event_comm_rename_shows_in_new_pages_only_after_refresh_comm, test_renamed),
+	CHECK_CASE(event_comm_released_writer_reads_the_name_again, test_released),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

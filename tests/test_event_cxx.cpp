@@ -3,6 +3,8 @@
 // callables' plain-function form; ringtrace_printf with C++ argument types
 // (its overloads replace C's _Generic), read back and compared with
 // snprintf. Every printf mismatch is listed before the test fails.
+// Three cases (events, probe, printf) on the records that cxx_record()
+// makes for each.
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -53,22 +55,31 @@ void probe(void *data, int16_t a, uint64_t, double, float, bool, const void *, i
 	probe_s = s ? s : "";
 }
 
-} // namespace
+// What cxx_record() records, and the records.
+int obj;
+const int32_t arr[3] = {-1, 0, INT32_MAX};
+const std::string s = "from C++";
+const unsigned char bytes[4] = {0xde, 0xad, 0xbe, 0xef};
+ringtrace_rb *rb;
+evu_list l;
+int nexp;
 
-int main()
+// Two cx_all and a cx_small event (a probe on cx_all), then printf calls
+// of C++ argument types; all collected into l.
+void cxx_record()
 {
-	ringtrace_rb *rb = evu_buffer(64u << 10, 16);
-	evu_list l = evu_list();
+	expected.clear();
+	probe_calls = 0;
+	probe_a = 0;
+	probe_s.clear();
+	rb = evu_buffer(64u << 10, 16);
+	l = evu_list();
 
 	CHECK(ringtrace_event_enable("cx_*") == 2);
 	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
 	CHECK(ringtrace_probe_register_cx_all(probe, &probe_calls) == 0);
 
 	// ---- events ----
-	const int32_t arr[3] = {-1, 0, INT32_MAX};
-	const std::string s = "from C++";
-	const unsigned char bytes[4] = {0xde, 0xad, 0xbe, 0xef};
-	static int obj;
 	trace_cx_all(INT16_MIN, UINT64_MAX, -2.5, 0.25f, true, &obj, 1, arr, s.c_str(), bytes, 4);
 	trace_cx_all(7, 0, NAN, -INFINITY, false, nullptr, 0, arr, nullptr, nullptr, 0);
 	trace_cx_small(255);
@@ -95,16 +106,27 @@ int main()
 	PF("%d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8);
 	PF("%s", cbuf);  // a char array
 	PF("%s", cptr);  // a char *
-	const int nexp = static_cast<int>(expected.size());
+	nexp = static_cast<int>(expected.size());
 	// any object pointer for %p: recorded as a pointer
 	ringtrace_printf("%p", static_cast<void *>(iptr));
 
-	CHECK(probe_calls == 2 && probe_a == 7 && probe_s.empty());
+	// (what the probe saw: checked by the probe case)
 	CHECK(ringtrace_probe_unregister_cx_all(probe, &probe_calls) == 0);
 
 	evu_collect(rb, &l);
 	CHECK_EQ_U64(l.n, 3 + static_cast<size_t>(nexp) + 1);
+}
 
+void cxx_done()
+{
+	evu_list_free(&l);
+	evu_buffer_done(rb);
+}
+
+// Events of every field kind, defined and called in C++, read back.
+void test_events()
+{
+	cxx_record();
 	// events
 	ringtrace_value v[16];
 	ringtrace_event_info info;
@@ -135,7 +157,23 @@ int main()
 	CHECK_EQ_U64(evu_decode(&l.ev[2], v, 16, &info), 1);
 	CHECK(std::strcmp(info.name, "cx_small") == 0 && info.kind == RINGTRACE_KIND_END);
 	CHECK(v[0].v.u == 255);
+	cxx_done();
+}
 
+// A typed probe (a plain function) got the C++ arguments of each call.
+void test_probe()
+{
+	cxx_record();
+	CHECK(probe_calls == 2 && probe_a == 7 && probe_s.empty());
+	cxx_done();
+}
+
+// ringtrace_printf's C++ overloads: every record formats as snprintf does.
+void test_printf()
+{
+	cxx_record();
+	int r;
+	char buf[4096];
 	// printf
 	int bad = 0;
 	for (int k = 0; k < nexp; k++) {
@@ -168,14 +206,22 @@ int main()
 		const ringtrace_printf_site *site = ringtrace_printf_site_by_id(sid);
 		CHECK(site != nullptr && site->nargs == 1 && site->types[0] == RINGTRACE_PF_POINTER);
 	}
-
-	evu_list_free(&l);
-	evu_buffer_done(rb);
-	if (bad) {
+	cxx_done();
+	if (bad)
 		std::fprintf(stderr, "test_event_cxx: %d of %d printf records differ from snprintf\n",
 			     bad, nexp);
-		return 1;
-	}
-	std::printf("test_event_cxx: OK\n");
-	return 0;
+	CHECKF(bad == 0, "%d of %d printf records differ from snprintf", bad, nexp);
+}
+
+const check_case cases[] = {
+	CHECK_CASE(event_cxx_events_of_every_field_kind_round_trip, test_events),
+	CHECK_CASE(event_cxx_typed_probe_gets_the_arguments, test_probe),
+	CHECK_CASE(event_cxx_printf_overloads_format_as_snprintf_does, test_printf),
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -14,6 +14,7 @@
 //  3. Char arrays and string literals are recorded as strings: the text
 //     formatted at read time equals snprintf's, and the site's types say
 //     RINGTRACE_PF_STRING.
+// Each is a case, with its own buffer (unwind_setup).
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
@@ -65,6 +66,7 @@ void on_alarm(int)
 // ---- 1 ----
 void check_exception_through_probe()
 {
+	thrown = caught = other_calls = 0;
 	CHECK(ringtrace_probe_register_uw_throw(probe_throw, nullptr) == 0);
 	for (int round = 0; round < 2; round++) {
 		std::thread t([] {
@@ -139,8 +141,10 @@ int bump2(int &i, long &j)
 
 const char *const S = "S";
 
+// 2.
 void check_printf_args()
 {
+	calls = 0;
 	int i = 0;
 	long j = 0;
 	CHECK(bump(i) == 1);
@@ -153,7 +157,11 @@ void check_printf_args()
 	CHECK(bump2(i, j) == 5 && j == 20 && calls == 2);
 	exp_add({RINGTRACE_PF_S64, RINGTRACE_PF_S64, RINGTRACE_PF_S64}, "bump2 %d %ld %d", 3, 10L, 1);
 	exp_add({RINGTRACE_PF_S64, RINGTRACE_PF_S64, RINGTRACE_PF_S64}, "bump2 %d %ld %d", 4, 20L, 2);
+}
 
+// 3.
+void check_printf_strings()
+{
 	char cbuf[16] = "char array";
 	const char carr[] = "const array";
 	char(&cref)[16] = cbuf;
@@ -208,22 +216,53 @@ void check_printf_records(ringtrace_rb *rb)
 	evu_list_free(&l);
 }
 
-} // namespace
-
-int main()
+// A buffer, ringtrace_printf and the uw_ events recorded.
+ringtrace_rb *unwind_setup()
 {
-	std::signal(SIGALRM, on_alarm);
-	alarm(20);
+	expected.clear();
 	ringtrace_rb *rb = evu_buffer(64u << 10, 8);
 	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
 	CHECK(ringtrace_event_enable("uw_*") == 2);
+	return rb;
+}
 
+void test_exception()
+{
+	ringtrace_rb *rb = unwind_setup();
 	check_exception_through_probe();
+	evu_buffer_done(rb);
+}
+
+void test_args_once()
+{
+	ringtrace_rb *rb = unwind_setup();
 	check_printf_args();
 	check_printf_records(rb);
-
 	evu_buffer_done(rb);
+}
+
+void test_char_arrays()
+{
+	ringtrace_rb *rb = unwind_setup();
+	check_printf_strings();
+	check_printf_records(rb);
+	evu_buffer_done(rb);
+}
+
+const check_case cases[] = {
+	CHECK_CASE(event_cxx_unwind_probe_exception_then_thread_exit_grace_periods_end, test_exception),
+	CHECK_CASE(event_cxx_unwind_printf_arguments_evaluated_once, test_args_once),
+	CHECK_CASE(event_cxx_unwind_printf_char_arrays_recorded_as_strings, test_char_arrays),
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	// a watchdog for the whole run (the exception case sets its own)
+	std::signal(SIGALRM, on_alarm);
+	alarm(20);
+	int rc = CHECK_MAIN(cases, argc, argv);
 	alarm(0);
-	std::printf("test_event_cxx_unwind: OK\n");
-	return 0;
+	return rc;
 }

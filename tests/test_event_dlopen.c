@@ -11,6 +11,9 @@
  *     schema (loaded == 0), so the events recorded before the unload -
  *     read only now - still decode and format.
  *  4. dlopen again: the same ids; the rules apply again; recording works.
+ * These are steps of one library's life in the process: the case for a
+ * later step runs the steps before it, and each case needs a process in
+ * which the library was never loaded (CHECK_CASE_ALONE).
  */
 #include <dlfcn.h>
 
@@ -74,39 +77,53 @@ static void check_fired(const struct evu_list *l, size_t from, int n, const char
 	CHECK(v[2].v.u == (uint64_t)n);
 }
 
-int main(void)
-{
+/* The steps' state. */
+static struct {
+	ringtrace_rb *rb;
+	struct evu_list l;
 	struct ringtrace_event_info info, info2;
-	ringtrace_rb *rb = evu_buffer(16u << 10, 16);
-	struct evu_list l = {0};
-
-	/* 1. not loaded yet */
-	CHECK_RC(ringtrace_event_lookup("dl_ev_one", &info), -RINGTRACE_ENOENT);
-	CHECK_RC(ringtrace_event_enable("dl_ev_str"), -RINGTRACE_ENOENT);
-	const uint32_t count0 = ringtrace_event_count();
-
-	/* 2. loaded */
+	uint32_t count0, id_one, id_str;
 	dl_events_fire_fn fire;
-	void *h = load(&fire);
-	CHECK_EQ_U64(ringtrace_event_count(), count0 + 2);
-	CHECK_OK(ringtrace_event_lookup("dl_ev_one", &info));
-	CHECK_OK(ringtrace_event_lookup("dl_ev_str", &info2));
-	const uint32_t id_one = info.id, id_str = info2.id;
-	CHECK(id_one >= RINGTRACE_EVENT_ID_FIRST && id_str >= RINGTRACE_EVENT_ID_FIRST);
-	CHECK(id_one != id_str);
-	CHECK(info.loaded == 1 && info2.loaded == 1);
-	CHECK(info.enabled == 0);
-	CHECKF(info2.enabled == 1, "the rule given before the load did not apply");
-	CHECK(evu_has(info.file, "events_dl"));
-	CHECK_EQ_U64(info.nfields, 2);
-	CHECK(info.fields[1].type == RINGTRACE_FT_ENUM && info.fields[1].enm != NULL &&
-	      info.fields[1].enm->count == 2);
+	void *h; /* the library, while loaded */
+	size_t from;
+} d;
+
+/* 1. Not loaded yet: the events are unknown; a rule naming one is kept. */
+static void step_not_loaded(void)
+{
+	memset(&d, 0, sizeof(d));
+	d.rb = evu_buffer(16u << 10, 16);
+	/* 1. not loaded yet */
+	CHECK_RC(ringtrace_event_lookup("dl_ev_one", &d.info), -RINGTRACE_ENOENT);
+	CHECK_RC(ringtrace_event_enable("dl_ev_str"), -RINGTRACE_ENOENT);
+	d.count0 = ringtrace_event_count();
+}
+
+/* 2. Loaded: registered with fresh ids, the rule applied; recorded. */
+static void step_loaded(void)
+{
+	/* 2. loaded */
+	d.h = load(&d.fire);
+	CHECK_EQ_U64(ringtrace_event_count(), d.count0 + 2);
+	CHECK_OK(ringtrace_event_lookup("dl_ev_one", &d.info));
+	CHECK_OK(ringtrace_event_lookup("dl_ev_str", &d.info2));
+	d.id_one = d.info.id;
+	d.id_str = d.info2.id;
+	CHECK(d.id_one >= RINGTRACE_EVENT_ID_FIRST && d.id_str >= RINGTRACE_EVENT_ID_FIRST);
+	CHECK(d.id_one != d.id_str);
+	CHECK(d.info.loaded == 1 && d.info2.loaded == 1);
+	CHECK(d.info.enabled == 0);
+	CHECKF(d.info2.enabled == 1, "the rule given before the load did not apply");
+	CHECK(evu_has(d.info.file, "events_dl"));
+	CHECK_EQ_U64(d.info.nfields, 2);
+	CHECK(d.info.fields[1].type == RINGTRACE_FT_ENUM && d.info.fields[1].enm != NULL &&
+	      d.info.fields[1].enm->count == 2);
 	{
 		int found = 0;
 		for (uint32_t i = 0; i < ringtrace_event_count(); i++) {
 			struct ringtrace_event_info e;
 			CHECK_OK(ringtrace_event_get(i, &e));
-			if (e.id == id_one || e.id == id_str) {
+			if (e.id == d.id_one || e.id == d.id_str) {
 				CHECK(e.loaded == 1);
 				found++;
 			} else {
@@ -116,65 +133,133 @@ int main(void)
 		CHECK_EQ_U64(found, 2);
 	}
 	CHECK_RC(ringtrace_event_enable("dl_ev_*"), 2);
-	CHECK_EQ_U64(fire(3, "first load"), 4);
-	evu_collect(rb, &l);
-	check_fired(&l, 0, 3, "first load", id_one, id_str);
+	CHECK_EQ_U64(d.fire(3, "first load"), 4);
+	evu_collect(d.rb, &d.l);
+	check_fired(&d.l, 0, 3, "first load", d.id_one, d.id_str);
+}
 
+/* 3. Unloaded: unknown to lookup and enable; the records made before
+ * still decode and format (by id). */
+static void step_unloaded(void)
+{
 	/* events still in the buffer at unload: read after dlclose */
-	CHECK_EQ_U64(fire(2, "before unload"), 3);
-	ringtrace_rb_writer_release(rb);
+	CHECK_EQ_U64(d.fire(2, "before unload"), 3);
+	ringtrace_rb_writer_release(d.rb);
 
 	/* 3. unloaded */
-	unload(h);
-	CHECK_RC(ringtrace_event_lookup("dl_ev_one", &info), -RINGTRACE_ENOENT);
+	unload(d.h);
+	d.h = NULL;
+	CHECK_RC(ringtrace_event_lookup("dl_ev_one", &d.info), -RINGTRACE_ENOENT);
 	CHECKF(evu_has(ringtrace_last_error(), "dl_ev_one"), "message: %s", ringtrace_last_error());
-	CHECK_RC(ringtrace_event_lookup("dl_ev_str", &info), -RINGTRACE_ENOENT);
+	CHECK_RC(ringtrace_event_lookup("dl_ev_str", &d.info), -RINGTRACE_ENOENT);
 	CHECK_RC(ringtrace_event_enable("dl_ev_one"), -RINGTRACE_ENOENT);
 	CHECK_RC(ringtrace_event_disable("dl_*"), -RINGTRACE_ENOENT);
 	CHECK_RC(ringtrace_event_enable("dl_ev_*"), -RINGTRACE_ENOENT);
-	CHECK_EQ_U64(ringtrace_event_count(), count0 + 2);
-	CHECK_OK(ringtrace_event_by_id(id_one, &info));
-	CHECK(info.loaded == 0 && info.enabled == 0 && info.probes == 0);
-	CHECK(strcmp(info.name, "dl_ev_one") == 0 && strcmp(info.print_fmt, "x=%d color=%s") == 0);
-	CHECK(info.nfields == 2 && strcmp(info.fields[0].name, "x") == 0);
-	CHECK(info.fields[1].enm != NULL && strcmp(info.fields[1].enm->values[1].name, "GREEN") == 0);
-	CHECK_OK(ringtrace_event_by_id(id_str, &info2));
-	CHECK(info2.loaded == 0 && strcmp(info2.name, "dl_ev_str") == 0);
-	size_t from = l.n;
-	evu_collect(rb, &l);
-	check_fired(&l, from, 2, "before unload", id_one, id_str);
+	CHECK_EQ_U64(ringtrace_event_count(), d.count0 + 2);
+	CHECK_OK(ringtrace_event_by_id(d.id_one, &d.info));
+	CHECK(d.info.loaded == 0 && d.info.enabled == 0 && d.info.probes == 0);
+	CHECK(strcmp(d.info.name, "dl_ev_one") == 0 && strcmp(d.info.print_fmt, "x=%d color=%s") == 0);
+	CHECK(d.info.nfields == 2 && strcmp(d.info.fields[0].name, "x") == 0);
+	CHECK(d.info.fields[1].enm != NULL && strcmp(d.info.fields[1].enm->values[1].name, "GREEN") == 0);
+	CHECK_OK(ringtrace_event_by_id(d.id_str, &d.info2));
+	CHECK(d.info2.loaded == 0 && strcmp(d.info2.name, "dl_ev_str") == 0);
+	d.from = d.l.n;
+	evu_collect(d.rb, &d.l);
+	check_fired(&d.l, d.from, 2, "before unload", d.id_one, d.id_str);
+}
 
+/* 4. Loaded again: the same ids, the rules apply again. */
+static void step_reloaded(void)
+{
 	/* 4. loaded again: same ids, rules apply again */
-	h = load(&fire);
-	CHECK_EQ_U64(ringtrace_event_count(), count0 + 2);
-	CHECK_OK(ringtrace_event_lookup("dl_ev_one", &info));
-	CHECK_OK(ringtrace_event_lookup("dl_ev_str", &info2));
-	CHECK_EQ_U64(info.id, id_one);
-	CHECK_EQ_U64(info2.id, id_str);
-	CHECK(info.loaded == 1 && info.enabled == 1 && info2.enabled == 1);
-	from = l.n;
-	CHECK_EQ_U64(fire(5, "second load"), 6);
-	evu_collect(rb, &l);
-	check_fired(&l, from, 5, "second load", id_one, id_str);
+	d.h = load(&d.fire);
+	CHECK_EQ_U64(ringtrace_event_count(), d.count0 + 2);
+	CHECK_OK(ringtrace_event_lookup("dl_ev_one", &d.info));
+	CHECK_OK(ringtrace_event_lookup("dl_ev_str", &d.info2));
+	CHECK_EQ_U64(d.info.id, d.id_one);
+	CHECK_EQ_U64(d.info2.id, d.id_str);
+	CHECK(d.info.loaded == 1 && d.info.enabled == 1 && d.info2.enabled == 1);
+	d.from = d.l.n;
+	CHECK_EQ_U64(d.fire(5, "second load"), 6);
+	evu_collect(d.rb, &d.l);
+	check_fired(&d.l, d.from, 5, "second load", d.id_one, d.id_str);
 	CHECK_RC(ringtrace_event_disable("dl_ev_one"), 1);
-	from = l.n;
-	fire(4, "one disabled");
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, from + 1);
-	CHECK_EQ_U64(l.ev[from].id, id_str);
+	d.from = d.l.n;
+	d.fire(4, "one disabled");
+	evu_collect(d.rb, &d.l);
+	CHECK_EQ_U64(d.l.n, d.from + 1);
+	CHECK_EQ_U64(d.l.ev[d.from].id, d.id_str);
+}
 
+/* Unloaded while enabled, loaded a third time: the rules decide. */
+static void step_third_load(void)
+{
 	/* unloaded while enabled, loaded a third time */
-	unload(h);
-	CHECK_OK(ringtrace_event_by_id(id_str, &info2));
-	CHECK(info2.loaded == 0 && info2.enabled == 0);
-	h = load(&fire);
-	CHECK_EQ_U64(evu_id("dl_ev_str"), id_str);
+	unload(d.h);
+	d.h = NULL;
+	CHECK_OK(ringtrace_event_by_id(d.id_str, &d.info2));
+	CHECK(d.info2.loaded == 0 && d.info2.enabled == 0);
+	d.h = load(&d.fire);
+	CHECK_EQ_U64(evu_id("dl_ev_str"), d.id_str);
 	CHECK(!evu_enabled("dl_ev_one") && evu_enabled("dl_ev_str"));
-	unload(h);
-	CHECK_EQ_U64(ringtrace_event_count(), count0 + 2);
+	unload(d.h);
+	d.h = NULL;
+	CHECK_EQ_U64(ringtrace_event_count(), d.count0 + 2);
+}
 
-	evu_list_free(&l);
-	evu_buffer_done(rb);
-	printf("test_event_dlopen: OK\n");
-	return 0;
+static void steps_done(void)
+{
+	if (d.h) {
+		unload(d.h);
+		d.h = NULL;
+	}
+	evu_list_free(&d.l);
+	evu_buffer_done(d.rb);
+}
+
+static void case_loaded(void)
+{
+	step_not_loaded();
+	step_loaded();
+	steps_done();
+}
+
+static void case_unloaded(void)
+{
+	step_not_loaded();
+	step_loaded();
+	step_unloaded();
+	steps_done();
+}
+
+static void case_reloaded(void)
+{
+	step_not_loaded();
+	step_loaded();
+	step_unloaded();
+	step_reloaded();
+	steps_done();
+}
+
+static void case_third_load(void)
+{
+	step_not_loaded();
+	step_loaded();
+	step_unloaded();
+	step_reloaded();
+	step_third_load();
+	steps_done();
+}
+
+/* Each needs a process in which the library was never loaded. */
+static const struct check_case cases[] = {
+	CHECK_CASE_ALONE(event_dlopen_loaded_events_registered_and_rule_given_before_applied, case_loaded),
+	CHECK_CASE_ALONE(event_dlopen_unloaded_events_unknown_but_their_records_decode, case_unloaded),
+	CHECK_CASE_ALONE(event_dlopen_reloaded_library_gets_same_ids_and_rules, case_reloaded),
+	CHECK_CASE_ALONE(event_dlopen_unloaded_while_enabled_then_reloaded_follows_rules, case_third_load),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

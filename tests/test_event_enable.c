@@ -19,6 +19,7 @@
  *     the variable set): a bad pattern is reported on stderr and enables
  *     nothing; good names are enabled before any API call; a name nothing
  *     defines is reported (once) when a buffer is attached.
+ * Each is a case (5. two: the bad pattern, the missing name).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -286,6 +287,7 @@ static uint64_t conc_drain(ringtrace_rb *rb, struct conc_state *cs)
 
 static void test_concurrency(void)
 {
+	__atomic_store_n(&stop_flag, 0, __ATOMIC_RELEASE);
 	ringtrace_rb *rb = evu_buffer(16u << 10, 64);
 	struct conc_state cs;
 	memset(&cs, 0, sizeof(cs));
@@ -451,7 +453,8 @@ static size_t count_sub(const char *s, const char *sub)
 	return n;
 }
 
-static void test_env(void)
+/* A bad pattern in RINGTRACE_EVENTS is reported at start; nothing enabled. */
+static void test_env_bad(void)
 {
 	static char out[65536];
 	int st = run_child("env-bad", "ev_a,ev_[", out, sizeof(out));
@@ -462,8 +465,15 @@ static void test_env(void)
 	const char *msg = strstr(out, "ev_[");
 	CHECKF(msg != NULL && msg < mark && evu_has(out, "RINGTRACE_EVENTS"),
 	       "child env-bad: stderr should name the bad pattern at start:\n%s", out);
+}
 
-	st = run_child("env-missing", "ev_a,nosuch_event", out, sizeof(out));
+/* Names in RINGTRACE_EVENTS are enabled before any API call; one nothing
+ * defines is reported once, when a buffer is attached. */
+static void test_env_missing(void)
+{
+	static char out[65536];
+	const char *mark, *msg;
+	int st = run_child("env-missing", "ev_a,nosuch_event", out, sizeof(out));
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "child env-missing: status 0x%x, stderr:\n%s", st, out);
 	mark = strstr(out, "CHILD-MARK\n");
@@ -477,17 +487,22 @@ static void test_env(void)
 	CHECKF(!evu_has(out, "ev_a\""), "ev_a reported:\n%s", out);
 }
 
+/* The environment cases first: no thread exists yet (alone: in a process
+ * of their own when another case ran before). */
+static const struct check_case cases[] = {
+	CHECK_CASE_ALONE(event_enable_env_bad_pattern_reported_and_nothing_enabled, test_env_bad),
+	CHECK_CASE_ALONE(event_enable_env_names_enabled_at_start_missing_reported_once, test_env_missing),
+	CHECK_CASE(event_enable_names_and_globs_select_what_is_recorded, test_names),
+	CHECK_CASE(event_enable_unknown_names_and_bad_patterns_refused, test_errors),
+	CHECK_CASE(event_enable_configure_last_rule_wins_bad_list_applies_nothing, test_configure),
+	CHECK_CASE(event_enable_toggled_under_concurrent_calls_events_intact, test_concurrency),
+};
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "env-bad") == 0)
 		return child_env_bad();
 	if (argc > 1 && strcmp(argv[1], "env-missing") == 0)
 		return child_env_missing();
-	test_env(); /* first: no thread exists yet */
-	test_names();
-	test_errors();
-	test_configure();
-	test_concurrency();
-	printf("test_event_enable: OK\n");
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -17,6 +17,8 @@
  *     return value and truncation.
  *  4. Damaged records are refused with -RINGTRACE_ECORRUPT, the message
  *     naming the damaged field.
+ * Each is a case; 2, 3 and 4 work on the same recorded events
+ * (fields_record() records them for each).
  */
 #include <float.h>
 #include <math.h>
@@ -278,16 +280,62 @@ static void trace_var(const struct var_case *c)
 	tagged++;
 }
 
-static void test_record(void)
+/* What fields_record() records: its arguments, kept for the checks. */
+static int obj;
+static const int8_t a8[3] = {INT8_MIN, 0, INT8_MAX};
+static const int64_t a64[2] = {INT64_MIN, INT64_MAX};
+static const uint16_t au16[5] = {0, 1, 2, UINT16_MAX, 7};
+static const float af[4] = {NAN, -0.0f, INFINITY, 1.5f};
+static const double ad[3] = {-INFINITY, DBL_MIN, 3.25};
+static const uint8_t three[3] = {1, 2, 0xff};
+static const struct var_case vc[] = {
+	/* empty string, empty bytes (non-NULL), NULL string */
+	{1, "", -2, three, 0, 1.5, NULL, 0, 0, 0, 0, 0},
+	/* exactly the maxima: not truncated */
+	{2, str_1023, INT16_MIN, bytes_max1, BMAX, -0.0, "x", UINT64_MAX, 0, SMAX - 1, BMAX, 1},
+	/* all three too long */
+	{3, str_1024, INT16_MAX, bytes_max1, BMAX + 1, NAN, str_5000, 3, 7, SMAX - 1, BMAX,
+	 SMAX - 1},
+	/* NULL bytes with a length: nothing; only str2 too long */
+	{4, "ok", 1, NULL, 10, 2.0, str_1024, 4, 4, 2, 0, SMAX - 1},
+	/* only the bytes too long */
+	{5, "three", 0, bytes_max1, (size_t)1 << 40, INFINITY, "", 5, 2, 5, BMAX, 0},
+	/* only the first string */
+	{6, str_5000, 0, three, 3, 0.0, "tail", 6, 1, SMAX - 1, 3, 4},
+	/* 1 .. 7 bytes of string to walk the alignment of what follows */
+	{7, "a", 3, three, 1, 7.0, "bb", 7, 0, 1, 1, 2},
+	{8, "abc", 3, three, 2, 8.0, "bbbbbbb", 8, 0, 3, 2, 7},
+	{9, "abcdef", 3, three, 3, 9.0, "bbbbbb", 9, 0, 6, 3, 6},
+};
+static const size_t nvc = sizeof(vc) / sizeof(vc[0]);
+static uint64_t a32[32];
+/* l.ev[K_EXPR] is the fe_expr event: after 3 + 5 + 1 + nvc + 5 others */
+#define K_EXPR (3 + 5 + 1 + sizeof(vc) / sizeof(vc[0]) + 5)
+
+struct fields_rec {
+	ringtrace_rb *rb;
+	struct evu_list l;
+};
+
+/*
+ * Records the events of every field type, with boundary values, and
+ * collects them into f->l (nothing is recorded while they are disabled).
+ * fields_done() frees them and disables the events again.
+ */
+static void fields_record(struct fields_rec *f)
 {
-	ringtrace_rb *rb = evu_buffer(64u << 10, 32);
-	struct evu_list l = {0};
+	tagged = 0;
+	fill_data();
+	f->rb = evu_buffer(64u << 10, 32);
+	memset(&f->l, 0, sizeof(f->l));
+	ringtrace_rb *rb = f->rb;
+	struct evu_list *lp = &f->l;
 
 	/* Disabled: nothing recorded (and fe_off stays so). */
 	trace_fe_ints(1, 2, 3, 4, 5, 6, 7, 8);
 	trace_fe_off(1);
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, 0);
+	evu_collect(rb, lp);
+	CHECK_EQ_U64(lp->n, 0);
 
 	CHECK(ringtrace_event_enable("fe_ints") == 1);
 	CHECK(ringtrace_event_enable("fe_scalars") == 1);
@@ -305,7 +353,6 @@ static void test_record(void)
 	trace_fe_off(2);
 
 	/* floats, bool, pointer, enums */
-	static int obj;
 	trace_fe_scalars(NAN, NAN, 2, NULL, -1, UINT32_MAX);
 	trace_fe_scalars(INFINITY, -INFINITY, 0, (const void *)UINTPTR_MAX, 1, 0);
 	trace_fe_scalars(-0.0f, -0.0, 1, &obj, 0, 7);
@@ -313,35 +360,9 @@ static void test_record(void)
 	trace_fe_scalars(FLT_MAX, DBL_TRUE_MIN, 1, (const void *)0x1234, -128, 1);
 
 	/* arrays */
-	const int8_t a8[3] = {INT8_MIN, 0, INT8_MAX};
-	const int64_t a64[2] = {INT64_MIN, INT64_MAX};
-	const uint16_t au16[5] = {0, 1, 2, UINT16_MAX, 7};
-	const float af[4] = {NAN, -0.0f, INFINITY, 1.5f};
-	const double ad[3] = {-INFINITY, DBL_MIN, 3.25};
 	trace_fe_arrays(a8, a64, au16, af, ad);
 
 	/* variable-length */
-	static const uint8_t three[3] = {1, 2, 0xff};
-	const struct var_case vc[] = {
-		/* empty string, empty bytes (non-NULL), NULL string */
-		{1, "", -2, three, 0, 1.5, NULL, 0, 0, 0, 0, 0},
-		/* exactly the maxima: not truncated */
-		{2, str_1023, INT16_MIN, bytes_max1, BMAX, -0.0, "x", UINT64_MAX, 0, SMAX - 1, BMAX, 1},
-		/* all three too long */
-		{3, str_1024, INT16_MAX, bytes_max1, BMAX + 1, NAN, str_5000, 3, 7, SMAX - 1, BMAX,
-		 SMAX - 1},
-		/* NULL bytes with a length: nothing; only str2 too long */
-		{4, "ok", 1, NULL, 10, 2.0, str_1024, 4, 4, 2, 0, SMAX - 1},
-		/* only the bytes too long */
-		{5, "three", 0, bytes_max1, (size_t)1 << 40, INFINITY, "", 5, 2, 5, BMAX, 0},
-		/* only the first string */
-		{6, str_5000, 0, three, 3, 0.0, "tail", 6, 1, SMAX - 1, 3, 4},
-		/* 1 .. 7 bytes of string to walk the alignment of what follows */
-		{7, "a", 3, three, 1, 7.0, "bb", 7, 0, 1, 1, 2},
-		{8, "abc", 3, three, 2, 8.0, "bbbbbbb", 8, 0, 3, 2, 7},
-		{9, "abcdef", 3, three, 3, 9.0, "bbbbbb", 9, 0, 6, 3, 6},
-	};
-	const size_t nvc = sizeof(vc) / sizeof(vc[0]);
 	for (size_t i = 0; i < nvc; i++)
 		trace_var(&vc[i]);
 
@@ -356,14 +377,28 @@ static void test_record(void)
 	trace_fe_expr(-3, 7);
 
 	/* larger fixed-size records */
-	uint64_t a32[32];
 	for (int i = 0; i < 32; i++)
 		a32[i] = 0x0101010101010101ull * (uint64_t)(i + 1) ^ ((uint64_t)1 << 63);
 	CHECK(ringtrace_event_enable("fe_fix2*") == 2);
 	trace_fe_fix256(a32);
 	trace_fe_fix264(-9, a32);
 
-	evu_collect(rb, &l);
+	evu_collect(rb, lp);
+}
+
+static void fields_done(struct fields_rec *f)
+{
+	evu_list_free(&f->l);
+	evu_buffer_done(f->rb);
+	CHECK(ringtrace_event_disable("fe_*") >= 1);
+}
+
+/* 2. Every field type round-trips: values and offsets, boundary values. */
+static void test_record(void)
+{
+	struct fields_rec f;
+	fields_record(&f);
+	const struct evu_list l = f.l;
 	const uint32_t id_ints = evu_id("fe_ints"), id_sc = evu_id("fe_scalars"),
 		       id_arr = evu_id("fe_arrays"), id_var = evu_id("fe_var"),
 		       id_nine = evu_id("fe_nine"), id_expr = evu_id("fe_expr"),
@@ -499,7 +534,7 @@ static void test_record(void)
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 3);
 		CHECK(v[0].v.i == 4 && v[1].v.i == -21 && v[2].v.i == 7);
 	}
-	const size_t k_expr = k - 1;
+	CHECK_EQ_U64(k - 1, K_EXPR);
 	{
 		const struct evu_event *e = &l.ev[k++];
 		CHECK_EQ_U64(e->id, id_f256);
@@ -516,6 +551,16 @@ static void test_record(void)
 	CHECK_EQ_U64(k, l.n);
 	CHECK_EQ_U64(tagged, nvc);
 
+	fields_done(&f);
+}
+
+/* 3. ringtrace_record_format() text; snprintf-like length and truncation. */
+static void test_format(void)
+{
+	struct fields_rec f;
+	fields_record(&f);
+	const struct evu_list l = f.l;
+	const size_t k_expr = K_EXPR;
 	/* ---- 3. formatting ---- */
 	char buf[9000];
 	struct ringtrace_event_info info;
@@ -579,7 +624,17 @@ static void test_record(void)
 					    e->len, NULL, 0);
 		CHECK(r > 0);
 	}
+	fields_done(&f);
+}
 
+/* 4. Damaged records: -RINGTRACE_ECORRUPT, the message naming the field. */
+static void test_damaged(void)
+{
+	struct fields_rec f;
+	fields_record(&f);
+	const struct evu_list l = f.l;
+	struct ringtrace_value v[16];
+	struct ringtrace_event_info info;
 	/* ---- 4. damaged records ---- */
 	{
 		const struct evu_event *e = &l.ev[0]; /* fe_ints, 32 bytes */
@@ -631,16 +686,17 @@ static void test_record(void)
 		       "the message should name field \"u64v\" at offset 24: %s",
 		       ringtrace_last_error());
 	}
-
-	evu_list_free(&l);
-	evu_buffer_done(rb);
+	fields_done(&f);
 }
 
-int main(void)
+static const struct check_case cases[] = {
+	CHECK_CASE(event_fields_registry_describes_ids_kinds_and_field_layouts, test_registry),
+	CHECK_CASE(event_fields_every_type_round_trips_with_boundary_values, test_record),
+	CHECK_CASE(event_fields_record_format_prints_every_type_like_snprintf, test_format),
+	CHECK_CASE(event_fields_damaged_records_refused_naming_the_field, test_damaged),
+};
+
+int main(int argc, char **argv)
 {
-	fill_data();
-	test_registry();
-	test_record();
-	printf("test_event_fields: OK\n");
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -30,6 +30,8 @@
  *  7. RINGTRACE_FILTERS / RINGTRACE_TRIGGERS at process start (re-exec):
  *     applied to the events when they register; a filter that does not
  *     compile is reported on stderr and its event is not recorded.
+ * Each is a case, with its own events buffer (1-5); 2-4 start with ft_int
+ * enabled and no filter, as 1 leaves it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -707,23 +709,82 @@ static void test_env(const char *self)
 	printf("environment: ok\n");
 }
 
+/* ---- the cases ----------------------------------------------------------------- */
+
+static const char *self_path; /* argv[0]: the environment case runs it again */
+static const char *bt_path;   /* babeltrace2 */
+
+static void case_basic(void)
+{
+	ringtrace_rb *rb = evu_buffer(4096, 256);
+	test_basic(rb);
+	evu_buffer_done(rb);
+}
+
+/* ft_int recorded, no filter on it (as case_basic leaves it). */
+static ringtrace_rb *ft_int_buffer(void)
+{
+	ringtrace_rb *rb = evu_buffer(4096, 256);
+	CHECK_OK(ringtrace_event_enable("ft_int"));
+	return rb;
+}
+
+static void case_table(void)
+{
+	ringtrace_rb *rb = ft_int_buffer();
+	test_table(rb);
+	evu_buffer_done(rb);
+}
+
+static void case_errors(void)
+{
+	ringtrace_rb *rb = ft_int_buffer();
+	test_errors(rb);
+	evu_buffer_done(rb);
+}
+
+static void case_concurrency(void)
+{
+	ringtrace_rb *rb = ft_int_buffer();
+	test_concurrency(rb);
+	evu_buffer_done(rb);
+}
+
+static void case_triggers(void)
+{
+	ringtrace_rb *rb = evu_buffer(4096, 256);
+	test_triggers(rb);
+	evu_buffer_done(rb);
+}
+
+static void case_snapshot_trigger(void)
+{
+	test_snapshot_trigger(bt_path);
+}
+
+static void case_env(void)
+{
+	test_env(self_path);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(event_filter_records_matching_calls_counts_the_rest_rejected, case_basic),
+	CHECK_CASE(event_filter_table_agrees_with_c_predicates_on_every_field_kind, case_table),
+	CHECK_CASE(event_filter_errors_name_event_and_column_and_keep_old_filter, case_errors),
+	CHECK_CASE(event_filter_replaced_under_concurrent_calls_every_call_counted, case_concurrency),
+	CHECK_CASE(event_filter_triggers_fire_with_conditions_and_counts, case_triggers),
+	CHECK_CASE(event_filter_snapshot_trigger_writes_flight_recorder_dump, case_snapshot_trigger),
+	CHECK_CASE(event_filter_env_filters_and_triggers_applied_at_start, case_env),
+};
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], "env-child") == 0)
 		return env_child();
-	const char *bt = getenv("RINGTRACE_BABELTRACE2");
-	if (!bt)
-		bt = "babeltrace2";
-	ringtrace_rb *rb = evu_buffer(4096, 256);
-	test_basic(rb);
-	test_table(rb);
-	test_errors(rb);
-	test_concurrency(rb);
-	test_triggers(rb);
-	evu_buffer_done(rb);
-	test_snapshot_trigger(bt);
-	test_env(argv[0]);
-	printf("test_event_filter: ok\n");
-	return 0;
+	bt_path = getenv("RINGTRACE_BABELTRACE2");
+	if (!bt_path)
+		bt_path = "babeltrace2";
+	self_path = argv[0];
+	return CHECK_MAIN(cases, argc, argv);
 }

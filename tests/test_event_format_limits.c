@@ -21,7 +21,7 @@
  *     the value printed was the precision and the rest garbage).
  *
  * Payloads are malloc'ed at their exact length, so that ASan sees any
- * read past a record.
+ * read past a record. Each check is a case (1. two: bytes, enum).
  */
 #include <stdarg.h>
 
@@ -395,12 +395,14 @@ static void check_printf_stars(void)
 	CHECKF(t < 1000000000ull, "printf_format checks took %.2f s", (double)t / 1e9);
 }
 
-int main(void)
+static const struct check_case cases[] = {
+	CHECK_CASE(event_format_limits_bytes_fields_stay_inside_the_scratch_area, check_bytes_fields),
+	CHECK_CASE(event_format_limits_enum_at_exhausted_scratch_area_read_safely, check_enum_exhausted),
+	CHECK_CASE(event_format_limits_float_arrays_of_other_sizes_refused_as_corrupt, check_float_arrays),
+	CHECK_CASE(event_format_limits_printf_star_widths_bounded_c_and_p_take_both, check_printf_stars),
+};
+
+int main(int argc, char **argv)
 {
-	check_bytes_fields();
-	check_enum_exhausted();
-	check_float_arrays();
-	check_printf_stars();
-	printf("test_event_format_limits: OK\n");
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

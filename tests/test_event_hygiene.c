@@ -12,6 +12,9 @@
  * A parameter named ringtrace_data (the name the probe typedef gives its
  * first parameter) is checked by test_event_hygiene_data.c, a compile-only
  * test.
+ *
+ * Three cases, steps of one sequence (recording only; recording and
+ * probes; probes only): the case for a later step runs the ones before.
  */
 #define RINGTRACE_CREATE_EVENTS
 #include <ringtrace/tracepoint.h>
@@ -137,10 +140,17 @@ static void check_records(const struct evu_list *l, size_t from, size_t count)
 	}
 }
 
-int main(void)
+/* The steps' state. */
+static ringtrace_rb *rb;
+static struct evu_list l;
+static struct seen s_rec, s_call;
+
+static void step_recording(void)
 {
-	ringtrace_rb *rb = evu_buffer(16u << 10, 8);
-	struct evu_list l = {0};
+	rb = evu_buffer(16u << 10, 8);
+	memset(&l, 0, sizeof(l));
+	memset(&s_rec, 0, sizeof(s_rec));
+	memset(&s_call, 0, sizeof(s_call));
 	CHECK(ringtrace_event_enable("hy_*") == 2);
 
 	/* recording only: the inline fast path (and the slow one for the
@@ -149,9 +159,11 @@ int main(void)
 	fire();
 	evu_collect(rb, &l);
 	check_records(&l, 0, 4);
+}
 
+static void step_probes(void)
+{
 	/* recording and probes: the slow path */
-	struct seen s_rec = {0}, s_call = {0};
 	CHECK_OK(ringtrace_probe_register_hy_rec(probe_rec, &s_rec));
 	CHECK_OK(ringtrace_probe_register_hy_call(probe_call, &s_call));
 	fire();
@@ -168,7 +180,10 @@ int main(void)
 		       (unsigned long long)s_call.v[i], (unsigned long long)CALL[i]);
 	evu_collect(rb, &l);
 	check_records(&l, 4, 2);
+}
 
+static void step_probes_only(void)
+{
 	/* probes only */
 	CHECK(ringtrace_event_disable("hy_*") == 2);
 	memset(&s_call, 0, sizeof(s_call));
@@ -178,9 +193,50 @@ int main(void)
 		CHECK(s_call.v[i] == CALL[i]);
 	CHECK_OK(ringtrace_probe_unregister_hy_rec(probe_rec, &s_rec));
 	CHECK_OK(ringtrace_probe_unregister_hy_call(probe_call, &s_call));
+}
 
+/* What a step left attached or on is removed; the buffer goes. */
+static void steps_done(void)
+{
+	ringtrace_probe_unregister_hy_rec(probe_rec, &s_rec);
+	ringtrace_probe_unregister_hy_call(probe_call, &s_call);
+	ringtrace_event_disable("hy_*");
 	evu_list_free(&l);
 	evu_buffer_done(rb);
-	printf("test_event_hygiene: OK\n");
-	return 0;
+}
+
+/* Recording only (the inline fast path): the records hold the arguments. */
+static void case_fast_path(void)
+{
+	step_recording();
+	steps_done();
+}
+
+/* Recording and probes (the slow path): records and probes see the
+ * arguments. */
+static void case_slow_path(void)
+{
+	step_recording();
+	step_probes();
+	steps_done();
+}
+
+/* Probes only: they see the arguments. */
+static void case_probes_only(void)
+{
+	step_recording();
+	step_probes();
+	step_probes_only();
+	steps_done();
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(event_hygiene_fast_path_records_arguments_not_macro_locals, case_fast_path),
+	CHECK_CASE(event_hygiene_slow_path_records_and_probes_get_the_arguments, case_slow_path),
+	CHECK_CASE(event_hygiene_probes_alone_get_the_arguments, case_probes_only),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -15,6 +15,10 @@
  *     probe, and freed as soon as unregister returns. ASan proves that no
  *     probe runs on freed data; TSan that the writes are ordered before the
  *     free.
+ * Cases: 1-3 are steps on one event's probes (a probe alone, several with
+ * recording, errors, one unregistered, a probe calling a tracepoint, all
+ * removed): the case for a later step runs the earlier ones first. 4 and 5
+ * each start threads of their own.
  */
 #include <pthread.h>
 
@@ -78,15 +82,23 @@ static void probe_nested(void *data, int a, const char *s, double d, uint64_t u)
 	trace_pr_inner(a * 10);
 }
 
-static void test_basic(void)
-{
-	ringtrace_rb *rb = evu_buffer(16u << 10, 16);
-	struct evu_list l = {0};
+/* The steps' state: the buffer, the events read, what the probes saw. */
+static struct {
+	ringtrace_rb *rb;
+	struct evu_list l;
 	struct args_seen seen;
-	memset(&seen, 0, sizeof(seen));
+	int nested;
+} pc;
+
+/* 1. A typed probe alone: it gets the arguments; nothing is recorded. */
+static void step_probe_only(void)
+{
+	memset(&pc, 0, sizeof(pc));
+	count_a = count_b = 0;
+	pc.rb = evu_buffer(16u << 10, 16);
 
 	CHECK(ringtrace_event_pr_ev.state == 0);
-	CHECK_RC(ringtrace_probe_register_pr_ev(probe_args, &seen), 0);
+	CHECK_RC(ringtrace_probe_register_pr_ev(probe_args, &pc.seen), 0);
 	CHECK(ringtrace_event_pr_ev.state != 0);
 	CHECK_EQ_U64(ringtrace_event_pr_ev.state, RINGTRACE_EV_PROBES);
 	CHECK_EQ_U64(probes_of("pr_ev"), 1);
@@ -94,15 +106,19 @@ static void test_basic(void)
 
 	/* probe only: called, nothing recorded */
 	trace_pr_ev(-7, "hello", 2.5, UINT64_MAX);
-	CHECK_EQ_U64(seen.calls, 1);
-	CHECK(seen.a == -7 && strcmp(seen.s, "hello") == 0 && seen.d == 2.5 &&
-	      seen.u == UINT64_MAX);
+	CHECK_EQ_U64(pc.seen.calls, 1);
+	CHECK(pc.seen.a == -7 && strcmp(pc.seen.s, "hello") == 0 && pc.seen.d == 2.5 &&
+	      pc.seen.u == UINT64_MAX);
 	trace_pr_ev(INT32_MIN, NULL, -0.0, 0);
-	CHECK_EQ_U64(seen.calls, 2);
-	CHECK(seen.a == INT32_MIN && strcmp(seen.s, "(NULL)") == 0 && seen.u == 0);
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, 0);
+	CHECK_EQ_U64(pc.seen.calls, 2);
+	CHECK(pc.seen.a == INT32_MIN && strcmp(pc.seen.s, "(NULL)") == 0 && pc.seen.u == 0);
+	evu_collect(pc.rb, &pc.l);
+	CHECK_EQ_U64(pc.l.n, 0);
+}
 
+/* 2. Recording on, three probes: each runs once per call. */
+static void step_record(void)
+{
 	/* and recording */
 	CHECK_RC(ringtrace_event_enable("pr_*"), 3);
 	CHECK_EQ_U64(ringtrace_event_pr_ev.state, RINGTRACE_EV_PROBES | RINGTRACE_EV_RECORD);
@@ -111,65 +127,143 @@ static void test_basic(void)
 	CHECK_EQ_U64(probes_of("pr_ev"), 3);
 	for (int i = 0; i < 10; i++)
 		trace_pr_ev(i, "x", i * 0.5, (uint64_t)i);
-	CHECK(seen.calls == 12 && count_a == 10 && count_b == 10);
-	CHECK(seen.a == 9 && seen.u == 9 && seen.d == 4.5);
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, 10);
+	CHECK(pc.seen.calls == 12 && count_a == 10 && count_b == 10);
+	CHECK(pc.seen.a == 9 && pc.seen.u == 9 && pc.seen.d == 4.5);
+	evu_collect(pc.rb, &pc.l);
+	CHECK_EQ_U64(pc.l.n, 10);
 	for (int i = 0; i < 10; i++) {
 		struct ringtrace_value v[8];
-		CHECK_EQ_U64(l.ev[i].id, evu_id("pr_ev"));
-		CHECK_EQ_U64(evu_decode(&l.ev[i], v, 8, NULL), 5);
+		CHECK_EQ_U64(pc.l.ev[i].id, evu_id("pr_ev"));
+		CHECK_EQ_U64(evu_decode(&pc.l.ev[i], v, 8, NULL), 5);
 		CHECK(v[1].v.i == i && v[2].len == 1 && v[3].v.f == i * 0.5 && v[4].v.u == (uint64_t)i);
 	}
-	evu_list_free(&l);
+	evu_list_free(&pc.l);
+}
 
+/* 3. A duplicate or NULL probe is refused; so is removing a missing one. */
+static void step_errors(void)
+{
 	/* 3. errors */
 	CHECK_RC(ringtrace_probe_register_pr_ev(probe_count, &count_a), -RINGTRACE_EINVAL);
 	CHECKF(evu_has(ringtrace_last_error(), "pr_ev"), "message: %s", ringtrace_last_error());
 	CHECK_RC(ringtrace_probe_register_pr_ev(NULL, &count_a), -RINGTRACE_EINVAL);
 	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_nested, &count_a), -RINGTRACE_ENOENT);
-	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_count, &seen), -RINGTRACE_ENOENT);
+	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_count, &pc.seen), -RINGTRACE_ENOENT);
 	CHECK_RC(ringtrace_probe_unregister_pr_hot(probe_frozen, NULL), -RINGTRACE_ENOENT);
 	CHECK_RC(ringtrace_probe_unregister_pr_ev(NULL, &count_a), -RINGTRACE_EINVAL);
 	CHECK_EQ_U64(probes_of("pr_ev"), 3);
+}
 
+/* One probe removed: the others keep running. */
+static void step_unregister_one(void)
+{
 	/* unregister the middle one: the others keep running */
 	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_count, &count_a), 0);
 	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_count, &count_a), -RINGTRACE_ENOENT);
 	CHECK_EQ_U64(probes_of("pr_ev"), 2);
 	trace_pr_ev(1, "y", 1, 1);
-	CHECK(seen.calls == 13 && count_a == 10 && count_b == 11);
+	CHECK(pc.seen.calls == 13 && count_a == 10 && count_b == 11);
+}
 
+/* A probe that calls another tracepoint: it is recorded. */
+static void step_nested(void)
+{
 	/* a probe calling a tracepoint (nested read-side section) */
-	int nested = 0;
-	CHECK_RC(ringtrace_probe_register_pr_ev(probe_nested, &nested), 0);
+	pc.nested = 0;
+	CHECK_RC(ringtrace_probe_register_pr_ev(probe_nested, &pc.nested), 0);
 	trace_pr_ev(4, "z", 0, 0);
-	CHECK(nested == 1 && count_b == 12);
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, 3); /* pr_ev, pr_ev, pr_inner */
-	CHECK_EQ_U64(evu_count_id(&l, evu_id("pr_inner")), 1);
+	CHECK(pc.nested == 1 && count_b == 12);
+	evu_collect(pc.rb, &pc.l);
+	CHECK_EQ_U64(pc.l.n, 3); /* pr_ev, pr_ev, pr_inner */
+	CHECK_EQ_U64(evu_count_id(&pc.l, evu_id("pr_inner")), 1);
 	{
 		struct ringtrace_value v[4];
-		size_t k = l.ev[2].id == evu_id("pr_inner") ? 2 : 1;
-		CHECK_EQ_U64(evu_decode(&l.ev[k], v, 4, NULL), 1);
+		size_t k = pc.l.ev[2].id == evu_id("pr_inner") ? 2 : 1;
+		CHECK_EQ_U64(evu_decode(&pc.l.ev[k], v, 4, NULL), 1);
 		CHECK(v[0].v.i == 40);
 	}
-	evu_list_free(&l);
+	evu_list_free(&pc.l);
+}
 
+/* Every probe removed and recording off: the call site's word is 0. */
+static void step_all_gone(void)
+{
 	/* all gone, recording off: the call site's word is 0 again */
-	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_args, &seen), 0);
+	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_args, &pc.seen), 0);
 	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_count, &count_b), 0);
-	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_nested, &nested), 0);
+	CHECK_RC(ringtrace_probe_unregister_pr_ev(probe_nested, &pc.nested), 0);
 	CHECK_EQ_U64(probes_of("pr_ev"), 0);
 	CHECK_EQ_U64(ringtrace_event_pr_ev.state, RINGTRACE_EV_RECORD);
 	CHECK_RC(ringtrace_event_disable("pr_*"), 3);
 	CHECK(ringtrace_event_pr_ev.state == 0);
 	CHECK(ringtrace_event_pr_ev.probes == NULL);
 	trace_pr_ev(5, "w", 0, 0);
-	CHECK(seen.calls == 14 && count_b == 12 && nested == 1);
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, 0);
-	evu_buffer_done(rb);
+	CHECK(pc.seen.calls == 14 && count_b == 12 && pc.nested == 1);
+	evu_collect(pc.rb, &pc.l);
+	CHECK_EQ_U64(pc.l.n, 0);
+}
+
+/* Whatever the steps left attached or on is removed; the buffer goes. */
+static void steps_done(void)
+{
+	ringtrace_probe_unregister_pr_ev(probe_args, &pc.seen);
+	ringtrace_probe_unregister_pr_ev(probe_count, &count_a);
+	ringtrace_probe_unregister_pr_ev(probe_count, &count_b);
+	ringtrace_probe_unregister_pr_ev(probe_nested, &pc.nested);
+	ringtrace_event_disable("pr_*");
+	evu_list_free(&pc.l);
+	evu_buffer_done(pc.rb);
+}
+
+static void case_probe_only(void)
+{
+	step_probe_only();
+	steps_done();
+}
+
+static void case_record(void)
+{
+	step_probe_only();
+	step_record();
+	steps_done();
+}
+
+static void case_errors(void)
+{
+	step_probe_only();
+	step_record();
+	step_errors();
+	steps_done();
+}
+
+static void case_unregister_one(void)
+{
+	step_probe_only();
+	step_record();
+	step_errors();
+	step_unregister_one();
+	steps_done();
+}
+
+static void case_nested(void)
+{
+	step_probe_only();
+	step_record();
+	step_errors();
+	step_unregister_one();
+	step_nested();
+	steps_done();
+}
+
+static void case_all_gone(void)
+{
+	step_probe_only();
+	step_record();
+	step_errors();
+	step_unregister_one();
+	step_nested();
+	step_all_gone();
+	steps_done();
 }
 
 /* ---- 4, 5: threads ---------------------------------------------------------- */
@@ -224,11 +318,28 @@ static void check_data(struct probe_data *d)
 	CHECKF(d->bad == 0, "probe saw %" PRIu64 " bad calls", d->bad);
 }
 
-static void test_threads(void)
+/* Two threads calling trace_pr_hot until threads_stop(). */
+static pthread_t hammers[2];
+
+static void threads_start(void)
 {
-	pthread_t t[2];
+	__atomic_store_n(&stop_flag, 0, __ATOMIC_RELEASE);
 	for (uintptr_t i = 0; i < 2; i++)
-		CHECK(pthread_create(&t[i], NULL, hammer, (void *)i) == 0);
+		CHECK(pthread_create(&hammers[i], NULL, hammer, (void *)i) == 0);
+}
+
+static void threads_stop(void)
+{
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		CHECK(pthread_join(hammers[i], NULL) == 0);
+}
+
+/* 4. Once unregister returns, the probe never runs again. */
+static void test_unregister_stops(void)
+{
+	__atomic_store_n(&frozen_calls, 0, __ATOMIC_RELAXED);
+	threads_start();
 
 	/* 4. unregister stops the calls */
 	CHECK_RC(ringtrace_probe_register_pr_hot(probe_frozen, NULL), 0);
@@ -239,6 +350,15 @@ static void test_threads(void)
 	tu_sleep_us(20000);
 	uint64_t c2 = __atomic_load_n(&frozen_calls, __ATOMIC_RELAXED);
 	CHECKF(c1 == c2, "probe ran %" PRIu64 " times after unregister returned", c2 - c1);
+	threads_stop();
+}
+
+/* 5. Probes registered, unregistered and freed in a loop while threads
+ * call the tracepoint: no probe runs on freed data. */
+static void test_register_loop(void)
+{
+	__atomic_store_n(&total_calls, 0, __ATOMIC_RELAXED);
+	threads_start();
 
 	/* 5. register / unregister / free in a loop */
 	const uint64_t dur_ns = CHECK_SCALE(1000, 700) * 1000000ull;
@@ -287,9 +407,7 @@ static void test_threads(void)
 	CHECKF(seen_calls == tot, "calls counted in the data %" PRIu64 ", by the probes %" PRIu64,
 	       seen_calls, tot);
 
-	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < 2; i++)
-		CHECK(pthread_join(t[i], NULL) == 0);
+	threads_stop();
 	fprintf(stderr,
 		"    %u register/unregister rounds, %" PRIu64 " probe calls, %" PRIu64 "+%" PRIu64
 		" tracepoint calls\n",
@@ -299,10 +417,18 @@ static void test_threads(void)
 	CHECK_EQ_U64(__atomic_load_n(&total_calls, __ATOMIC_RELAXED), tot);
 }
 
-int main(void)
+static const struct check_case cases[] = {
+	CHECK_CASE(event_probes_typed_probe_gets_arguments_of_unrecorded_event, case_probe_only),
+	CHECK_CASE(event_probes_each_probe_runs_once_per_recorded_call, case_record),
+	CHECK_CASE(event_probes_duplicate_null_and_missing_probes_refused, case_errors),
+	CHECK_CASE(event_probes_unregistering_one_leaves_the_others_running, case_unregister_one),
+	CHECK_CASE(event_probes_probe_calling_a_tracepoint_records_it, case_nested),
+	CHECK_CASE(event_probes_last_probe_removed_and_recording_off_clear_call_site, case_all_gone),
+	CHECK_CASE(event_probes_unregistered_probe_never_runs_again, test_unregister_stops),
+	CHECK_CASE(event_probes_register_unregister_free_loop_under_concurrent_calls, test_register_loop),
+};
+
+int main(int argc, char **argv)
 {
-	test_basic();
-	test_threads();
-	printf("test_event_probes: OK\n");
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -14,6 +14,9 @@
  *     has to look past the end, and never crash.
  *  4. Several threads evaluate the same compiled filters at once (TSan).
  *
+ * Each is a case; 3 and 4 evaluate the filters of 1, compiled for them
+ * (compile_valid).
+ *
  * `test_filter bench` measures `value & 1` on a one-int record.
  */
 #include <pthread.h>
@@ -231,13 +234,38 @@ static const struct valid valid[] = {
 
 static ringtrace_filter *compiled[NVALID];
 
-static void test_valid(void)
+/* Every valid expression compiles (column 0) into compiled[]. */
+static void compile_valid(void)
 {
 	for (size_t i = 0; i < NVALID; i++) {
 		unsigned col = 99;
 		int rc = ringtrace_filter_compile(schema, NFIELDS, valid[i].expr, &compiled[i], &col);
 		CHECKF(rc == 0, "compile \"%s\": %d %s", valid[i].expr, rc, ringtrace_last_error());
 		CHECK_EQ_U64(col, 0);
+	}
+}
+
+static void free_compiled(void)
+{
+	for (size_t i = 0; i < NVALID; i++) {
+		ringtrace_filter_free(compiled[i]);
+		compiled[i] = NULL;
+	}
+}
+
+static void free_records(void)
+{
+	for (int i = 0; i < 4; i++) {
+		free(rec[i]);
+		rec[i] = NULL;
+	}
+}
+
+static void test_valid(void)
+{
+	make_records();
+	compile_valid();
+	for (size_t i = 0; i < NVALID; i++) {
 		for (int r = 0; r < 4; r++) {
 			int got = ringtrace_filter_match(compiled[i], rec[r], rec_len[r]);
 			int want = valid[i].want[r] == '1';
@@ -246,6 +274,8 @@ static void test_valid(void)
 		}
 	}
 	printf("valid: %zu expressions x 4 records\n", NVALID);
+	free_compiled();
+	free_records();
 }
 
 /* ---- 2. invalid expressions ---------------------------------------------------- */
@@ -324,6 +354,7 @@ static void check_invalid(const char *expr, const char *msg, unsigned want_col)
 
 static void test_invalid(void)
 {
+	make_records();
 	for (size_t i = 0; i < NINVALID; i++)
 		check_invalid(invalid[i].expr, invalid[i].msg, invalid[i].col);
 
@@ -357,12 +388,15 @@ static void test_invalid(void)
 	CHECK(ringtrace_filter_compile(&bad, 1, "x == 0", &f, &col) == -RINGTRACE_EINVAL);
 	CHECK(strstr(ringtrace_last_error(), "alignment 3 is invalid"));
 	printf("invalid: %zu expressions + nesting + arguments\n", NINVALID);
+	free_records();
 }
 
 /* ---- 3. damaged records ----------------------------------------------------------- */
 
 static void test_damaged(void)
 {
+	make_records();
+	compile_valid();
 	unsigned cut_checks = 0;
 	for (int r = 0; r < 4; r++) {
 		for (size_t len = 0; len < rec_len[r]; len++) {
@@ -417,6 +451,8 @@ static void test_damaged(void)
 	ringtrace_filter_free(f);
 	free(p);
 	printf("damaged: %u truncated evaluations\n", cut_checks);
+	free_compiled();
+	free_records();
 }
 
 /* ---- 4. concurrent evaluation -------------------------------------------------------- */
@@ -434,12 +470,16 @@ static void *eval_thread(void *arg)
 
 static void test_threads(void)
 {
+	make_records();
+	compile_valid();
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)
 		CHECK(pthread_create(&t[i], NULL, eval_thread, NULL) == 0);
 	for (int i = 0; i < 4; i++)
 		CHECK(pthread_join(t[i], NULL) == 0);
 	printf("threads: 4 x %d rounds\n", CHECK_SCALE(2000, 200));
+	free_compiled();
+	free_records();
 }
 
 /* ---- bench ------------------------------------------------------------------------ */
@@ -464,19 +504,16 @@ static int bench(void)
 	return 0;
 }
 
+static const struct check_case cases[] = {
+	CHECK_CASE(filter_valid_expressions_accept_exactly_the_expected_records, test_valid),
+	CHECK_CASE(filter_invalid_expressions_refused_with_message_and_column, test_invalid),
+	CHECK_CASE(filter_damaged_records_never_read_past_the_end, test_damaged),
+	CHECK_CASE(filter_compiled_filters_evaluated_by_threads_at_once, test_threads),
+};
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "bench") == 0)
 		return bench();
-	make_records();
-	test_valid();
-	test_invalid();
-	test_damaged();
-	test_threads();
-	for (size_t i = 0; i < NVALID; i++)
-		ringtrace_filter_free(compiled[i]);
-	for (int i = 0; i < 4; i++)
-		free(rec[i]);
-	printf("test_filter: ok\n");
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

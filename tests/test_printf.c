@@ -18,6 +18,8 @@
  *     past the end) are -RINGTRACE_ECORRUPT; snprintf-like truncation.
  *  6. Two threads racing on the first enabled call of one site: every
  *     record's site id leads to that site.
+ * Each is a case; 2-5 check the records that printf_record() makes. 1
+ * and 4 count the call sites registered in the process: they run alone.
  */
 #include <limits.h>
 #include <math.h>
@@ -235,16 +237,36 @@ static void *race_thread(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* The records of 2. and 3., and the state around them. */
+static struct {
+	ringtrace_rb *rb;
+	struct evu_list l;
+	int nmain;     /* records of record_all() */
+	int line_long; /* the line of the first long-string call */
+} pf;
+static char buf[8192];
+
+static void printf_setup(void)
 {
 	for (size_t k = 0; k < sizeof(long_str) - 1; k++)
 		long_str[k] = (char)('a' + k % 26);
 	long_str[sizeof(long_str) - 1] = 0;
+	memset(&pf, 0, sizeof(pf));
+	nexp = 0;
+	pf.rb = evu_buffer(64u << 10, 32);
+}
 
-	ringtrace_rb *rb = evu_buffer(64u << 10, 32);
-	struct evu_list l = {0};
+static void printf_done(void)
+{
+	evu_list_free(&pf.l);
+	evu_buffer_done(pf.rb);
+}
+
+/* 1. Disabled by default: nothing recorded, no call site registered. */
+static void test_disabled(void)
+{
+	printf_setup();
 	struct ringtrace_event_info info;
-
 	/* 1. disabled by default */
 	CHECK_OK(ringtrace_event_lookup("ringtrace_printf", &info));
 	CHECK_EQ_U64(info.id, RINGTRACE_EVENT_ID_PRINTF);
@@ -254,59 +276,87 @@ int main(void)
 	ringtrace_printf("disabled too");
 	CHECK_EQ_U64(ringtrace_printf_site_count(), 0);
 	CHECK(ringtrace_printf_site_by_id(1) == NULL);
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, 0);
+	evu_collect(pf.rb, &pf.l);
+	CHECK_EQ_U64(pf.l.n, 0);
+	printf_done();
+}
 
+/*
+ * Enables ringtrace_printf, makes the records of 2. (record_all) and 3.
+ * (long and NULL strings), disables it again (a call then records
+ * nothing) and collects them into pf.l.
+ */
+static void printf_record(void)
+{
+	printf_setup();
 	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
 	CHECK(ringtrace_event_ringtrace_printf.state != 0);
 
 	/* 2. */
 	record_all();
-	const int nmain = nexp;
+	pf.nmain = nexp;
 	/* 3. long and NULL strings */
-	int line_long = __LINE__ + 1;
+	pf.line_long = __LINE__ + 1;
 	ringtrace_printf(">%s<", long_str);
 	ringtrace_printf("%s|%d", null_str(), 5);
 	ringtrace_printf("%s%s", long_str, long_str + 1);
 	/* recorded while disabled again: nothing */
 	CHECK(ringtrace_event_disable("ringtrace_printf") == 1);
 	ringtrace_printf("after disable %d", 3);
-	evu_collect(rb, &l);
-	CHECKF(l.n == (size_t)nmain + 3, "%zu records, expected %d", l.n, nmain + 3);
+	evu_collect(pf.rb, &pf.l);
+	CHECKF(pf.l.n == (size_t)pf.nmain + 3, "%zu records, expected %d", pf.l.n, pf.nmain + 3);
+}
 
-	static char buf[8192];
+/* 2. Every kind of argument formats as snprintf does. */
+static void test_formats(void)
+{
+	printf_record();
 	struct mismatch_log ml = {0};
-	for (int k = 0; k < nmain; k++) {
+	for (int k = 0; k < pf.nmain; k++) {
 		const struct ringtrace_printf_site *site;
-		int r = format_event(&l.ev[k], buf, sizeof(buf), &site);
+		int r = format_event(&pf.l.ev[k], buf, sizeof(buf), &site);
 		CHECKF(strcmp(site->fmt, expected[k].fmt) == 0, "record %d: site format \"%s\", expected \"%s\"",
 		       k, site->fmt, expected[k].fmt);
 		CHECK_EQ_U64(site->line, expected[k].line);
 		CHECK(evu_has(site->file, "test_printf.c"));
 		compare(buf, r, k, site->fmt, &ml);
 	}
+	CHECKF(ml.n == 0, "%d of %d records differ from snprintf (listed above)", ml.n, pf.nmain);
+	printf_done();
+}
+
+/* 3. Long strings cut to RINGTRACE_STRING_MAX - 1; NULL reads "(null)". */
+static void test_long_strings(void)
+{
+	printf_record();
 	/* 3. */
 	{
 		const struct ringtrace_printf_site *site;
-		int r = format_event(&l.ev[nmain], buf, sizeof(buf), &site);
-		CHECK_EQ_U64(site->line, line_long);
+		int r = format_event(&pf.l.ev[pf.nmain], buf, sizeof(buf), &site);
+		CHECK_EQ_U64(site->line, pf.line_long);
 		CHECK_EQ_U64(site->nargs, 1);
 		CHECK_EQ_U64(site->types[0], RINGTRACE_PF_STRING);
 		CHECKF(r == (int)RINGTRACE_STRING_MAX - 1 + 2, "long string: %d", r);
 		CHECK(buf[0] == '>' && memcmp(buf + 1, long_str, RINGTRACE_STRING_MAX - 1) == 0);
 		CHECK(strcmp(buf + RINGTRACE_STRING_MAX, "<") == 0);
-		r = format_event(&l.ev[nmain + 1], buf, sizeof(buf), &site);
+		r = format_event(&pf.l.ev[pf.nmain + 1], buf, sizeof(buf), &site);
 		CHECKF(strcmp(buf, "(null)|5") == 0, "NULL string: \"%s\"", buf);
-		r = format_event(&l.ev[nmain + 2], buf, sizeof(buf), &site);
+		r = format_event(&pf.l.ev[pf.nmain + 2], buf, sizeof(buf), &site);
 		CHECK_EQ_U64(r, 2 * (RINGTRACE_STRING_MAX - 1));
 		CHECK(memcmp(buf, long_str, RINGTRACE_STRING_MAX - 1) == 0);
 		CHECK(memcmp(buf + RINGTRACE_STRING_MAX - 1, long_str + 1, RINGTRACE_STRING_MAX - 1) == 0);
 	}
+	printf_done();
+}
 
+/* 4. The call sites: format, file, line, types; ids 1 .. count. */
+static void test_sites(void)
+{
+	printf_record();
 	/* 4. the sites */
 	{
 		const struct ringtrace_printf_site *s;
-		const struct evu_event *e = by_fmt(&l, nmain, "%p %c %e %g %x %o %X %%%i");
+		const struct evu_event *e = by_fmt(&pf.l, pf.nmain, "%p %c %e %g %x %o %X %%%i");
 		format_event(e, buf, sizeof(buf), &s);
 		CHECK_EQ_U64(s->nargs, 8);
 		static const uint8_t want[8] = {RINGTRACE_PF_POINTER, RINGTRACE_PF_S64,
@@ -316,18 +366,24 @@ int main(void)
 		CHECK(memcmp(s->types, want, 8) == 0);
 		CHECK_EQ_U64(s->id, ((const uint32_t *)e->data)[0]);
 		uint32_t n = ringtrace_printf_site_count();
-		CHECKF(n >= (uint32_t)nmain && n <= (uint32_t)nmain + 3, "%u sites", n);
+		CHECKF(n >= (uint32_t)pf.nmain && n <= (uint32_t)pf.nmain + 3, "%u sites", n);
 		for (uint32_t id = 1; id <= n; id++)
 			CHECK(ringtrace_printf_site_by_id(id) != NULL);
 		CHECK(ringtrace_printf_site_by_id(n + 1) == NULL);
 		CHECK(ringtrace_printf_site_by_id(0) == NULL);
 	}
+	printf_done();
+}
 
+/* 5. Damaged records are -RINGTRACE_ECORRUPT; snprintf-like truncation. */
+static void test_damaged(void)
+{
+	printf_record();
 	/* 5. damaged records */
 	{
 		const struct ringtrace_printf_site *s;
 		/* "%c|%hu|%p": the last argument a scalar */
-		const struct evu_event *e = by_fmt(&l, nmain, "%c|%hu|%p");
+		const struct evu_event *e = by_fmt(&pf.l, pf.nmain, "%c|%hu|%p");
 		format_event(e, buf, sizeof(buf), &s);
 		CHECK(strcmp(s->fmt, "%c|%hu|%p") == 0);
 		for (uint32_t len = 0; len < e->len; len++) {
@@ -342,7 +398,7 @@ int main(void)
 		r = ringtrace_printf_format(s->fmt, s->types, 1, e->data, e->len, buf, sizeof(buf));
 		CHECK(r == -RINGTRACE_ECORRUPT);
 		/* "%lld %llu %s %s": string lengths */
-		e = by_fmt(&l, nmain, "%lld %llu %s %s");
+		e = by_fmt(&pf.l, pf.nmain, "%lld %llu %s %s");
 		format_event(e, buf, sizeof(buf), &s);
 		CHECK(strcmp(s->fmt, "%lld %llu %s %s") == 0);
 		char copy[256];
@@ -360,7 +416,7 @@ int main(void)
 		CHECK(ringtrace_printf_format(NULL, s->types, s->nargs, e->data, e->len, buf,
 					      sizeof(buf)) == -RINGTRACE_ECORRUPT);
 		/* snprintf semantics */
-		e = &l.ev[0]; /* "no arguments" */
+		e = &pf.l.ev[0]; /* "no arguments" */
 		char small[4] = "zzz";
 		r = ringtrace_printf_format("no arguments", NULL, 0, e->data, e->len, small,
 					    sizeof(small));
@@ -369,8 +425,13 @@ int main(void)
 		r = ringtrace_printf_format("no arguments", NULL, 0, e->data, e->len, NULL, 0);
 		CHECK_EQ_U64(r, strlen("no arguments"));
 	}
-	evu_list_free(&l);
+	printf_done();
+}
 
+/* 6. Two threads racing on a site's first enabled call. */
+static void test_race(void)
+{
+	printf_setup();
 	/* 6. two threads on one fresh site */
 	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
 	CHECK(pthread_barrier_init(&race_barrier, NULL, 2) == 0);
@@ -380,12 +441,12 @@ int main(void)
 	for (int k = 0; k < 2; k++)
 		CHECK(pthread_join(t[k], NULL) == 0);
 	pthread_barrier_destroy(&race_barrier);
-	evu_collect(rb, &l);
-	CHECK_EQ_U64(l.n, 400);
+	evu_collect(pf.rb, &pf.l);
+	CHECK_EQ_U64(pf.l.n, 400);
 	int next[2] = {0, 0};
-	for (size_t k = 0; k < l.n; k++) {
+	for (size_t k = 0; k < pf.l.n; k++) {
 		const struct ringtrace_printf_site *s;
-		format_event(&l.ev[k], buf, sizeof(buf), &s);
+		format_event(&pf.l.ev[k], buf, sizeof(buf), &s);
 		CHECK(strcmp(s->fmt, "race %d %d") == 0);
 		int th, idx;
 		CHECK(sscanf(buf, "race %d %d", &th, &idx) == 2);
@@ -393,13 +454,20 @@ int main(void)
 		CHECK_EQ_U64(idx, next[th]);
 		next[th]++;
 	}
-	evu_list_free(&l);
-	evu_buffer_done(rb);
+	printf_done();
+}
 
-	if (ml.n) {
-		fprintf(stderr, "test_printf: %d of %d records differ from snprintf\n", ml.n, nmain);
-		return 1;
-	}
-	printf("test_printf: OK\n");
-	return 0;
+/* 1 and 4 count the call sites registered: in a process of their own. */
+static const struct check_case cases[] = {
+	CHECK_CASE_ALONE(printf_disabled_by_default_records_nothing_registers_no_site, test_disabled),
+	CHECK_CASE(printf_every_argument_kind_formats_as_snprintf_does, test_formats),
+	CHECK_CASE(printf_long_strings_cut_and_null_string_reads_null, test_long_strings),
+	CHECK_CASE_ALONE(printf_call_site_holds_format_file_line_and_types, test_sites),
+	CHECK_CASE(printf_damaged_records_refused_and_output_truncated_like_snprintf, test_damaged),
+	CHECK_CASE(printf_threads_racing_on_a_new_site_share_its_id, test_race),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -10,7 +10,7 @@
  * read from whatever is mapped there now) - format the records exactly as
  * snprintf does. Loading the library again registers its call site
  * afresh; the records of both loads read correctly after the second
- * dlclose.
+ * dlclose. Two cases: the first load, and the second (after the first).
  */
 #include <dlfcn.h>
 
@@ -65,12 +65,17 @@ static uint32_t check_record(const struct evu_event *e, int n, const char *s)
 	return sid;
 }
 
-int main(void)
+static ringtrace_rb *rb;
+static struct evu_list l;
+static uint32_t sites0, sid1;
+
+/* First load: two records, read only after dlclose. */
+static void first_load(void)
 {
-	ringtrace_rb *rb = evu_buffer(16u << 10, 16);
-	struct evu_list l = {0};
+	rb = evu_buffer(16u << 10, 16);
+	memset(&l, 0, sizeof(l));
 	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
-	const uint32_t sites0 = ringtrace_printf_site_count();
+	sites0 = ringtrace_printf_site_count();
 
 	/* first load: two records, read only after dlclose */
 	dl_events_printf_fn fn;
@@ -83,8 +88,15 @@ int main(void)
 
 	evu_collect(rb, &l);
 	CHECK_EQ_U64(l.n, 2);
-	const uint32_t sid1 = check_record(&l.ev[0], 7, "first");
+	sid1 = check_record(&l.ev[0], 7, "first");
 	CHECK_EQ_U64(check_record(&l.ev[1], -1, "second"), sid1);
+}
+
+/* Second load: the call site registers again; both read after dlclose. */
+static void second_load(void)
+{
+	dl_events_printf_fn fn;
+	void *h;
 
 	/* second load: the call site registers again; both read after dlclose */
 	h = load(&fn);
@@ -97,9 +109,29 @@ int main(void)
 	CHECK(sid2 != 0);
 	CHECK_EQ_U64(check_record(&l.ev[0], 7, "first"), sid1);
 	CHECK_EQ_U64(ringtrace_printf_site_count(), sites0 + (sid2 != sid1 ? 2 : 1));
+}
 
+static void case_first(void)
+{
+	first_load();
 	evu_list_free(&l);
 	evu_buffer_done(rb);
-	printf("test_printf_dlclose: OK\n");
-	return 0;
+}
+
+static void case_second(void)
+{
+	first_load();
+	second_load();
+	evu_list_free(&l);
+	evu_buffer_done(rb);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(printf_dlclose_records_of_unloaded_library_format_as_snprintf, case_first),
+	CHECK_CASE(printf_dlclose_reloaded_library_site_registers_again_both_read, case_second),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

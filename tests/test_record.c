@@ -5,6 +5,8 @@
  * accounting); overwrite mode keeps the newest events; a snapshot taken
  * while recording is a complete trace; RINGTRACE_OUTPUT traces a program
  * without code changes (this binary re-executed with the variable set).
+ * Each is a case, in a directory of its own; the overwrite-mode trace and
+ * the snapshot come from one recording (made for each of their cases).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -153,11 +155,10 @@ static void test_discard(const char *base)
 	rmtree(dir);
 }
 
-static void test_overwrite(const char *base)
+/* An overwrite-mode session (a pool far smaller than what is written),
+ * with a snapshot taken while recording: dir and snap. */
+static void record_overwrite(const char *dir, const char *snap)
 {
-	char dir[256], snap[256];
-	snprintf(dir, sizeof(dir), "%s/overwrite", base);
-	snprintf(snap, sizeof(snap), "%s/overwrite-snap", base);
 	struct ringtrace_session_config cfg;
 	ringtrace_session_config_init(&cfg);
 	cfg.output_dir = dir;
@@ -170,6 +171,15 @@ static void test_overwrite(const char *base)
 	/* A flight-recorder dump while still recording. */
 	CHECKF(ringtrace_session_snapshot(snap) == 0, "%s", ringtrace_last_error());
 	CHECKF(ringtrace_session_stop() == 0, "%s", ringtrace_last_error());
+}
+
+/* Overwrite mode keeps the newest events, losses counted as overrun. */
+static void test_overwrite(const char *base)
+{
+	char dir[256], snap[256];
+	snprintf(dir, sizeof(dir), "%s/overwrite", base);
+	snprintf(snap, sizeof(snap), "%s/overwrite-snap", base);
+	record_overwrite(dir, snap);
 	uint64_t last[NTHREADS], count[NTHREADS];
 	uint64_t total = bt_read(dir, last, count);
 	uint64_t overrun = meta_stat(dir, "overrun");
@@ -181,11 +191,23 @@ static void test_overwrite(const char *base)
 	for (unsigned i = 0; i < NTHREADS; i++)
 		newest |= count[i] && last[i] == NPER - 1;
 	CHECKF(newest, "no thread's final event (seq %u) is in the flight-recorder trace", NPER - 1);
+	printf("overwrite: %" PRIu64 " newest events kept, %" PRIu64 " overrun\n", total, overrun);
+	rmtree(dir);
+	rmtree(snap);
+}
+
+/* A snapshot taken while recording is a complete trace (babeltrace2 reads
+ * it, each thread's events in order). */
+static void test_snapshot(const char *base)
+{
+	char dir[256], snap[256];
+	snprintf(dir, sizeof(dir), "%s/overwrite", base);
+	snprintf(snap, sizeof(snap), "%s/overwrite-snap", base);
+	record_overwrite(dir, snap);
 	uint64_t slast[NTHREADS], scount[NTHREADS];
 	uint64_t stotal = bt_read(snap, slast, scount);
 	CHECK(stotal > 0);
-	printf("overwrite: %" PRIu64 " newest events kept, %" PRIu64 " overrun; snapshot: %" PRIu64
-	       " events\n", total, overrun, stotal);
+	printf("snapshot: %" PRIu64 " events\n", stotal);
 	rmtree(dir);
 	rmtree(snap);
 }
@@ -213,6 +235,49 @@ static void test_env(const char *self, const char *base)
 	rmtree(dir);
 }
 
+/* Each case in a directory of its own. */
+static const char *self; /* argv[0]: the environment case runs it again */
+
+static void in_base(void (*fn)(const char *base))
+{
+	char base[] = "/tmp/ringtrace-rec-XXXXXX";
+	CHECK(mkdtemp(base) != NULL);
+	fn(base);
+	rmtree(base);
+}
+
+static void case_discard(void)
+{
+	in_base(test_discard);
+}
+
+static void case_overwrite(void)
+{
+	in_base(test_overwrite);
+}
+
+static void case_snapshot(void)
+{
+	in_base(test_snapshot);
+}
+
+static void env_in(const char *base)
+{
+	test_env(self, base);
+}
+
+static void case_env(void)
+{
+	in_base(env_in);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(record_discard_session_traces_every_event_or_counts_it, case_discard),
+	CHECK_CASE(record_overwrite_session_keeps_the_newest_events, case_overwrite),
+	CHECK_CASE(record_snapshot_while_recording_is_a_complete_trace, case_snapshot),
+	CHECK_CASE(record_env_output_traces_a_program_without_tracing_code, case_env),
+};
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--child") == 0) {
@@ -221,12 +286,6 @@ int main(int argc, char **argv)
 		run_workers();
 		return 0;
 	}
-	char base[] = "/tmp/ringtrace-rec-XXXXXX";
-	CHECK(mkdtemp(base) != NULL);
-	test_discard(base);
-	test_overwrite(base);
-	test_env(argv[0], base);
-	rmtree(base);
-	printf("test_record: OK\n");
-	return 0;
+	self = argv[0];
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -11,9 +11,12 @@
 #  - `ringtrace recover SHM DIR` by hand, for a program traced with
 #    RINGTRACE_OUTPUT and RINGTRACE_SHM; the pool is removed afterwards;
 #  - errors: an unknown pool, a directory without metadata.
-#   usage: test_recover.sh BIN_DIR
+# Each is a case (tests/cases.sh), one per way of dying.
+#   usage: test_recover.sh BIN_DIR [CASE...] | --list
 set -eu
+. "$(dirname "$0")/cases.sh"
 bin=$1
+shift
 rt="$bin/ringtrace"
 prog="$bin/test_crash_prog"
 N=100000
@@ -58,7 +61,9 @@ check_seq() {
 		}' "$1.txt" || fail "$1: sequences broken (see above)"
 }
 
-for how in kill abort exit; do
+# recovered HOW: record the program dying by HOW (kill, abort, exit)
+recovered() {
+	how=$1
 	d="$tmp/d-$how"
 	st=0
 	"$rt" record -q -o "$d" -- "$prog" $N "$d" $how > "$d.out" 2> "$d.err" || st=$?
@@ -79,41 +84,64 @@ for how in kill abort exit; do
 	[ "$bn" = $((2 * N)) ] || fail "$how: babeltrace2 read $bn events, want $((2 * N))"
 	"$rt" stat "$d" > "$d.stat" || fail "$how: stat failed"
 	echo "test_recover: $how: $n events recovered, babeltrace2 agrees"
-done
+}
+
+recover_program_killed_while_recording_every_event_recovered() { # case
+	recovered kill
+}
+
+recover_program_aborted_while_recording_every_event_recovered() { # case
+	recovered abort
+}
+
+recover_program_exited_while_recording_every_event_recovered() { # case
+	recovered exit
+}
 
 # overwrite: the flight recorder's content at the crash
-d="$tmp/fr"
-st=0
-"$rt" record -q --overwrite --buffer-size 1m -o "$d" -- "$prog" $N "$d" kill > "$d.out" 2> "$d.err" || st=$?
-[ "$st" = 137 ] || { cat "$d.err" >&2; fail "overwrite: record exited $st"; }
-n=$(check_seq "$d" tail)
-[ "$n" -gt 1000 ] || fail "overwrite: only $n events recovered"
-grep -q "^stat overrun [1-9]" "$d/metadata" || fail "overwrite: no overrun counted"
-echo "test_recover: overwrite: the newest $n events recovered"
+recover_overwrite_mode_keeps_the_newest_events_contiguous() { # case
+	d="$tmp/fr"
+	st=0
+	"$rt" record -q --overwrite --buffer-size 1m -o "$d" -- "$prog" $N "$d" kill > "$d.out" 2> "$d.err" || st=$?
+	[ "$st" = 137 ] || { cat "$d.err" >&2; fail "overwrite: record exited $st"; }
+	n=$(check_seq "$d" tail)
+	[ "$n" -gt 1000 ] || fail "overwrite: only $n events recovered"
+	grep -q "^stat overrun [1-9]" "$d/metadata" || fail "overwrite: no overrun counted"
+	echo "test_recover: overwrite: the newest $n events recovered"
+}
 
 # by hand
-d="$tmp/manual"
-shm="/ringtrace-test-recover-$$"
-st=0
-RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" $N "$d" kill > "$d.out" 2>&1 || st=$?
-[ "$st" = 137 ] || fail "manual: the program exited $st"
-grep -q "^stat hit" "$d/metadata" && fail "manual: the metadata has final stats before recovery"
-"$rt" recover "$shm" "$d" 2> "$d.err" || { cat "$d.err" >&2; fail "manual: recover failed"; }
-grep -q "recovered [0-9]* pages" "$d.err" || fail "manual: recover said nothing"
-n=$(check_seq "$d" all)
-[ "$n" = $((2 * N)) ] || fail "manual: $n events recovered"
-[ ! -e "/dev/shm${shm}" ] || fail "manual: the pool $shm was not removed"
-echo "test_recover: recover SHM DIR: $n events"
+recover_by_hand_from_the_pool_which_is_removed_after() { # case
+	d="$tmp/manual"
+	shm="/ringtrace-test-recover-$$"
+	st=0
+	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" $N "$d" kill > "$d.out" 2>&1 || st=$?
+	[ "$st" = 137 ] || fail "manual: the program exited $st"
+	grep -q "^stat hit" "$d/metadata" && fail "manual: the metadata has final stats before recovery"
+	"$rt" recover "$shm" "$d" 2> "$d.err" || { cat "$d.err" >&2; fail "manual: recover failed"; }
+	grep -q "recovered [0-9]* pages" "$d.err" || fail "manual: recover said nothing"
+	n=$(check_seq "$d" all)
+	[ "$n" = $((2 * N)) ] || fail "manual: $n events recovered"
+	[ ! -e "/dev/shm${shm}" ] || fail "manual: the pool $shm was not removed"
+	echo "test_recover: recover SHM DIR: $n events"
+}
 
 # errors
-st=0
-"$rt" recover /ringtrace-no-such-pool-$$ "$d" 2> "$tmp/e1" || st=$?
-[ "$st" = 1 ] && grep -q "cannot map the pool" "$tmp/e1" || fail "unknown pool: status $st"
-mkdir "$tmp/empty"
-st=0
-"$rt" recover /x "$tmp/empty" 2> "$tmp/e2" || st=$?
-[ "$st" = 1 ] && grep -q "metadata" "$tmp/e2" || fail "no metadata: status $st"
-st=0
-"$rt" recover onlyone 2>/dev/null || st=$?
-[ "$st" = 2 ] || fail "usage error: status $st"
-echo "test_recover: ok"
+recover_unknown_pool_missing_metadata_and_usage_refused() { # case
+	# a trace directory with its metadata (what recover reads before the pool)
+	d="$tmp/errors"
+	RINGTRACE_OUTPUT="$d" "$prog" 1000 "$d" exit > "$d.out" 2>&1 || true
+	[ -f "$d/metadata" ] || fail "errors: the program wrote no metadata"
+	st=0
+	"$rt" recover /ringtrace-no-such-pool-$$ "$d" 2> "$tmp/e1" || st=$?
+	[ "$st" = 1 ] && grep -q "cannot map the pool" "$tmp/e1" || fail "unknown pool: status $st"
+	mkdir "$tmp/empty"
+	st=0
+	"$rt" recover /x "$tmp/empty" 2> "$tmp/e2" || st=$?
+	[ "$st" = 1 ] && grep -q "metadata" "$tmp/e2" || fail "no metadata: status $st"
+	st=0
+	"$rt" recover onlyone 2>/dev/null || st=$?
+	[ "$st" = 2 ] || fail "usage error: status $st"
+}
+
+rt_run_cases "$@"

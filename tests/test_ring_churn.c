@@ -32,6 +32,9 @@
  *  F. A child made by _Fork() (no atfork handler runs) calls exit(): its
  *     copy of the parent's writer state must not retire the parent's
  *     writer, whose events all reach the reader once.
+ *
+ * Each part is a case of its own (the table at the end), with its own
+ * buffer: `test_ring_churn --list` names them.
  */
 #include <limits.h>
 #include <sched.h>
@@ -194,8 +197,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A: thousands of short-lived threads leave no slot or page behind. */
 static void part_a(void)
 {
+	memset(written_ok, 0, sizeof(written_ok));
+	memset(read_cnt, 0, sizeof(read_cnt));
+	memset(stream_of, 0, sizeof(stream_of));
+	total_read = pages_read = 0;
+	atomic_store(&done, 0);
 	struct ringtrace_rb_config cfg;
 	tu_config(&cfg, 4096, 256, RINGTRACE_RB_DISCARD);
 	cfg.max_writers = 16;
@@ -330,8 +339,12 @@ static void b_event(const struct ringtrace_event *ev, const struct payload *pl, 
 	       pl->thread);
 }
 
+/* B: with max_writers slots taken, the other threads' events are refused
+ * and counted as missed; the slots are claimed again after they exit. */
 static void part_b(void)
 {
+	memset(b_ok, 0, sizeof(b_ok));
+	memset(b_nospc, 0, sizeof(b_nospc));
 	struct ringtrace_rb_config cfg;
 	tu_config(&cfg, 4096, 64, RINGTRACE_RB_DISCARD);
 	cfg.max_writers = B_SLOTS;
@@ -458,15 +471,20 @@ static void c_event(const struct ringtrace_event *ev, const struct payload *pl, 
 
 #endif
 
+/* C: a writer attached in the last destructor round, which its thread's
+ * exit cannot retire, is reclaimed by a flush once the thread is gone. */
 static void part_c(void)
 {
 #if defined(RINGTRACE_TSAN)
 	/* ThreadSanitizer ends its own record of a thread in the last round of
 	 * thread-key destructors, so any code run after it there crashes the
 	 * sanitizer: this part runs in the other builds. */
-	printf("  part C: not run under ThreadSanitizer (it ends the thread in the last "
-	       "destructor round itself); run in the gcc and ASan builds\n");
+	CHECK_SKIP("not run under ThreadSanitizer (it ends the thread in the last destructor "
+		   "round itself); run in the gcc and ASan builds");
 #else
+	c_rounds = 0;
+	c_rc = 1;
+	c_tid = 0;
 	struct ringtrace_rb_config cfg;
 	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
 	cfg.max_writers = 1;
@@ -593,8 +611,14 @@ static int cmp_u64_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* D: slots of forked children that died without retiring their writer are
+ * reclaimed by flushes while other children claim and free slots. */
 static void part_d(void)
 {
+	memset(d_read, 0, sizeof(d_read));
+	memset(d_stream, 0, sizeof(d_stream));
+	atomic_store(&d_stop, 0);
+	d_flushes = 0;
 	struct ringtrace_rb_config cfg;
 	tu_config(&cfg, 4096, 64, RINGTRACE_RB_DISCARD);
 	cfg.max_writers = D_SLOTS;
@@ -796,6 +820,8 @@ static void e_wait(pid_t pid, const char *who)
 	       ws);
 }
 
+/* E: flushes here and by pid 1 of a third pid namespace do not take a live
+ * writer of another pid namespace for gone. */
 static void part_e(void)
 {
 	struct ringtrace_rb_config cfg;
@@ -819,10 +845,13 @@ static void part_e(void)
 	CHECKF(read(ready[0], &c, 1) == 1, "part E: the writer ended before it wrote");
 	if (c == 'P' || c == 'U') {
 		e_wait(wchild, "writer's parent");
-		printf("  part E: not run: unshare(CLONE_NEWPID) refused (%s)\n",
-		       c == 'P' ? "needs CAP_SYS_ADMIN" : "not supported here");
 		ringtrace_rb_destroy(rb);
-		return;
+		close(ready[0]);
+		close(go[1]);
+		close(res[0]);
+		close(res[1]);
+		CHECK_SKIP("part E: unshare(CLONE_NEWPID) refused (%s)",
+			   c == 'P' ? "needs CAP_SYS_ADMIN" : "not supported here");
 	}
 	CHECK(c == 'R');
 
@@ -880,6 +909,8 @@ static void f_event(const struct ringtrace_event *ev, const struct payload *pl, 
 	(*n)++;
 }
 
+/* F: the exit() of a child made by _Fork() does not retire its parent's
+ * writer. */
 static void part_f(void)
 {
 	struct ringtrace_rb_config cfg;
@@ -919,14 +950,16 @@ static void part_f(void)
 	       "read once\n");
 }
 
-int main(void)
+static const struct check_case cases[] = {
+	CHECK_CASE(ring_churn_short_lived_threads_leave_no_slot_or_page_behind, part_a),
+	CHECK_CASE(ring_churn_more_threads_than_slots_counted_as_missed, part_b),
+	CHECK_CASE(ring_churn_dead_thread_slot_reclaimed_by_flush, part_c),
+	CHECK_CASE(ring_churn_dead_children_slots_reclaimed_while_others_claim, part_d),
+	CHECK_CASE(ring_churn_live_writer_in_other_pid_namespace_keeps_slot, part_e),
+	CHECK_CASE(ring_churn_fork_child_exit_keeps_parent_writer, part_f),
+};
+
+int main(int argc, char **argv)
 {
-	part_a();
-	part_b();
-	part_c();
-	part_d();
-	part_e();
-	part_f();
-	printf("test_ring_churn: OK\n");
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -69,8 +69,11 @@ static void expect_valid(const struct ringtrace_rb_config *cfg, const char *what
 		expect_valid(&c_, #__VA_ARGS__, __LINE__);                     \
 	} while (0)
 
-static void test_configs(void)
+/* Every invalid value of each field, and NULL arguments: -EINVAL, the
+ * message naming the field. */
+static void test_invalid_configs(void)
 {
+	n_refused = 0;
 	/* page_size: power of two, 4 KiB .. 1 MiB. */
 	INVALID("page_size", c_.page_size = 0);
 	INVALID("page_size", c_.page_size = 5000; c_.pool_size = 5000 * 4);
@@ -123,7 +126,13 @@ static void test_configs(void)
 		CHECKF(ringtrace_last_error()[0] != '\0', "create(cfg, NULL): empty last_error");
 		n_refused++;
 	}
+	printf("  %u invalid configurations refused with EINVAL naming the field\n", n_refused);
+}
 
+/* Boundary values and the defaults are accepted, and the buffer works. */
+static void test_valid_configs(void)
+{
+	n_accepted = 0;
 	/* Boundary values that must be accepted. */
 	VALID(c_.page_size = 4096; c_.pool_size = 4096 * 2);
 	VALID(c_.page_size = 1u << 20; c_.pool_size = (1u << 20) * 2);
@@ -139,6 +148,7 @@ static void test_configs(void)
 		ringtrace_rb_config_init(&c);
 		expect_valid(&c, "defaults", __LINE__);
 	}
+	printf("  %u boundary configurations accepted\n", n_accepted);
 }
 
 static void test_strerror(void)
@@ -230,15 +240,15 @@ static void test_open_limit(void)
 		ringtrace_rb_destroy(rbs[i]);
 }
 
-int main(void)
+static const struct check_case cases[] = {
+	CHECK_CASE(ring_config_invalid_values_refused_naming_the_field, test_invalid_configs),
+	CHECK_CASE(ring_config_boundary_values_accepted, test_valid_configs),
+	CHECK_CASE(ring_config_error_names_non_empty_and_distinct, test_strerror),
+	CHECK_CASE(ring_config_oversized_events_refused_and_counted_as_missed, test_e2big),
+	CHECK_CASE(ring_config_open_buffer_limit_enforced, test_open_limit),
+};
+
+int main(int argc, char **argv)
 {
-	test_configs();
-	test_strerror();
-	test_e2big();
-	test_open_limit();
-	printf("test_ring_config: OK: %u invalid configurations refused with EINVAL naming the "
-	       "field, %u boundary configurations accepted, 10 distinct error names, E2BIG "
-	       "counted as missed, open limit %u\n",
-	       n_refused, n_accepted, RINGTRACE_RB_MAX_OPEN);
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

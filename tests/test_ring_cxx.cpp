@@ -7,6 +7,8 @@
 #include "ringtrace/format.h"
 #include "ringtrace/ring.h"
 
+#include "check.h" // the case runner (after the public headers: they compile alone)
+
 #define CXX_CHECK(e)                                                           \
 	do {                                                                   \
 		if (!(e)) {                                                    \
@@ -20,7 +22,8 @@
 static_assert(sizeof(ringtrace_page_header) == RINGTRACE_PAGE_HEADER_SIZE,
 	      "page header is 96 bytes in C++ too");
 
-int main()
+// ring.h and format.h compile as C++; one event written and read back.
+static void round_trip()
 {
 	ringtrace_rb_config cfg;
 	ringtrace_rb_config_init(&cfg);
@@ -62,7 +65,13 @@ int main()
 	CXX_CHECK(st.hit == 2 && st.read == 2 && st.entries == 0 && st.missed == 0);
 	CXX_CHECK(std::strlen(ringtrace_strerror(-RINGTRACE_EINVAL)) > 0);
 	ringtrace_rb_destroy(rb);
-	std::printf("test_ring_cxx: OK: ring.h and format.h compile as C++, one event "
-		    "written and read back\n");
-	return 0;
+}
+
+static const check_case cases[] = {
+	CHECK_CASE(ring_cxx_headers_compile_and_an_event_round_trips, round_trip),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

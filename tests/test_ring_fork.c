@@ -11,6 +11,7 @@
  *     parent wrote and reports the count through a pipe; the parent sees the
  *     consumption in its stats (shared memory).
  *  3. The same through a named shm (cfg.shm_name + ringtrace_rb_attach_name).
+ * Each is a case (2. twice: the inherited fd and /proc/<ppid>/fd/<n>).
  */
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -299,13 +300,30 @@ static void part_read(enum attach_how how)
 	printf("  %s: another process attached and consumed all %u events\n", names[how], NREAD);
 }
 
-int main(void)
+static void read_by_fd(void)
 {
-	t_start_ns = tu_mono_ns();
-	part_write();
 	part_read(BY_FD);
+}
+
+static void read_by_proc(void)
+{
 	part_read(BY_PROC);
+}
+
+static void read_by_name(void)
+{
 	part_read(BY_NAME);
-	printf("test_ring_fork: OK\n");
-	return 0;
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(ring_fork_child_writes_its_own_stream_parent_pages_intact, part_write),
+	CHECK_CASE(ring_fork_reader_attached_by_inherited_fd_consumes_pages, read_by_fd),
+	CHECK_CASE(ring_fork_reader_attached_by_proc_fd_path_consumes_pages, read_by_proc),
+	CHECK_CASE(ring_fork_reader_attached_by_shm_name_consumes_pages, read_by_name),
+};
+
+int main(int argc, char **argv)
+{
+	t_start_ns = tu_mono_ns(); /* events of every case are written after this */
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -6,9 +6,10 @@
  * every event: checksummed payload, per-source seq strictly increasing,
  * timestamps non-decreasing; at the end every attempt is accounted for.
  *
- * Two runs: discard mode (pages run out too, so drops are nested or
- * no-page), then overwrite mode with a roomy pool, where a write can only
- * fail by nesting: every failed handler write must say -RINGTRACE_ENESTED.
+ * Two runs, each a case: discard mode (pages run out too, so drops are
+ * nested or no-page), then overwrite mode with a roomy pool, where a write
+ * can only fail by nesting: every failed handler write must say
+ * -RINGTRACE_ENESTED.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -291,11 +292,22 @@ static void run(enum ringtrace_rb_mode mode)
 	rb = NULL;
 }
 
-int main(void)
+static void run_discard(void)
 {
 	run(RINGTRACE_RB_DISCARD);
+}
+
+static void run_overwrite(void)
+{
 	run(RINGTRACE_RB_OVERWRITE);
-	printf("test_ring_signal: OK: handler events (10 kHz SIGALRM) interleaved with the "
-	       "main thread's, every event intact, every attempt accounted\n");
-	return 0;
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(ring_signal_handler_writes_intact_and_accounted_in_discard_mode, run_discard),
+	CHECK_CASE(ring_signal_failed_handler_writes_are_nested_in_overwrite_mode, run_overwrite),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

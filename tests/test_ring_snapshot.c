@@ -10,6 +10,9 @@
  *  - after the writers stop: a snapshot holds exactly stats.entries events,
  *    including the last event of every writer, and a full drain by page
  *    then reads exactly the same events.
+ *
+ * Two cases: the snapshots while writers run (phase 1), and the quiescent
+ * snapshot after them (phase 2, which runs phase 1 first to get there).
  */
 #include <stdatomic.h>
 
@@ -164,16 +167,34 @@ static void take_snapshot(struct snap_result *res)
 	ringtrace_snapshot_free(s);
 }
 
-int main(void)
+/* What phase 1 leaves for phase 2: the writers, parked. */
+struct phase1 {
+	pthread_t t[NWRITERS];
+	size_t page_size;
+	uint64_t n_snap, snap_events, snap_lost, rd_events;
+};
+
+/*
+ * Phase 1: snapshots and consuming reads while 4 writers run on an
+ * overwrite-mode buffer; returns with the writers parked before their
+ * last TAIL_EVENTS events.
+ */
+static void snapshot_phase1(struct phase1 *ph)
 {
+	atomic_store(&stop_phase1, 0);
+	atomic_store(&phase1_done, 0);
+	atomic_store(&go_phase2, 0);
+	memset(wtid, 0, sizeof(wtid));
+	memset(wdropped, 0, sizeof(wdropped));
+	memset(wattempted, 0, sizeof(wattempted));
+	memset(ph, 0, sizeof(*ph));
 	struct ringtrace_rb_config cfg;
 	tu_config(&cfg, 4096, 64, RINGTRACE_RB_OVERWRITE);
 	cfg.flush_interval_ms = 60000; /* no automatic flush: nothing is published early */
 	rb = tu_create(&cfg);
 
-	pthread_t t[NWRITERS];
 	for (uintptr_t w = 0; w < NWRITERS; w++)
-		CHECK(pthread_create(&t[w], NULL, writer_main, (void *)w) == 0);
+		CHECK(pthread_create(&ph->t[w], NULL, writer_main, (void *)w) == 0);
 
 	/* Phase 1: snapshots and consuming reads while writers run. */
 	ringtrace_rb_reader *rd = NULL;
@@ -223,11 +244,44 @@ int main(void)
 		rd_events++;
 	}
 	ringtrace_rb_reader_close(rd);
+	ph->page_size = cfg.page_size;
+	ph->n_snap = n_snap;
+	ph->snap_events = snap_events;
+	ph->snap_lost = snap_lost;
+	ph->rd_events = rd_events;
+}
 
+/* Lets the parked writers write their last events, and joins them. */
+static void snapshot_writers_finish(struct phase1 *ph)
+{
 	/* Phase 2: the writers write their last events and exit. */
 	atomic_store(&go_phase2, 1);
 	for (int w = 0; w < NWRITERS; w++)
-		CHECK(pthread_join(t[w], NULL) == 0);
+		CHECK(pthread_join(ph->t[w], NULL) == 0);
+}
+
+/* Every snapshot taken while the writers ran was intact and consumed
+ * nothing; the consuming reader interleaved saw increasing seqs. */
+static void case_concurrent(void)
+{
+	struct phase1 ph;
+	snapshot_phase1(&ph);
+	snapshot_writers_finish(&ph);
+	ringtrace_rb_destroy(rb);
+	printf("  %" PRIu64 " snapshots while %d writers ran (%" PRIu64 " events checked, %" PRIu64
+	       " pages lost to recycling), %" PRIu64 " events consumed meanwhile\n",
+	       ph.n_snap, NWRITERS, ph.snap_events, ph.snap_lost, ph.rd_events);
+}
+
+/* After the writers stop, a snapshot holds exactly the entries, the last
+ * event of every writer included, and a drain by page reads the same. */
+static void case_quiescent(void)
+{
+	struct phase1 ph;
+	snapshot_phase1(&ph);
+	uint64_t rd_events = ph.rd_events;
+
+	snapshot_writers_finish(&ph);
 	int rc = ringtrace_rb_flush(rb, 0);
 	CHECKF(rc >= 0, "flush: %d", rc);
 
@@ -264,7 +318,7 @@ int main(void)
 	uint64_t drained = 0;
 	const struct ringtrace_page_header *p;
 	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
-		tu_check_page_header(p, cfg.page_size);
+		tu_check_page_header(p, ph.page_size);
 		struct ringtrace_page_cursor c;
 		struct ringtrace_event ev;
 		ringtrace_page_cursor_init(&c, p);
@@ -289,12 +343,22 @@ int main(void)
 	CHECK_EQ_U64(st.pages_free, ringtrace_rb_page_count(rb));
 
 	ringtrace_rb_destroy(rb);
-	printf("test_ring_snapshot: OK: %" PRIu64 " snapshots while %d writers ran (%" PRIu64
+	printf("  %" PRIu64 " snapshots while %d writers ran (%" PRIu64
 	       " events written, %" PRIu64
 	       " events checked, %" PRIu64 " pages lost to recycling), %" PRIu64
 	       " events consumed meanwhile, overrun %" PRIu64
 	       "; final snapshot = %" PRIu64 " events = entries, last event of every writer "
 	       "present\n",
-	       n_snap, NWRITERS, attempted, snap_events, snap_lost, rd_events, st.overrun, fin.events);
-	return 0;
+	       ph.n_snap, NWRITERS, attempted, ph.snap_events, ph.snap_lost, rd_events, st.overrun,
+	       fin.events);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(ring_snapshot_taken_while_writers_run_is_intact_and_consumes_nothing, case_concurrent),
+	CHECK_CASE(ring_snapshot_after_writers_stop_holds_exactly_what_drain_reads, case_quiescent),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -1,6 +1,8 @@
 /*
  * test_ring_stress: many writers, a tiny pool, one concurrent consumer.
  *
+ * Cases: one per mode and consumer (each with 1, 2, 4 and 16 writers);
+ * `test_ring_stress --list` names them. Also, as before:
  * Usage: test_ring_stress [discard|overwrite|all] [page|reader|all]
  *
  * Each writer w writes EVENTS events {writer = w, check, seq} with seq
@@ -460,11 +462,11 @@ static void run_one(enum ringtrace_rb_mode mode, int by_reader, uint32_t nwriter
 	fflush(stdout);
 }
 
-int main(int argc, char **argv)
+/* Runs the matrix of modes x consumers x 1/2/4/16 writers selected. */
+static unsigned run_matrix(const char *modes, const char *consumers)
 {
-	const char *modes = argc > 1 ? argv[1] : "all";
-	const char *consumers = argc > 2 ? argv[2] : "all";
 	const uint32_t counts[] = { 1, 2, 4, 16 };
+	total_missed_overrun[0] = total_missed_overrun[1] = 0;
 	unsigned runs = 0;
 	for (int m = 0; m < 2; m++) {
 		if (strcmp(modes, "all") != 0 && strcmp(modes, m ? "overwrite" : "discard") != 0)
@@ -486,10 +488,53 @@ int main(int argc, char **argv)
 			       "not exercise a full pool",
 			       m ? "overwrite" : "discard");
 	}
-	CHECKF(runs > 0, "usage: %s [discard|overwrite|all] [page|reader|all]", argv[0]);
-	printf("test_ring_stress: OK: %u runs (modes %s, consumer %s, 1/2/4/16 writers, %u "
+	printf("test_ring_stress: %u runs (modes %s, consumer %s, 1/2/4/16 writers, %u "
 	       "events each): every event intact, per-writer seq increasing, every gap "
 	       "accounted by stats and page headers\n",
 	       runs, modes, consumers, EVENTS_PER_WRITER);
-	return 0;
+	return runs;
+}
+
+/* Each: every event of 1, 2, 4 and 16 writers on a tiny pool is read
+ * intact, dropped (discard) or overwritten (overwrite), and every loss is
+ * accounted by the stats and the page headers. */
+static void discard_page(void)
+{
+	run_matrix("discard", "page");
+}
+
+static void discard_reader(void)
+{
+	run_matrix("discard", "reader");
+}
+
+static void overwrite_page(void)
+{
+	run_matrix("overwrite", "page");
+}
+
+static void overwrite_reader(void)
+{
+	run_matrix("overwrite", "reader");
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(ring_stress_discard_read_by_page_every_event_accounted, discard_page),
+	CHECK_CASE(ring_stress_discard_read_by_event_every_event_accounted, discard_reader),
+	CHECK_CASE(ring_stress_overwrite_read_by_page_every_event_accounted, overwrite_page),
+	CHECK_CASE(ring_stress_overwrite_read_by_event_every_event_accounted, overwrite_reader),
+};
+
+int main(int argc, char **argv)
+{
+	/* The matrix by mode and consumer, as before the cases. */
+	if (argc > 1 && (strcmp(argv[1], "discard") == 0 || strcmp(argv[1], "overwrite") == 0 ||
+			 strcmp(argv[1], "all") == 0)) {
+		const char *modes = argv[1];
+		const char *consumers = argc > 2 ? argv[2] : "all";
+		unsigned runs = run_matrix(modes, consumers);
+		CHECKF(runs > 0, "usage: %s [discard|overwrite|all] [page|reader|all]", argv[0]);
+		return 0;
+	}
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -84,9 +84,28 @@ static void read_trace(const char *dir, struct stats *st, const char *must_name)
 	ringtrace_trace_close(t);
 }
 
-int main(void)
+/* The trace and its files as written. */
+struct corrupt {
+	char dir[64];
+	struct tt_trace tt;
+	char paths[4][512]; /* the stream files */
+	char *orig[4];      /* their content */
+	size_t len[4];
+	int nf;
+	char mpath[512];    /* the metadata */
+	char *meta;
+	size_t mlen;
+	size_t bstart;      /* where its schema block starts */
+};
+
+/* Two writer threads' trace, read back without an error before any damage;
+ * the random numbers start from the seed. */
+static void corrupt_trace(struct corrupt *c)
 {
-	char dir[] = "/tmp/ringtrace-corrupt-XXXXXX";
+	memset(c, 0, sizeof(*c));
+	rng = 0x9E3779B97F4A7C15ull;
+	snprintf(c->dir, sizeof(c->dir), "/tmp/ringtrace-corrupt-XXXXXX");
+	char *dir = c->dir;
 	CHECK(mkdtemp(dir) != NULL);
 	struct ringtrace_rb_config cfg;
 	ringtrace_rb_config_init(&cfg);
@@ -102,59 +121,105 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		CHECK(pthread_join(th[i], NULL) == 0);
 	CHECK(ringtrace_events_set_buffer(NULL) == 0);
-	struct tt_trace tt = {0};
 	struct ringtrace_trace_stats tst = {1, 2, 3, 4, 5, 6, 7, 1};
-	tt_write_trace(rb, dir, &tt, &tst);
+	tt_write_trace(rb, dir, &c->tt, &tst);
 
 	/* the files */
-	char paths[4][512];
-	char *orig[4];
-	size_t len[4];
-	int nf = 0;
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL)
-		if (strncmp(de->d_name, "stream_", 7) == 0 && nf < 3)
-			snprintf(paths[nf++], sizeof(paths[0]), "%s/%s", dir, de->d_name);
+		if (strncmp(de->d_name, "stream_", 7) == 0 && c->nf < 3) {
+			char path[sizeof(c->paths[0])]; /* (not into c: dir is in c) */
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			memcpy(c->paths[c->nf++], path, sizeof(path));
+		}
 	closedir(d);
-	CHECK(nf == 2);
-	for (int i = 0; i < nf; i++)
-		tt_read_file(paths[i], &orig[i], &len[i]);
-	char mpath[512];
-	snprintf(mpath, sizeof(mpath), "%s/metadata", dir);
-	char *meta;
-	size_t mlen;
-	tt_read_file(mpath, &meta, &mlen);
-	char *blk = strstr(meta, "\n/* ringtrace-schema 1\n");
+	CHECK(c->nf == 2);
+	for (int i = 0; i < c->nf; i++)
+		tt_read_file(c->paths[i], &c->orig[i], &c->len[i]);
+	snprintf(c->mpath, sizeof(c->mpath), "%s/metadata", c->dir);
+	tt_read_file(c->mpath, &c->meta, &c->mlen);
+	char *blk = strstr(c->meta, "\n/* ringtrace-schema 1\n");
 	CHECK(blk != NULL);
-	size_t bstart = (size_t)(blk + 1 - meta);
+	c->bstart = (size_t)(blk + 1 - c->meta);
 
 	struct stats st = {0};
 	read_trace(dir, &st, "stream_");
 	CHECK(st.opened == 1 && st.errors == 0);
+}
+
+static void corrupt_done(struct corrupt *c)
+{
+	free(c->meta);
+	for (int i = 0; i < c->nf; i++)
+		free(c->orig[i]);
+	free(c->tt.ev);
+	ringtrace_rb_destroy(rb);
+	tt_rm_dir(c->dir);
+}
+
+/* One stream file's content in buf with 1..8 random bytes flipped (biased
+ * to page headers); returns which file. */
+static int stream_damage(const struct corrupt *c, char *buf)
+{
+	const int nf = c->nf;
+	char *const *orig = c->orig;
+	const size_t *len = c->len;
+	int f = (int)(rnd() % (uint64_t)nf);
+	memcpy(buf, orig[f], len[f]);
+	int nflip = 1 + (int)(rnd() % 8);
+	for (int k = 0; k < nflip; k++) {
+		size_t at = (size_t)(rnd() % len[f]);
+		if (rnd() % 2) /* into a page header */
+			at = at / 4096 * 4096 + (size_t)(rnd() % 112);
+		buf[at] ^= (char)(1 + rnd() % 255);
+	}
+	return f;
+}
+
+/* Random bytes flipped in the stream files: errors name the file and a
+ * byte offset; the reader never crashes or hangs. */
+static void test_stream_bytes(void)
+{
+	struct corrupt c;
+	corrupt_trace(&c);
+	const char *dir = c.dir;
+	const size_t *len = c.len;
+	struct stats st;
 
 	/* stream files: flip 1..8 random bytes (biased to page headers) */
 	memset(&st, 0, sizeof(st));
 	char *buf = malloc(len[0] > len[1] ? len[0] : len[1]);
 	for (int it = 0; it < ITER; it++) {
-		int f = (int)(rnd() % (uint64_t)nf);
-		memcpy(buf, orig[f], len[f]);
-		int nflip = 1 + (int)(rnd() % 8);
-		for (int k = 0; k < nflip; k++) {
-			size_t at = (size_t)(rnd() % len[f]);
-			if (rnd() % 2) /* into a page header */
-				at = at / 4096 * 4096 + (size_t)(rnd() % 112);
-			buf[at] ^= (char)(1 + rnd() % 255);
-		}
-		tt_write_file(paths[f], buf, len[f]);
-		read_trace(dir, &st, paths[f]);
-		tt_write_file(paths[f], orig[f], len[f]);
+		int f = stream_damage(&c, buf);
+		tt_write_file(c.paths[f], buf, len[f]);
+		read_trace(dir, &st, c.paths[f]);
+		tt_write_file(c.paths[f], c.orig[f], len[f]);
 	}
 	printf("streams: %u iterations, %u with errors (%u naming another file)\n", ITER, st.errors,
 	       st.bad_msg);
 	CHECK(st.failed == 0);
 	CHECK(st.errors > ITER / 4);
 	CHECK(st.bad_msg == 0);
+	free(buf);
+	corrupt_done(&c);
+}
+
+/* Random bytes flipped in the schema block: it parses, or the open fails
+ * naming the metadata. */
+static void test_schema_bytes(void)
+{
+	struct corrupt c;
+	corrupt_trace(&c);
+	const char *dir = c.dir, *mpath = c.mpath, *meta = c.meta;
+	const size_t mlen = c.mlen, bstart = c.bstart;
+	struct stats st;
+
+	/* the random numbers the stream case draws before this one */
+	char *scratch = malloc(c.len[0] > c.len[1] ? c.len[0] : c.len[1]);
+	for (int it = 0; it < ITER; it++)
+		stream_damage(&c, scratch);
+	free(scratch);
 
 	/* schema block: flip 1..4 bytes */
 	memset(&st, 0, sizeof(st));
@@ -174,6 +239,17 @@ int main(void)
 	}
 	printf("schema: %u iterations, %u rejected, %u opened\n", ITER, st.failed, st.opened);
 	CHECK(st.failed > ITER / 2);
+	free(mb);
+	corrupt_done(&c);
+}
+
+/* The schema block cut at every offset: always refused, naming a line. */
+static void test_schema_cut(void)
+{
+	struct corrupt c;
+	corrupt_trace(&c);
+	const char *dir = c.dir, *mpath = c.mpath, *meta = c.meta;
+	const size_t mlen = c.mlen, bstart = c.bstart;
 
 	/* schema block cut at every offset: always rejected, naming a line */
 	for (size_t cut = bstart; cut < mlen; cut++) {
@@ -184,6 +260,18 @@ int main(void)
 		CHECKF(strstr(m, "metadata") && (strstr(m, ": line ") || strstr(m, "no \"/* ringtrace-schema")),
 		       "cut at %zu: %s", cut, m);
 	}
+	corrupt_done(&c);
+}
+
+/* A malformed line of the schema block is named by its number. */
+static void test_malformed_line(void)
+{
+	struct corrupt c;
+	corrupt_trace(&c);
+	const char *dir = c.dir, *mpath = c.mpath, *meta = c.meta;
+	const size_t mlen = c.mlen, bstart = c.bstart;
+	char *mb = malloc(mlen + 1);
+
 	/* a malformed line is named by number */
 	tt_write_file(mpath, meta, mlen);
 	unsigned line = 1;
@@ -201,15 +289,18 @@ int main(void)
 	CHECKF(strstr(ringtrace_trace_open_error(), want), "%s (want %s)", ringtrace_trace_open_error(),
 	       want);
 	tt_write_file(mpath, meta, mlen);
-
 	free(mb);
-	free(buf);
-	free(meta);
-	for (int i = 0; i < nf; i++)
-		free(orig[i]);
-	free(tt.ev);
-	ringtrace_rb_destroy(rb);
-	tt_rm_dir(dir);
-	printf("test_trace_corrupt: ok\n");
-	return 0;
+	corrupt_done(&c);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(trace_corrupt_stream_bytes_give_errors_naming_file_and_offset, test_stream_bytes),
+	CHECK_CASE(trace_corrupt_schema_bytes_parse_or_fail_naming_metadata, test_schema_bytes),
+	CHECK_CASE(trace_corrupt_schema_cut_anywhere_refused_naming_a_line, test_schema_cut),
+	CHECK_CASE(trace_corrupt_malformed_schema_line_named_by_number, test_malformed_line),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -6,6 +6,8 @@
  * in-memory events, the writers' tids and names, and converts ticks to
  * nanoseconds as the buffer does. An overwrite-mode trace reports its
  * losses: delivered + lost == written.
+ * Three cases: the merged events and the schema block (both on the trace
+ * that threads_trace() writes for each), and the losses.
  */
 #define RINGTRACE_CREATE_EVENTS
 #include "test_trace_util.h"
@@ -89,9 +91,10 @@ static void check_merged(const char *dir, const struct tt_trace *tt)
 	ringtrace_trace_close(t);
 }
 
-static void test_threads(void)
+/* Three writer threads and this one record into a buffer that is then
+ * written to dir as a trace; tt gets the events it holds. */
+static void threads_trace(char *dir, struct tt_trace *tt)
 {
-	char dir[] = "/tmp/ringtrace-trace-XXXXXX";
 	CHECK(mkdtemp(dir) != NULL);
 	struct ringtrace_rb_config cfg;
 	ringtrace_rb_config_init(&cfg);
@@ -110,11 +113,35 @@ static void test_threads(void)
 		CHECK(pthread_join(th[i], NULL) == 0);
 	ringtrace_rb_writer_release(rb);
 	CHECK(ringtrace_events_set_buffer(NULL) == 0);
-	struct tt_trace tt = {0};
+	memset(tt, 0, sizeof(*tt));
 	struct ringtrace_trace_stats st = {1, 2, 3, 4, 5, 6, 7, 0};
-	tt_write_trace(rb, dir, &tt, &st);
-	CHECK_EQ_U64(tt.n, 3 * (NEV + NEV / 5) + 100);
+	tt_write_trace(rb, dir, tt, &st);
+	CHECK_EQ_U64(tt->n, 3 * (NEV + NEV / 5) + 100);
+}
+
+static void threads_done(char *dir, struct tt_trace *tt)
+{
+	free(tt->ev);
+	ringtrace_rb_destroy(rb);
+	tt_rm_dir(dir);
+}
+
+/* Every event once, merged by time, with the text, tid and name written. */
+static void test_merged(void)
+{
+	char dir[] = "/tmp/ringtrace-trace-XXXXXX";
+	struct tt_trace tt;
+	threads_trace(dir, &tt);
 	check_merged(dir, &tt);
+	threads_done(dir, &tt);
+}
+
+/* The schema block as the reader sees it: events, sites, stats, clock. */
+static void test_schema(void)
+{
+	char dir[] = "/tmp/ringtrace-trace-XXXXXX";
+	struct tt_trace tt;
+	threads_trace(dir, &tt);
 
 	/* the schema block as the reader sees it */
 	ringtrace_trace *t;
@@ -137,9 +164,7 @@ static void test_threads(void)
 	CHECK(ringtrace_trace_stat(t, 6)->value == 7);
 	CHECK(ringtrace_trace_clock(t)->freq == ringtrace_rb_clock_freq(rb));
 	ringtrace_trace_close(t);
-	free(tt.ev);
-	ringtrace_rb_destroy(rb);
-	tt_rm_dir(dir);
+	threads_done(dir, &tt);
 }
 
 /* Overwrite mode: pages recycled before they were read show as losses. */
@@ -154,6 +179,7 @@ static void test_lost(void)
 	cfg.mode = RINGTRACE_RB_OVERWRITE;
 	CHECK(ringtrace_rb_create(&cfg, &rb) == 0);
 	CHECK(ringtrace_events_set_buffer(rb) == 0);
+	CHECK(ringtrace_event_enable("tr_*") == 4); /* tr_num recorded */
 	const int written = 5000;
 	for (int i = 0; i < written; i++)
 		trace_tr_num(i, (uint64_t)i);
@@ -189,10 +215,13 @@ static void test_lost(void)
 	tt_rm_dir(dir);
 }
 
-int main(void)
+static const struct check_case cases[] = {
+	CHECK_CASE(trace_read_events_merged_by_time_with_the_text_written, test_merged),
+	CHECK_CASE(trace_read_schema_block_gives_events_sites_stats_and_clock, test_schema),
+	CHECK_CASE(trace_read_overwrite_losses_reported_delivered_plus_lost_is_written, test_lost),
+};
+
+int main(int argc, char **argv)
 {
-	test_threads();
-	test_lost();
-	printf("test_trace_read: ok\n");
-	return 0;
+	return CHECK_MAIN(cases, argc, argv);
 }

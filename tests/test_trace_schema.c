@@ -6,6 +6,7 @@
  * without those lines gives no filter and no trigger; and every malformed
  * line is refused with the metadata's name, its line number and what is
  * wrong. The traces have no stream file: only the schema block matters.
+ * Each is a case, in a directory of its own.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -187,16 +188,40 @@ static void test_bad(void)
 	}
 }
 
-int main(void)
+/* Runs fn with dir, a directory of its own, and mpath its metadata. */
+static void in_dir(void (*fn)(void))
 {
 	snprintf(dir, sizeof(dir), "/tmp/ringtrace-schema-XXXXXX");
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(mpath, sizeof(mpath), "%s/metadata", dir);
-	test_valid();
-	test_none();
-	test_bad();
+	fn();
 	unlink(mpath);
 	CHECK(rmdir(dir) == 0);
-	printf("test_trace_schema: ok (%zu malformed lines refused)\n", sizeof(bad) / sizeof(bad[0]));
-	return 0;
+}
+
+static void case_valid(void)
+{
+	in_dir(test_valid);
+}
+
+static void case_none(void)
+{
+	in_dir(test_none);
+}
+
+static void case_bad(void)
+{
+	in_dir(test_bad);
+	printf("  %zu malformed lines refused\n", sizeof(bad) / sizeof(bad[0]));
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(trace_schema_filter_and_trigger_lines_read_and_shown_by_stat, case_valid),
+	CHECK_CASE(trace_schema_without_filter_or_trigger_lines_gives_none, case_none),
+	CHECK_CASE(trace_schema_malformed_lines_refused_with_their_line_number, case_bad),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

@@ -67,9 +67,19 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* The trace every case reads. */
+struct tool {
+	char dir[64];
+	struct tt_trace tt;
+};
+
+/* Two named threads' events written as a trace in tl->dir; the command's
+ * stdout and stderr go to dir.out and dir.err. */
+static void tool_trace(struct tool *tl)
 {
-	char dir[] = "/tmp/ringtrace-tool-XXXXXX";
+	memset(tl, 0, sizeof(*tl));
+	snprintf(tl->dir, sizeof(tl->dir), "/tmp/ringtrace-tool-XXXXXX");
+	char *dir = tl->dir;
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(out, sizeof(out), "%s.out", dir);
 	snprintf(err, sizeof(err), "%s.err", dir);
@@ -87,10 +97,26 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		CHECK(pthread_join(th[i], NULL) == 0);
 	CHECK(ringtrace_events_set_buffer(NULL) == 0);
-	struct tt_trace tt = {0};
 	struct ringtrace_trace_stats tst = {1000, 0, 0, 1000, 3, 12288, 5, 0};
-	tt_write_trace(rb, dir, &tt, &tst);
-	CHECK(tt.n == 1000);
+	tt_write_trace(rb, dir, &tl->tt, &tst);
+	CHECK(tl->tt.n == 1000);
+}
+
+static void tool_done(struct tool *tl)
+{
+	unlink(out);
+	unlink(err);
+	free(tl->tt.ev);
+	ringtrace_rb_destroy(rb);
+	tt_rm_dir(tl->dir);
+}
+
+/* Usage errors exit 2, an unreadable trace 1; --help lists the commands. */
+static void test_usage(void)
+{
+	struct tool tl;
+	tool_trace(&tl);
+	const char *dir = tl.dir;
 
 	/* usage and help */
 	CHECK(run("") == 2);
@@ -123,6 +149,17 @@ int main(void)
 	}
 	CHECK(run("report --from") == 2);
 	CHECK(run("report --to abc x") == 2);
+	tool_done(&tl);
+}
+
+/* report prints every event, merged by time, in the ftrace shape. */
+static void test_report(void)
+{
+	struct tool tl;
+	tool_trace(&tl);
+	const char *dir = tl.dir;
+	const struct tt_trace tt = tl.tt;
+	char *o;
 
 	/* report: every line as expected */
 	char a[1024];
@@ -147,6 +184,18 @@ int main(void)
 	o = slurp(err, NULL);
 	CHECK(o[0] == 0);
 	free(o);
+	tool_done(&tl);
+}
+
+/* report --events, --raw, --from and --to select and show as asked. */
+static void test_report_options(void)
+{
+	struct tool tl;
+	tool_trace(&tl);
+	const char *dir = tl.dir;
+	const struct tt_trace tt = tl.tt;
+	char a[1024];
+	char *o;
 
 	/* --events, --raw, --from/--to */
 	snprintf(a, sizeof(a), "report '%s' --events 'tr_n*'", dir);
@@ -182,6 +231,17 @@ int main(void)
 	o = slurp(out, NULL);
 	CHECK(o[0] == 0);
 	free(o);
+	tool_done(&tl);
+}
+
+/* stat and list summarise the trace: threads, events, recorder, schema. */
+static void test_stat_list(void)
+{
+	struct tool tl;
+	tool_trace(&tl);
+	const char *dir = tl.dir;
+	char a[1024];
+	char *o;
 
 	/* stat and list */
 	snprintf(a, sizeof(a), "stat '%s'", dir);
@@ -197,6 +257,19 @@ int main(void)
 	CHECK(strstr(o, "tr_mix") && strstr(o, "GREEN=2") && strstr(o, "print \"k=%d s=%s\""));
 	CHECK(strstr(o, "\"w%d i=%d\" args s64,s64"));
 	free(o);
+	tool_done(&tl);
+}
+
+/* A truncated stream: the readable part printed, the file and offset on
+ * stderr, exit 1. */
+static void test_damaged(void)
+{
+	struct tool tl;
+	tool_trace(&tl);
+	const char *dir = tl.dir;
+	const struct tt_trace tt = tl.tt;
+	char a[1024];
+	char *o;
 
 	/* a damaged trace: readable part printed, error on stderr, exit 1 */
 	char spath[512] = "";
@@ -222,6 +295,18 @@ int main(void)
 	CHECK(run(a) == 1);
 	tt_write_file(spath, sd, sl);
 	free(sd);
+	tool_done(&tl);
+}
+
+/* A file that does not belong in a trace directory is named; exit 1. */
+static void test_extra_file(void)
+{
+	struct tool tl;
+	tool_trace(&tl);
+	const char *dir = tl.dir;
+	char a[1024];
+	char *o;
+	snprintf(a, sizeof(a), "stat '%s'", dir); /* an intact trace */
 
 	/* an extra file is named */
 	char extra[600];
@@ -232,12 +317,19 @@ int main(void)
 	CHECK(strstr(o, "notes.txt"));
 	free(o);
 	unlink(extra);
+	tool_done(&tl);
+}
 
-	unlink(out);
-	unlink(err);
-	free(tt.ev);
-	ringtrace_rb_destroy(rb);
-	tt_rm_dir(dir);
-	printf("test_trace_tool: ok\n");
-	return 0;
+static const struct check_case cases[] = {
+	CHECK_CASE(trace_tool_usage_errors_exit_2_and_help_lists_commands, test_usage),
+	CHECK_CASE(trace_tool_report_prints_every_event_in_ftrace_shape, test_report),
+	CHECK_CASE(trace_tool_report_selects_by_event_name_time_and_shows_raw, test_report_options),
+	CHECK_CASE(trace_tool_stat_and_list_summarise_the_trace, test_stat_list),
+	CHECK_CASE(trace_tool_truncated_stream_printed_in_part_and_exit_1, test_damaged),
+	CHECK_CASE(trace_tool_unexpected_file_in_trace_named_and_exit_1, test_extra_file),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

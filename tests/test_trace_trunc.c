@@ -9,6 +9,8 @@
  * in every event in turn: the error names the exact file offset of the
  * event, the events before it are delivered and the stream goes on with
  * the next packet.
+ *
+ * The two are cases, each on the trace trunc_trace() writes.
  */
 #define RINGTRACE_CREATE_EVENTS
 #include "test_trace_util.h"
@@ -38,16 +40,32 @@ static uint64_t read_all(const char *dir, struct tt_errs *errs)
 	return n;
 }
 
-int main(void)
+/* The trace, and where each event is in its one stream file. */
+struct trunc {
+	char dir[64];
+	ringtrace_rb *rb;
+	struct tt_trace tt;
+	char spath[512];   /* the stream file */
+	char *data;        /* its content */
+	size_t size;
+	struct evpos *pos; /* per event */
+	size_t ne;
+};
+
+/* A one-thread trace of 3 pages with mixed event sizes, read back whole
+ * (every event, no error) before any damage. */
+static void trunc_trace(struct trunc *x)
 {
-	char dir[] = "/tmp/ringtrace-trunc-XXXXXX";
+	memset(x, 0, sizeof(*x));
+	snprintf(x->dir, sizeof(x->dir), "/tmp/ringtrace-trunc-XXXXXX");
+	char *dir = x->dir;
 	CHECK(mkdtemp(dir) != NULL);
 	struct ringtrace_rb_config cfg;
 	ringtrace_rb_config_init(&cfg);
 	cfg.page_size = 4096;
 	cfg.pool_size = 4096 * 16;
-	ringtrace_rb *rb;
-	CHECK(ringtrace_rb_create(&cfg, &rb) == 0);
+	CHECK(ringtrace_rb_create(&cfg, &x->rb) == 0);
+	ringtrace_rb *rb = x->rb;
 	CHECK(ringtrace_events_set_buffer(rb) == 0);
 	CHECK(ringtrace_event_enable("tr_*") == 4);
 	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
@@ -76,24 +94,24 @@ int main(void)
 	}
 	ringtrace_rb_writer_release(rb);
 	CHECK(ringtrace_events_set_buffer(NULL) == 0);
-	struct tt_trace tt = {0};
-	tt_write_trace(rb, dir, &tt, NULL);
-	CHECKF(tt.pages == 3, "%u pages", tt.pages);
+	tt_write_trace(rb, dir, &x->tt, NULL);
+	CHECKF(x->tt.pages == 3, "%u pages", x->tt.pages);
+	struct tt_trace tt = x->tt;
 
 	/* the one stream file, and where each event ends in it */
-	char spath[512] = "";
+	char *spath = x->spath;
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL)
 		if (strncmp(de->d_name, "stream_", 7) == 0)
-			snprintf(spath, sizeof(spath), "%s/%s", dir, de->d_name);
+			snprintf(spath, sizeof(x->spath), "%s/%s", dir, de->d_name);
 	closedir(d);
 	CHECK(spath[0]);
-	char *data;
-	size_t size;
-	tt_read_file(spath, &data, &size);
-	CHECK(size == 3 * 4096);
-	struct evpos *pos = calloc(tt.n, sizeof(*pos));
+	tt_read_file(spath, &x->data, &x->size);
+	CHECK(x->size == 3 * 4096);
+	char *data = x->data;
+	size_t size = x->size;
+	struct evpos *pos = x->pos = calloc(tt.n, sizeof(*pos));
 	size_t ne = 0;
 	for (size_t off = 0; off < size; off += 4096) {
 		const struct ringtrace_page_header *h = (const void *)(data + off);
@@ -111,7 +129,28 @@ int main(void)
 
 	struct tt_errs errs;
 	CHECK(read_all(dir, &errs) == tt.n && errs.n == 0);
+	x->ne = ne;
+}
 
+static void trunc_done(struct trunc *x)
+{
+	free(x->pos);
+	free(x->data);
+	free(x->tt.ev);
+	ringtrace_rb_destroy(x->rb);
+	tt_rm_dir(x->dir);
+}
+
+/* Cut at every byte offset: the events complete before the cut, and an
+ * error naming the file and offset unless the cut is between packets. */
+static void test_cut(void)
+{
+	struct trunc x;
+	trunc_trace(&x);
+	char *dir = x.dir, *spath = x.spath, *data = x.data;
+	size_t size = x.size, ne = x.ne;
+	const struct evpos *pos = x.pos;
+	struct tt_errs errs;
 	/* cut at every offset */
 	for (size_t cut = 0; cut <= size; cut++) {
 		tt_write_file(spath, data, cut);
@@ -128,7 +167,21 @@ int main(void)
 			CHECKF(errs.n == 0, "cut at %zu (between packets): %s", cut, errs.first);
 		}
 	}
+	trunc_done(&x);
+	printf("  %zu events, %zu cuts\n", ne, size + 1);
+}
 
+/* A damaged event header, in each event in turn: the error names its file
+ * offset; the events before it are read and the next packet too. */
+static void test_damaged_header(void)
+{
+	struct trunc x;
+	trunc_trace(&x);
+	char *dir = x.dir, *spath = x.spath, *data = x.data;
+	size_t size = x.size, ne = x.ne;
+	const struct evpos *pos = x.pos;
+	const struct tt_trace tt = x.tt;
+	struct tt_errs errs;
 	/* a damaged event header in each event in turn */
 	for (size_t i = 0; i < ne; i++) {
 		char *copy = malloc(size);
@@ -150,12 +203,15 @@ int main(void)
 	}
 	tt_write_file(spath, data, size);
 	CHECK(read_all(dir, &errs) == tt.n && errs.n == 0);
+	trunc_done(&x);
+}
 
-	free(pos);
-	free(data);
-	free(tt.ev);
-	ringtrace_rb_destroy(rb);
-	tt_rm_dir(dir);
-	printf("test_trace_trunc: ok (%zu events, %zu cuts)\n", ne, size + 1);
-	return 0;
+static const struct check_case cases[] = {
+	CHECK_CASE(trace_trunc_cut_at_every_offset_gives_complete_events_and_offset, test_cut),
+	CHECK_CASE(trace_trunc_damaged_event_header_named_by_offset_next_packet_read, test_damaged_header),
+};
+
+int main(int argc, char **argv)
+{
+	return CHECK_MAIN(cases, argc, argv);
 }

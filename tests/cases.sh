@@ -1,0 +1,35 @@
+# tests/cases.sh - the case runner of the shell tests (check.h's, for sh).
+#
+# A test script defines each case as a function named after what it proves,
+# on a line of its own: `NAME() { # case`, and ends with rt_run_cases "$@":
+#
+#   test_x.sh ARG...           runs every case, in the script's order
+#   test_x.sh ARG... CASE...   runs the cases named, in the order given
+#   test_x.sh --list           prints the case names
+#
+# A name that is not a case is a usage error (exit 2). tests/CMakeLists.txt
+# reads the same lines and registers a CTest test per case; the test
+# rt_cases_registered compares them with --list.
+
+# The case names, in the script's order.
+rt_cases() {
+	sed -n 's/^\([a-z0-9_]*\)() { # case$/\1/p' "$0"
+}
+
+# --list, when asked for, before the script looks at its arguments.
+if [ "${1:-}" = --list ]; then
+	rt_cases
+	exit 0
+fi
+
+rt_run_cases() {
+	[ $# -gt 0 ] || set -- $(rt_cases)
+	for rt_c in "$@"; do
+		rt_cases | grep -qx -- "$rt_c" ||
+			{ echo "$0: no case \"$rt_c\" ($0 --list prints them)" >&2; exit 2; }
+	done
+	for rt_c in "$@"; do
+		"$rt_c"
+		echo "$rt_c: OK"
+	done
+}
