@@ -74,8 +74,9 @@
 static CHECK_UNUSED const char *check_case_name_;
 static CHECK_UNUSED int check_case_skipped_;
 
-static CHECK_UNUSED CHECK_NORETURN CHECK_PRINTF(4, 5) void
-check_fail_(const char *file, int line, const char *expr, const char *fmt, ...)
+static CHECK_UNUSED CHECK_NORETURN CHECK_PRINTF(4, 5) void check_fail_(const char *file, int line,
+								       const char *expr,
+								       const char *fmt, ...)
 {
 	fprintf(stderr, "%s:%d: CHECK FAILED: %s\n", file, line, expr);
 	if (fmt && fmt[0]) {
@@ -93,35 +94,32 @@ check_fail_(const char *file, int line, const char *expr, const char *fmt, ...)
 	exit(1);
 }
 
-#define CHECK(expr)                                                            \
-	do {                                                                   \
-		if (!(expr))                                                   \
-			check_fail_(__FILE__, __LINE__, #expr, "%s", "");     \
+#define CHECK(expr)                                                       \
+	do {                                                              \
+		if (!(expr))                                              \
+			check_fail_(__FILE__, __LINE__, #expr, "%s", ""); \
 	} while (0)
 
-#define CHECKF(expr, ...)                                                      \
-	do {                                                                   \
-		if (!(expr))                                                   \
-			check_fail_(__FILE__, __LINE__, #expr, __VA_ARGS__);   \
+#define CHECKF(expr, ...)                                                    \
+	do {                                                                 \
+		if (!(expr))                                                 \
+			check_fail_(__FILE__, __LINE__, #expr, __VA_ARGS__); \
 	} while (0)
 
-#define CHECK_EQ_U64(a, b)                                                     \
-	do {                                                                   \
-		uint64_t check_a_ = (uint64_t)(a), check_b_ = (uint64_t)(b);   \
-		if (check_a_ != check_b_)                                      \
-			check_fail_(__FILE__, __LINE__, #a " == " #b,          \
-				    "%" PRIu64 " != %" PRIu64, check_a_,       \
-				    check_b_);                                 \
+#define CHECK_EQ_U64(a, b)                                                                       \
+	do {                                                                                     \
+		uint64_t check_a_ = (uint64_t)(a), check_b_ = (uint64_t)(b);                     \
+		if (check_a_ != check_b_)                                                        \
+			check_fail_(__FILE__, __LINE__, #a " == " #b, "%" PRIu64 " != %" PRIu64, \
+				    check_a_, check_b_);                                         \
 	} while (0)
 
-#define CHECK_OK(call)                                                         \
-	do {                                                                   \
-		long check_rc_ = (long)(call);                                 \
-		if (check_rc_ < 0)                                             \
-			check_fail_(__FILE__, __LINE__, #call,                 \
-				    "returned %ld (%s): %s", check_rc_,        \
-				    ringtrace_strerror((int)check_rc_),        \
-				    ringtrace_last_error());                   \
+#define CHECK_OK(call)                                                                             \
+	do {                                                                                       \
+		long check_rc_ = (long)(call);                                                     \
+		if (check_rc_ < 0)                                                                 \
+			check_fail_(__FILE__, __LINE__, #call, "returned %ld (%s): %s", check_rc_, \
+				    ringtrace_strerror((int)check_rc_), ringtrace_last_error());   \
 	} while (0)
 
 /* Iteration scaling: sanitizer builds run fewer iterations. */
@@ -134,23 +132,21 @@ check_fail_(const char *file, int line, const char *expr, const char *fmt, ...)
 static CHECK_UNUSED void check_print_stats(const char *what, const struct ringtrace_rb_stats *st)
 {
 	fprintf(stderr,
-		"    %s: entries=%" PRIu64 " hit=%" PRIu64 " missed=%" PRIu64
-		" overrun=%" PRIu64 " read=%" PRIu64 " published=%" PRIu64
-		" flushed=%" PRIu64 " writers_active=%u pages_free=%u\n",
-		what, st->entries, st->hit, st->missed, st->overrun, st->read,
-		st->pages_published, st->pages_flushed, st->writers_active,
-		st->pages_free);
+		"    %s: entries=%" PRIu64 " hit=%" PRIu64 " missed=%" PRIu64 " overrun=%" PRIu64
+		" read=%" PRIu64 " published=%" PRIu64 " flushed=%" PRIu64
+		" writers_active=%u pages_free=%u\n",
+		what, st->entries, st->hit, st->missed, st->overrun, st->read, st->pages_published,
+		st->pages_flushed, st->writers_active, st->pages_free);
 }
 
 /* hit == read + overrun + entries, printing the stats on failure. */
-#define CHECK_STATS_BALANCED(st)                                               \
-	do {                                                                   \
-		if ((st)->hit != (st)->read + (st)->overrun + (st)->entries) { \
-			check_print_stats(#st, (st));                          \
-			check_fail_(__FILE__, __LINE__,                        \
-				    "hit == read + overrun + entries", "%s",   \
-				    "");                                       \
-		}                                                              \
+#define CHECK_STATS_BALANCED(st)                                                                 \
+	do {                                                                                     \
+		if ((st)->hit != (st)->read + (st)->overrun + (st)->entries) {                   \
+			check_print_stats(#st, (st));                                            \
+			check_fail_(__FILE__, __LINE__, "hit == read + overrun + entries", "%s", \
+				    "");                                                         \
+		}                                                                                \
 	} while (0)
 
 /* ---- cases ---------------------------------------------------------------- */
@@ -161,8 +157,14 @@ struct check_case {
 	int alone; /* needs a process in which no other case has run */
 };
 
-#define CHECK_CASE(name, fn) { #name, fn, 0 }
-#define CHECK_CASE_ALONE(name, fn) { #name, fn, 1 }
+#define CHECK_CASE(name, fn) \
+	{                    \
+#name, fn, 0 \
+	}
+#define CHECK_CASE_ALONE(name, fn) \
+	{                          \
+#name, fn, 1       \
+	}
 #define CHECK_EXIT_SKIPPED 77
 
 static CHECK_UNUSED CHECK_PRINTF(1, 2) void check_skip_(const char *fmt, ...)
@@ -178,10 +180,10 @@ static CHECK_UNUSED CHECK_PRINTF(1, 2) void check_skip_(const char *fmt, ...)
 }
 
 /* Ends the case (call it in the case's own function) as skipped. */
-#define CHECK_SKIP(...)                                                        \
-	do {                                                                   \
-		check_skip_(__VA_ARGS__);                                      \
-		return;                                                        \
+#define CHECK_SKIP(...)                   \
+	do {                              \
+		check_skip_(__VA_ARGS__); \
+		return;                   \
 	} while (0)
 
 /* The case in a process of its own: this program, re-executed with its
@@ -192,7 +194,7 @@ static CHECK_UNUSED int check_run_alone_(const char *argv0, const struct check_c
 	fflush(stderr);
 	pid_t pid = fork();
 	if (pid == 0) {
-		char *args[] = { (char *)argv0, (char *)c->name, NULL };
+		char *args[] = {(char *)argv0, (char *)c->name, NULL};
 		execv("/proc/self/exe", args);
 		_exit(127);
 	}
@@ -205,12 +207,12 @@ static CHECK_UNUSED int check_run_alone_(const char *argv0, const struct check_c
 	if (WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == CHECK_EXIT_SKIPPED))
 		return WEXITSTATUS(st);
 	fprintf(stderr, "case %s (run in a process of its own) failed: %s %d\n", c->name,
-		WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		WIFEXITED(st) ? "exit status" : "signal",
+		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	exit(1);
 }
 
-static CHECK_UNUSED int check_main_(const struct check_case *cases, size_t n, int argc,
-				    char **argv)
+static CHECK_UNUSED int check_main_(const struct check_case *cases, size_t n, int argc, char **argv)
 {
 	const char *prog = argc > 0 ? argv[0] : "test";
 	if (argc > 1 && (strcmp(argv[1], "--list") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -218,7 +220,8 @@ static CHECK_UNUSED int check_main_(const struct check_case *cases, size_t n, in
 			fprintf(argc > 2 ? stderr : stdout,
 				"usage: %s [--list | CASE...]\n"
 				"  no argument: run every case; CASE...: run those, in that order;\n"
-				"  --list: print the case names\n", prog);
+				"  --list: print the case names\n",
+				prog);
 			return argc > 2 ? 2 : 0;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -227,8 +230,8 @@ static CHECK_UNUSED int check_main_(const struct check_case *cases, size_t n, in
 	}
 	/* The cases to run, in order: all, or the ones named. */
 	size_t nsel = argc > 1 ? (size_t)(argc - 1) : n;
-	const struct check_case **sel =
-		(const struct check_case **)calloc(nsel ? nsel : 1, sizeof(*sel));
+	const struct check_case **sel = (const struct check_case **)calloc(nsel ? nsel : 1,
+									   sizeof(*sel));
 	CHECK(sel != NULL);
 	for (size_t k = 0; k < nsel; k++) {
 		if (argc <= 1) {
@@ -272,7 +275,7 @@ static CHECK_UNUSED int check_main_(const struct check_case *cases, size_t n, in
 	return nsel && skipped == nsel ? CHECK_EXIT_SKIPPED : 0;
 }
 
-#define CHECK_MAIN(cases, argc, argv)                                          \
+#define CHECK_MAIN(cases, argc, argv) \
 	check_main_((cases), sizeof(cases) / sizeof((cases)[0]), (argc), (argv))
 
 #endif /* RINGTRACE_TESTS_CHECK_H */

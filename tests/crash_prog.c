@@ -21,14 +21,11 @@
 #define RINGTRACE_CREATE_EVENTS
 #include <ringtrace/tracepoint.h>
 
-RINGTRACE_EVENT(crash_ev,
-	RINGTRACE_PROTO(uint32_t thread, uint64_t seq),
-	RINGTRACE_ARGS(thread, seq),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(uint32_t, thread, thread)
-		ringtrace_integer(uint64_t, seq, seq)
-	),
-	RINGTRACE_PRINT("thread=%u seq=%llu"))
+RINGTRACE_EVENT(crash_ev, RINGTRACE_PROTO(uint32_t thread, uint64_t seq),
+		RINGTRACE_ARGS(thread, seq),
+		RINGTRACE_FIELDS(ringtrace_integer(uint32_t, thread, thread)
+					 ringtrace_integer(uint64_t, seq, seq)),
+		RINGTRACE_PRINT("thread=%u seq=%llu"))
 
 static unsigned long n_events;
 

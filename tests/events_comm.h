@@ -9,13 +9,9 @@
 
 #include <ringtrace/tracepoint.h>
 
-RINGTRACE_EVENT(comm_step,
-	RINGTRACE_PROTO(uint32_t who, uint32_t step),
-	RINGTRACE_ARGS(who, step),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(uint32_t, who, who)
-		ringtrace_integer(uint32_t, step, step)
-	),
-	RINGTRACE_PRINT("who=%u step=%u"))
+RINGTRACE_EVENT(comm_step, RINGTRACE_PROTO(uint32_t who, uint32_t step), RINGTRACE_ARGS(who, step),
+		RINGTRACE_FIELDS(ringtrace_integer(uint32_t, who, who)
+					 ringtrace_integer(uint32_t, step, step)),
+		RINGTRACE_PRINT("who=%u step=%u"))
 
 #endif

@@ -9,8 +9,8 @@
 
 #include <ringtrace/tracepoint.h>
 
-#define EE_SIMPLE(n)                                                   \
-	RINGTRACE_EVENT(n, RINGTRACE_PROTO(int x), RINGTRACE_ARGS(x),  \
+#define EE_SIMPLE(n)                                                        \
+	RINGTRACE_EVENT(n, RINGTRACE_PROTO(int x), RINGTRACE_ARGS(x),       \
 			RINGTRACE_FIELDS(ringtrace_integer(int32_t, x, x)), \
 			RINGTRACE_PRINT("x=%d"))
 
@@ -25,26 +25,19 @@ EE_SIMPLE(cfg_c1)
 EE_SIMPLE(cfg_c2)
 
 /* The two tracepoints the concurrency part hammers. */
-#define EE_CHK(th, seq) ((uint64_t)(seq) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(th))
-RINGTRACE_EVENT(ev_t1,
-	RINGTRACE_PROTO(uint32_t th, uint64_t seq, const char *s),
-	RINGTRACE_ARGS(th, seq, s),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(uint32_t, th, th)
-		ringtrace_string(s, s)
-		ringtrace_integer(uint64_t, seq, seq)
-		ringtrace_integer(uint64_t, chk, EE_CHK(th, seq))
-	),
-	RINGTRACE_PRINT("th=%u s=%s seq=%llu chk=%llx"))
-RINGTRACE_EVENT(ev_t2,
-	RINGTRACE_PROTO(uint32_t th, uint64_t seq, const char *s),
-	RINGTRACE_ARGS(th, seq, s),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(uint64_t, seq, seq)
-		ringtrace_integer(uint32_t, th, th)
-		ringtrace_integer(uint64_t, chk, EE_CHK(th, seq))
-		ringtrace_string(s, s)
-	),
-	RINGTRACE_PRINT("seq=%llu th=%u chk=%llx s=%s"))
+#define EE_CHK(th, seq) ((uint64_t)(seq)*0x9E3779B97F4A7C15ull ^ (uint64_t)(th))
+RINGTRACE_EVENT(ev_t1, RINGTRACE_PROTO(uint32_t th, uint64_t seq, const char *s),
+		RINGTRACE_ARGS(th, seq, s),
+		RINGTRACE_FIELDS(ringtrace_integer(uint32_t, th, th) ringtrace_string(s, s)
+					 ringtrace_integer(uint64_t, seq, seq)
+						 ringtrace_integer(uint64_t, chk, EE_CHK(th, seq))),
+		RINGTRACE_PRINT("th=%u s=%s seq=%llu chk=%llx"))
+RINGTRACE_EVENT(ev_t2, RINGTRACE_PROTO(uint32_t th, uint64_t seq, const char *s),
+		RINGTRACE_ARGS(th, seq, s),
+		RINGTRACE_FIELDS(ringtrace_integer(uint64_t, seq, seq)
+					 ringtrace_integer(uint32_t, th, th)
+						 ringtrace_integer(uint64_t, chk, EE_CHK(th, seq))
+							 ringtrace_string(s, s)),
+		RINGTRACE_PRINT("seq=%llu th=%u chk=%llx s=%s"))
 
 #endif

@@ -24,24 +24,17 @@
 #define RINGTRACE_CREATE_EVENTS
 #include <ringtrace/tracepoint.h>
 
-RINGTRACE_EVENT(ft_value,
-	RINGTRACE_PROTO(int32_t value),
-	RINGTRACE_ARGS(value),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(int32_t, value, value)
-	),
-	RINGTRACE_PRINT("value=%d"))
+RINGTRACE_EVENT(ft_value, RINGTRACE_PROTO(int32_t value), RINGTRACE_ARGS(value),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, value, value)),
+		RINGTRACE_PRINT("value=%d"))
 
 /* tag holds ';' and ':' for a third of the calls: filters compare it with
  * a quoted literal that must reach the library whole. */
-RINGTRACE_EVENT(ft_other,
-	RINGTRACE_PROTO(uint64_t value, const char *tag),
-	RINGTRACE_ARGS(value, tag),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(uint64_t, value, value)
-		ringtrace_string(tag, tag)
-	),
-	RINGTRACE_PRINT("value=%llu tag=%s"))
+RINGTRACE_EVENT(ft_other, RINGTRACE_PROTO(uint64_t value, const char *tag),
+		RINGTRACE_ARGS(value, tag),
+		RINGTRACE_FIELDS(ringtrace_integer(uint64_t, value, value)
+					 ringtrace_string(tag, tag)),
+		RINGTRACE_PRINT("value=%llu tag=%s"))
 
 int main(int argc, char **argv)
 {
@@ -67,7 +60,8 @@ int main(int argc, char **argv)
 			nanosleep(&d, NULL);
 		}
 		if (i == 3000) {
-			fprintf(stderr, "test_filter_prog: %s did not appear within 30 s\n", wait_for);
+			fprintf(stderr, "test_filter_prog: %s did not appear within 30 s\n",
+				wait_for);
 			return 3;
 		}
 	}

@@ -125,4 +125,21 @@ cli_recording_into_a_non_empty_directory_refused() { # case
 	[ ! -e "$tmp/busy/metadata" ] || fail "a trace was written into a non-empty directory"
 }
 
+# The command carries the reader, never the tracing runtime: run where
+# RINGTRACE_OUTPUT is set (as in a shell that records programs), it records
+# nothing of its own, and it holds none of the session's code.
+cli_never_records_itself() { # case
+	demo_trace
+	shm=/ringtrace-cli-self-$$
+	for args in "--help" "report $tmp/t" "stat $tmp/t" "list $tmp/t"; do
+		RINGTRACE_OUTPUT="$tmp/self" RINGTRACE_SHM="$shm" "$bin/ringtrace" $args >/dev/null ||
+			fail "ringtrace $args failed"
+		[ ! -e "$tmp/self" ] || fail "ringtrace $args with RINGTRACE_OUTPUT set created $tmp/self: it traced itself"
+		[ ! -e "/dev/shm$shm" ] || fail "ringtrace $args created the pool $shm: it traced itself"
+	done
+	if nm "$bin/ringtrace" | grep -q "ringtrace_session_"; then
+		fail "the ringtrace binary holds ringtrace_session_* symbols"
+	fi
+}
+
 rt_run_cases "$@"

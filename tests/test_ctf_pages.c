@@ -29,51 +29,43 @@
 #include <unistd.h>
 
 #define RINGTRACE_CREATE_EVENTS
-#include <ringtrace/tracepoint.h>
 #include <ringtrace/ctf.h>
+#include <ringtrace/tracepoint.h>
 
 #include "check.h"
 
-RINGTRACE_EVENT(ctf_num,
-	RINGTRACE_PROTO(int32_t v, uint64_t x),
-	RINGTRACE_ARGS(v, x),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(int32_t, v, v)
-		ringtrace_integer(uint64_t, x, x)
-	),
-	RINGTRACE_PRINT("v=%d x=%llu"))
+RINGTRACE_EVENT(ctf_num, RINGTRACE_PROTO(int32_t v, uint64_t x), RINGTRACE_ARGS(v, x),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, v, v)
+					 ringtrace_integer(uint64_t, x, x)),
+		RINGTRACE_PRINT("v=%d x=%llu"))
 
-RINGTRACE_EVENT(ctf_str,
-	RINGTRACE_PROTO(int16_t k, const char *s),
-	RINGTRACE_ARGS(k, s),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(int16_t, k, k)
-		ringtrace_string(s, s)
-	),
-	RINGTRACE_PRINT("k=%d s=%s"))
+RINGTRACE_EVENT(ctf_str, RINGTRACE_PROTO(int16_t k, const char *s), RINGTRACE_ARGS(k, s),
+		RINGTRACE_FIELDS(ringtrace_integer(int16_t, k, k) ringtrace_string(s, s)),
+		RINGTRACE_PRINT("k=%d s=%s"))
 
 RINGTRACE_ENUM(ctf_color, RINGTRACE_ENUM_VALUE("RED", 1) RINGTRACE_ENUM_VALUE("GREEN", 2))
 
 /* Every field type, and field names that are TSDL keywords. */
-RINGTRACE_EVENT(ctf_all,
-	RINGTRACE_PROTO(int v),
-	RINGTRACE_ARGS(v),
+RINGTRACE_EVENT(
+	ctf_all, RINGTRACE_PROTO(int v), RINGTRACE_ARGS(v),
 	RINGTRACE_FIELDS(
-		ringtrace_integer(int8_t, i8, (int8_t)-v)
-		ringtrace_integer(uint16_t, u16, (uint16_t)v)
-		ringtrace_integer(int64_t, i64, (int64_t)v * -1000000000000ll)
-		ringtrace_float(float, f32, (float)v / 4)
-		ringtrace_float(double, f64, (double)v / 8)
-		ringtrace_bool(ok, v & 1)
-		ringtrace_pointer(where, (void *)(uintptr_t)0x1234)
-		ringtrace_enum(ctf_color, int32_t, color, 1 + (v & 1))
-		ringtrace_array(int16_t, arr, ((const int16_t[3]){1, -2, 3}), 3)
-		ringtrace_array(double, farr, ((const double[2]){0.5, -1.5}), 2)
-		ringtrace_string(string, "kw")
-		ringtrace_bytes(event, "\x01\x02\x03", 3)
-		ringtrace_integer(uint32_t, align, 7)
-	),
-	RINGTRACE_PRINT("i8=%d u16=%u i64=%lld f32=%g f64=%g ok=%d where=%p color=%s arr=%s farr=%s string=%s event=%s align=%u"))
+		ringtrace_integer(int8_t, i8, (int8_t)-v) ringtrace_integer(
+			uint16_t, u16, (uint16_t)v) ringtrace_integer(int64_t, i64,
+								      (int64_t)v * -1000000000000ll)
+			ringtrace_float(float, f32, (float)v / 4) ringtrace_float(
+				double, f64, (double)v / 8) ringtrace_bool(ok, v & 1)
+				ringtrace_pointer(where, (void *)(uintptr_t)0x1234) ringtrace_enum(
+					ctf_color, int32_t, color, 1 + (v & 1))
+					ringtrace_array(int16_t, arr,
+							((const int16_t[3]){1, -2, 3}), 3)
+						ringtrace_array(double, farr,
+								((const double[2]){0.5, -1.5}),
+								2) ringtrace_string(string, "kw")
+							ringtrace_bytes(event, "\x01\x02\x03", 3)
+								ringtrace_integer(uint32_t, align,
+										  7)),
+	RINGTRACE_PRINT(
+		"i8=%d u16=%u i64=%lld f32=%g f64=%g ok=%d where=%p color=%s arr=%s farr=%s string=%s event=%s align=%u"))
 
 #define NEV 3000
 
@@ -151,7 +143,8 @@ static void ctf_write_and_read(struct ctf_run *r)
 		struct timespec d = {(time_t)gap_s, (long)((gap_s - (time_t)gap_s) * 1e9)};
 		nanosleep(&d, NULL);
 	} else {
-		printf("note: clock at %" PRIu64 " Hz: a 2^32-tick gap is %.1f s, extended header not exercised\n",
+		printf("note: clock at %" PRIu64
+		       " Hz: a 2^32-tick gap is %.1f s, extended header not exercised\n",
 		       freq, gap_s);
 	}
 	trace_ctf_num(-2, 2);
@@ -193,15 +186,19 @@ static void ctf_write_and_read(struct ctf_run *r)
 				continue;
 			}
 			if (ev.id == num.id) {
-				CHECK(ringtrace_record_decode(num.fields, num.nfields, ev.data, ev.len, vals) == 2);
+				CHECK(ringtrace_record_decode(num.fields, num.nfields, ev.data,
+							      ev.len, vals) == 2);
 				snprintf(ours[n++].text, sizeof(ours[0].text),
-					 "%" PRIu64 " ctf_num: { v = %" PRId64 ", x = %" PRIu64 " }", ev.ts,
-					 vals[0].v.i, vals[1].v.u);
+					 "%" PRIu64 " ctf_num: { v = %" PRId64 ", x = %" PRIu64
+					 " }",
+					 ev.ts, vals[0].v.i, vals[1].v.u);
 			} else {
 				CHECK(ev.id == str.id);
-				CHECK(ringtrace_record_decode(str.fields, str.nfields, ev.data, ev.len, vals) == 3);
+				CHECK(ringtrace_record_decode(str.fields, str.nfields, ev.data,
+							      ev.len, vals) == 3);
 				snprintf(ours[n++].text, sizeof(ours[0].text),
-					 "%" PRIu64 " ctf_str: { truncated = %" PRIu64 ", k = %" PRId64 ", s = \"%.*s\" }",
+					 "%" PRIu64 " ctf_str: { truncated = %" PRIu64
+					 ", k = %" PRId64 ", s = \"%.*s\" }",
 					 ev.ts, vals[0].v.u, vals[1].v.i, (int)vals[2].len,
 					 (const char *)vals[2].ptr);
 			}
@@ -218,8 +215,8 @@ static void ctf_write_and_read(struct ctf_run *r)
 
 	/* babeltrace2, raw clock cycles, one event per line. */
 	char cmd[256];
-	snprintf(cmd, sizeof(cmd),
-		 "babeltrace2 --clock-cycles --no-delta %s 2>%s.stderr", dir, dir);
+	snprintf(cmd, sizeof(cmd), "babeltrace2 --clock-cycles --no-delta %s 2>%s.stderr", dir,
+		 dir);
 	CHECKF(system("command -v babeltrace2 >/dev/null 2>&1") == 0,
 	       "babeltrace2 is not installed (make check installs it)");
 	FILE *bt = popen(cmd, "r");
@@ -233,7 +230,8 @@ static void ctf_write_and_read(struct ctf_run *r)
 		uint64_t cyc;
 		char rest[900];
 		buf[strcspn(buf, "\n")] = 0;
-		CHECKF(sscanf(buf, "[%" SCNu64 "] %899[^\n]", &cyc, rest) == 2, "unexpected line: %s", buf);
+		CHECKF(sscanf(buf, "[%" SCNu64 "] %899[^\n]", &cyc, rest) == 2,
+		       "unexpected line: %s", buf);
 		CHECK(m < cap + 16);
 		/* "name: { packet context }, { payload }": keep name and payload */
 		char *colon = strstr(rest, ": {");
@@ -245,10 +243,11 @@ static void ctf_write_and_read(struct ctf_run *r)
 		if (strcmp(rest, "ctf_all:") == 0) {
 			nall++;
 			if (strstr(ctx_end, "i8 = -1,") && strstr(ctx_end, "u16 = 1,") &&
-			    strstr(ctx_end, "i64 = -1000000000000,") && strstr(ctx_end, "ok = 1,") &&
-			    strstr(ctx_end, "where = 0x1234") && strstr(ctx_end, "\"GREEN\"") &&
-			    strstr(ctx_end, "[0] = 1, [1] = -2, [2] = 3") && strstr(ctx_end, "string = \"kw\"") &&
-			    strstr(ctx_end, "align = 7"))
+			    strstr(ctx_end, "i64 = -1000000000000,") &&
+			    strstr(ctx_end, "ok = 1,") && strstr(ctx_end, "where = 0x1234") &&
+			    strstr(ctx_end, "\"GREEN\"") &&
+			    strstr(ctx_end, "[0] = 1, [1] = -2, [2] = 3") &&
+			    strstr(ctx_end, "string = \"kw\"") && strstr(ctx_end, "align = 7"))
 				all_ok++;
 			continue;
 		}
@@ -301,10 +300,12 @@ static void test_same_events(void)
 	qsort(ours, n, sizeof(*ours), cmp_line);
 	qsort(theirs, m, sizeof(*theirs), cmp_line);
 	for (size_t i = 0; i < n; i++)
-		CHECKF(strcmp(ours[i].text, theirs[i].text) == 0, "event %zu differs:\n  ringtrace:   %s\n  babeltrace2: %s",
-		       i, ours[i].text, theirs[i].text);
+		CHECKF(strcmp(ours[i].text, theirs[i].text) == 0,
+		       "event %zu differs:\n  ringtrace:   %s\n  babeltrace2: %s", i, ours[i].text,
+		       theirs[i].text);
 	printf("  babeltrace2 read %zu events in %d packets (%d extended headers) exactly as "
-	       "ringtrace decodes them\n", m, r.npages, r.nextended);
+	       "ringtrace decodes them\n",
+	       m, r.npages, r.nextended);
 	ctf_done(&r);
 }
 

@@ -36,16 +36,12 @@
 #include <ringtrace/filter.h>
 #include <ringtrace/tracepoint.h>
 
-RINGTRACE_EVENT(cache_ev,
-	RINGTRACE_PROTO(uint32_t tag, uint32_t seq),
-	RINGTRACE_ARGS(tag, seq),
-	RINGTRACE_FIELDS(ringtrace_integer(uint32_t, tag, tag) ringtrace_integer(uint32_t, seq, seq)),
-	RINGTRACE_PRINT("tag=%u seq=%u"))
-RINGTRACE_EVENT(cache_sig,
-	RINGTRACE_PROTO(uint32_t seq),
-	RINGTRACE_ARGS(seq),
-	RINGTRACE_FIELDS(ringtrace_integer(uint32_t, seq, seq)),
-	RINGTRACE_PRINT("seq=%u"))
+RINGTRACE_EVENT(cache_ev, RINGTRACE_PROTO(uint32_t tag, uint32_t seq), RINGTRACE_ARGS(tag, seq),
+		RINGTRACE_FIELDS(ringtrace_integer(uint32_t, tag, tag)
+					 ringtrace_integer(uint32_t, seq, seq)),
+		RINGTRACE_PRINT("tag=%u seq=%u"))
+RINGTRACE_EVENT(cache_sig, RINGTRACE_PROTO(uint32_t seq), RINGTRACE_ARGS(seq),
+		RINGTRACE_FIELDS(ringtrace_integer(uint32_t, seq, seq)), RINGTRACE_PRINT("seq=%u"))
 
 #include "events_util.h"
 #include "testutil.h"
@@ -204,7 +200,8 @@ static void test_fork(void)
 		uint32_t tag;
 		memcpy(&tag, l.ev[i].data, sizeof(tag));
 		if (tag == 7)
-			CHECKF(l.ev[i].tid == (uint32_t)pid, "child event from tid %u", l.ev[i].tid);
+			CHECKF(l.ev[i].tid == (uint32_t)pid, "child event from tid %u",
+			       l.ev[i].tid);
 	}
 	evu_list_free(&l);
 	evu_buffer_done(rb);
@@ -255,7 +252,8 @@ static void test_signals(void)
 	CHECK_OK(ringtrace_rb_get_stats(rb, &st));
 	uint64_t sig_rec = evu_count_id(&l, evu_id("cache_sig"));
 	/* A handler's event is recorded or, nested inside a write, missed. */
-	CHECKF(sig_rec + st.missed == sig_calls, "signal events: %llu recorded + %llu missed != %u calls",
+	CHECKF(sig_rec + st.missed == sig_calls,
+	       "signal events: %llu recorded + %llu missed != %u calls",
 	       (unsigned long long)sig_rec, (unsigned long long)st.missed, (unsigned)sig_calls);
 	CHECK_EQ_U64(st.hit, (uint64_t)n + sig_rec);
 	/* Their sequence numbers only ever increase. */
@@ -270,8 +268,8 @@ static void test_signals(void)
 		last = s;
 		first = 0;
 	}
-	printf("signals: %u handler calls, %llu recorded, %llu missed (nested)\n", (unsigned)sig_calls,
-	       (unsigned long long)sig_rec, (unsigned long long)st.missed);
+	printf("signals: %u handler calls, %llu recorded, %llu missed (nested)\n",
+	       (unsigned)sig_calls, (unsigned long long)sig_rec, (unsigned long long)st.missed);
 	evu_list_free(&l);
 	evu_buffer_done(rb);
 }
@@ -318,10 +316,11 @@ static void test_release_signals(void)
 	struct ringtrace_rb_stats st;
 	CHECK_OK(ringtrace_rb_get_stats(rb, &st));
 	uint64_t sig_rec = evu_count_id(&l, evu_id("cache_sig"));
-	CHECKF(sig_rec + st.missed == sig_calls, "signal events: %llu recorded + %llu missed != %u calls",
+	CHECKF(sig_rec + st.missed == sig_calls,
+	       "signal events: %llu recorded + %llu missed != %u calls",
 	       (unsigned long long)sig_rec, (unsigned long long)st.missed, (unsigned)sig_calls);
-	printf("release + signals: %u handler calls, %llu recorded, %llu missed\n", (unsigned)sig_calls,
-	       (unsigned long long)sig_rec, (unsigned long long)st.missed);
+	printf("release + signals: %u handler calls, %llu recorded, %llu missed\n",
+	       (unsigned)sig_calls, (unsigned long long)sig_rec, (unsigned long long)st.missed);
 	evu_list_free(&l);
 	evu_buffer_done(rb);
 }

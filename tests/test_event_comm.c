@@ -51,9 +51,8 @@ static const struct evu_event *find(const struct evu_list *l, uint32_t who, uint
 	check_fail_(__FILE__, __LINE__, "find", "no event who=%u step=%u", who, step);
 }
 
-#define CHECK_COMM(ev, name)                                                              \
-	CHECKF(strcmp((ev)->comm, name) == 0, "page comm \"%s\", expected \"%s\"", (ev)->comm, \
-	       name)
+#define CHECK_COMM(ev, name) \
+	CHECKF(strcmp((ev)->comm, name) == 0, "page comm \"%s\", expected \"%s\"", (ev)->comm, name)
 
 /*
  * Main and a worker record steps 1-3, renamed between them, with a flush

@@ -18,7 +18,8 @@
 
 static_assert(RINGTRACE_EVENT_ID_FIRST == 2, "ids");
 
-namespace {
+namespace
+{
 
 struct Expect {
 	std::string text;
@@ -38,17 +39,17 @@ void exp_add(int line, const char *fmt, ...)
 	expected.push_back(Expect{buf, fmt, line});
 }
 
-#define PF(...)                                        \
-	do {                                           \
-		ringtrace_printf(__VA_ARGS__);         \
-		exp_add(__LINE__, __VA_ARGS__);        \
+#define PF(...)                                 \
+	do {                                    \
+		ringtrace_printf(__VA_ARGS__);  \
+		exp_add(__LINE__, __VA_ARGS__); \
 	} while (0)
 
 int probe_calls;
 int16_t probe_a;
 std::string probe_s;
-void probe(void *data, int16_t a, uint64_t, double, float, bool, const void *, int,
-	   const int32_t *, const char *s, const void *, size_t)
+void probe(void *data, int16_t a, uint64_t, double, float, bool, const void *, int, const int32_t *,
+	   const char *s, const void *, size_t)
 {
 	*static_cast<int *>(data) += 1;
 	probe_a = a;
@@ -104,8 +105,8 @@ void cxx_record()
 	PF("%p %p", static_cast<void *>(iptr), vptr);
 	PF("[%5d] [%-6d] [%*d] %%", 42, -42, 4, 1);
 	PF("%d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8);
-	PF("%s", cbuf);  // a char array
-	PF("%s", cptr);  // a char *
+	PF("%s", cbuf); // a char array
+	PF("%s", cptr); // a char *
 	nexp = static_cast<int>(expected.size());
 	// any object pointer for %p: recorded as a pointer
 	ringtrace_printf("%p", static_cast<void *>(iptr));
@@ -185,8 +186,8 @@ void test_printf()
 		CHECK(site != nullptr);
 		CHECK(expected[k].fmt == site->fmt);
 		CHECK_EQ_U64(site->line, expected[k].line);
-		r = ringtrace_printf_format(site->fmt, site->types, site->nargs, e->data, e->len, buf,
-					    sizeof(buf));
+		r = ringtrace_printf_format(site->fmt, site->types, site->nargs, e->data, e->len,
+					    buf, sizeof(buf));
 		CHECK(r >= 0);
 		if (expected[k].text != buf) {
 			std::fprintf(stderr,
@@ -204,12 +205,14 @@ void test_printf()
 		uint32_t sid;
 		std::memcpy(&sid, e->data, 4);
 		const ringtrace_printf_site *site = ringtrace_printf_site_by_id(sid);
-		CHECK(site != nullptr && site->nargs == 1 && site->types[0] == RINGTRACE_PF_POINTER);
+		CHECK(site != nullptr && site->nargs == 1 &&
+		      site->types[0] == RINGTRACE_PF_POINTER);
 	}
 	cxx_done();
 	if (bad)
-		std::fprintf(stderr, "test_event_cxx: %d of %d printf records differ from snprintf\n",
-			     bad, nexp);
+		std::fprintf(stderr,
+			     "test_event_cxx: %d of %d printf records differ from snprintf\n", bad,
+			     nexp);
 	CHECKF(bad == 0, "%d of %d printf records differ from snprintf", bad, nexp);
 }
 

@@ -29,19 +29,14 @@
 
 #include "events_util.h"
 
-RINGTRACE_EVENT(uw_throw,
-	RINGTRACE_PROTO(int a),
-	RINGTRACE_ARGS(a),
-	RINGTRACE_FIELDS(ringtrace_integer(int32_t, a, a)),
-	RINGTRACE_PRINT("a=%d"))
+RINGTRACE_EVENT(uw_throw, RINGTRACE_PROTO(int a), RINGTRACE_ARGS(a),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, a, a)), RINGTRACE_PRINT("a=%d"))
 
-RINGTRACE_EVENT(uw_other,
-	RINGTRACE_PROTO(int a),
-	RINGTRACE_ARGS(a),
-	RINGTRACE_FIELDS(ringtrace_integer(int32_t, a, a)),
-	RINGTRACE_PRINT("a=%d"))
+RINGTRACE_EVENT(uw_other, RINGTRACE_PROTO(int a), RINGTRACE_ARGS(a),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, a, a)), RINGTRACE_PRINT("a=%d"))
 
-namespace {
+namespace
+{
 
 int thrown, caught, other_calls;
 
@@ -52,8 +47,13 @@ void probe_throw(void *, int a)
 		throw 42;
 	}
 }
-void probe_noop(void *, int) {}
-void probe_count(void *, int) { __atomic_add_fetch(&other_calls, 1, __ATOMIC_RELAXED); }
+void probe_noop(void *, int)
+{
+}
+void probe_count(void *, int)
+{
+	__atomic_add_fetch(&other_calls, 1, __ATOMIC_RELAXED);
+}
 
 void on_alarm(int)
 {
@@ -110,7 +110,8 @@ struct Expect {
 };
 std::vector<Expect> expected;
 
-void exp_add(std::vector<uint8_t> types, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void exp_add(std::vector<uint8_t> types, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void exp_add(std::vector<uint8_t> types, const char *fmt, ...)
 {
 	char buf[512];
@@ -155,8 +156,10 @@ void check_printf_args()
 	exp_add({RINGTRACE_PF_S64}, "bump %d", 2);
 	CHECK(bump2(i, j) == 4 && j == 10 && calls == 1);
 	CHECK(bump2(i, j) == 5 && j == 20 && calls == 2);
-	exp_add({RINGTRACE_PF_S64, RINGTRACE_PF_S64, RINGTRACE_PF_S64}, "bump2 %d %ld %d", 3, 10L, 1);
-	exp_add({RINGTRACE_PF_S64, RINGTRACE_PF_S64, RINGTRACE_PF_S64}, "bump2 %d %ld %d", 4, 20L, 2);
+	exp_add({RINGTRACE_PF_S64, RINGTRACE_PF_S64, RINGTRACE_PF_S64}, "bump2 %d %ld %d", 3, 10L,
+		1);
+	exp_add({RINGTRACE_PF_S64, RINGTRACE_PF_S64, RINGTRACE_PF_S64}, "bump2 %d %ld %d", 4, 20L,
+		2);
 }
 
 // 3.
@@ -196,19 +199,20 @@ void check_printf_records(ringtrace_rb *rb)
 		std::memcpy(&sid, e->data, 4);
 		const ringtrace_printf_site *site = ringtrace_printf_site_by_id(sid);
 		CHECK(site != nullptr);
-		CHECKF(expected[k].fmt == site->fmt, "record %zu: format \"%s\", expected \"%s\"", k,
-		       site->fmt, expected[k].fmt.c_str());
+		CHECKF(expected[k].fmt == site->fmt, "record %zu: format \"%s\", expected \"%s\"",
+		       k, site->fmt, expected[k].fmt.c_str());
 		CHECK_EQ_U64(site->nargs, expected[k].types.size());
 		for (uint32_t a = 0; a < site->nargs; a++)
-			CHECKF(site->types[a] == expected[k].types[a], "\"%s\": argument %u has type %u, expected %u",
-			       site->fmt, a, site->types[a], expected[k].types[a]);
+			CHECKF(site->types[a] == expected[k].types[a],
+			       "\"%s\": argument %u has type %u, expected %u", site->fmt, a,
+			       site->types[a], expected[k].types[a]);
 		char buf[512];
-		int r = ringtrace_printf_format(site->fmt, site->types, site->nargs, e->data, e->len,
-						buf, sizeof(buf));
+		int r = ringtrace_printf_format(site->fmt, site->types, site->nargs, e->data,
+						e->len, buf, sizeof(buf));
 		CHECK(r >= 0);
 		if (expected[k].text != buf) {
-			std::fprintf(stderr, "  \"%s\": got \"%s\", snprintf \"%s\"\n", site->fmt, buf,
-				     expected[k].text.c_str());
+			std::fprintf(stderr, "  \"%s\": got \"%s\", snprintf \"%s\"\n", site->fmt,
+				     buf, expected[k].text.c_str());
 			bad++;
 		}
 	}
@@ -250,7 +254,8 @@ void test_char_arrays()
 }
 
 const check_case cases[] = {
-	CHECK_CASE(event_cxx_unwind_probe_exception_then_thread_exit_grace_periods_end, test_exception),
+	CHECK_CASE(event_cxx_unwind_probe_exception_then_thread_exit_grace_periods_end,
+		   test_exception),
 	CHECK_CASE(event_cxx_unwind_printf_arguments_evaluated_once, test_args_once),
 	CHECK_CASE(event_cxx_unwind_printf_char_arrays_recorded_as_strings, test_char_arrays),
 };

@@ -27,7 +27,7 @@
 #define CHECK_RC(call, want)                                                              \
 	do {                                                                              \
 		int rc_ = (call);                                                         \
-		CHECKF(rc_ == (want), "%s returned %d (%s), expected %d: %s", #call, rc_,  \
+		CHECKF(rc_ == (want), "%s returned %d (%s), expected %d: %s", #call, rc_, \
 		       ringtrace_strerror(rc_), (int)(want), ringtrace_last_error());     \
 	} while (0)
 
@@ -158,9 +158,11 @@ static void step_unloaded(void)
 	CHECK_EQ_U64(ringtrace_event_count(), d.count0 + 2);
 	CHECK_OK(ringtrace_event_by_id(d.id_one, &d.info));
 	CHECK(d.info.loaded == 0 && d.info.enabled == 0 && d.info.probes == 0);
-	CHECK(strcmp(d.info.name, "dl_ev_one") == 0 && strcmp(d.info.print_fmt, "x=%d color=%s") == 0);
+	CHECK(strcmp(d.info.name, "dl_ev_one") == 0 &&
+	      strcmp(d.info.print_fmt, "x=%d color=%s") == 0);
 	CHECK(d.info.nfields == 2 && strcmp(d.info.fields[0].name, "x") == 0);
-	CHECK(d.info.fields[1].enm != NULL && strcmp(d.info.fields[1].enm->values[1].name, "GREEN") == 0);
+	CHECK(d.info.fields[1].enm != NULL &&
+	      strcmp(d.info.fields[1].enm->values[1].name, "GREEN") == 0);
 	CHECK_OK(ringtrace_event_by_id(d.id_str, &d.info2));
 	CHECK(d.info2.loaded == 0 && strcmp(d.info2.name, "dl_ev_str") == 0);
 	d.from = d.l.n;
@@ -253,10 +255,13 @@ static void case_third_load(void)
 
 /* Each needs a process in which the library was never loaded. */
 static const struct check_case cases[] = {
-	CHECK_CASE_ALONE(event_dlopen_loaded_events_registered_and_rule_given_before_applied, case_loaded),
-	CHECK_CASE_ALONE(event_dlopen_unloaded_events_unknown_but_their_records_decode, case_unloaded),
+	CHECK_CASE_ALONE(event_dlopen_loaded_events_registered_and_rule_given_before_applied,
+			 case_loaded),
+	CHECK_CASE_ALONE(event_dlopen_unloaded_events_unknown_but_their_records_decode,
+			 case_unloaded),
 	CHECK_CASE_ALONE(event_dlopen_reloaded_library_gets_same_ids_and_rules, case_reloaded),
-	CHECK_CASE_ALONE(event_dlopen_unloaded_while_enabled_then_reloaded_follows_rules, case_third_load),
+	CHECK_CASE_ALONE(event_dlopen_unloaded_while_enabled_then_reloaded_follows_rules,
+			 case_third_load),
 };
 
 int main(int argc, char **argv)

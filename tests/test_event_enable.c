@@ -41,7 +41,7 @@ static int desc_on(const struct ringtrace_event_desc *d)
 #define CHECK_RC(call, want)                                                              \
 	do {                                                                              \
 		int rc_ = (call);                                                         \
-		CHECKF(rc_ == (want), "%s returned %d (%s), expected %d: %s", #call, rc_,  \
+		CHECKF(rc_ == (want), "%s returned %d (%s), expected %d: %s", #call, rc_, \
 		       ringtrace_strerror(rc_), (int)(want), ringtrace_last_error());     \
 	} while (0)
 
@@ -140,11 +140,12 @@ static void test_errors(void)
 	CHECK_RC(ringtrace_event_enable("zz_*"), -RINGTRACE_ENOENT);
 	CHECKF(evu_has(ringtrace_last_error(), "zz_*"), "message: %s", ringtrace_last_error());
 
-	static const char *const bad[] = {"ev_[", "ev_]", "", "bad name", "a,b", "ev_[a",
-					  "ev_a]", "ev/a", "ev_a\n", "-ev_a"};
+	static const char *const bad[] = {"ev_[",  "ev_]",  "",     "bad name", "a,b",
+					  "ev_[a", "ev_a]", "ev/a", "ev_a\n",   "-ev_a"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		for (int on = 0; on < 2; on++) {
-			int rc = on ? ringtrace_event_enable(bad[i]) : ringtrace_event_disable(bad[i]);
+			int rc = on ? ringtrace_event_enable(bad[i])
+				    : ringtrace_event_disable(bad[i]);
 			CHECKF(rc == -RINGTRACE_EINVAL, "%s(\"%s\") = %d: %s",
 			       on ? "enable" : "disable", bad[i], rc, ringtrace_last_error());
 			const char *m = ringtrace_last_error();
@@ -265,8 +266,8 @@ static uint64_t conc_drain(ringtrace_rb *rb, struct conc_state *cs)
 {
 	uint64_t n = 0;
 	const struct ringtrace_page_header *p;
-	for (uint32_t taken = 0; taken < ringtrace_rb_page_count(rb) &&
-				 (p = ringtrace_rb_get_page(rb)) != NULL;
+	for (uint32_t taken = 0;
+	     taken < ringtrace_rb_page_count(rb) && (p = ringtrace_rb_get_page(rb)) != NULL;
 	     taken++) {
 		tu_check_page_header(p, ringtrace_rb_page_size(rb));
 		struct ringtrace_page_cursor cur;
@@ -302,12 +303,24 @@ static void test_concurrency(void)
 	unsigned toggles = 0;
 	while (tu_mono_ns() - t0 < dur_ns) {
 		switch (toggles++ % 6) {
-		case 0: CHECK_RC(ringtrace_event_enable("ev_t*"), 2); break;
-		case 1: CHECK_RC(ringtrace_event_disable("ev_t1"), 1); break;
-		case 2: CHECK_RC(ringtrace_event_disable("ev_t[12]"), 2); break;
-		case 3: CHECK_RC(ringtrace_event_enable("?v_t2"), 1); break;
-		case 4: CHECK_RC(ringtrace_events_configure("ev_t1,-ev_t2"), 0); break;
-		case 5: CHECK_RC(ringtrace_event_disable("ev_t?"), 2); break;
+		case 0:
+			CHECK_RC(ringtrace_event_enable("ev_t*"), 2);
+			break;
+		case 1:
+			CHECK_RC(ringtrace_event_disable("ev_t1"), 1);
+			break;
+		case 2:
+			CHECK_RC(ringtrace_event_disable("ev_t[12]"), 2);
+			break;
+		case 3:
+			CHECK_RC(ringtrace_event_enable("?v_t2"), 1);
+			break;
+		case 4:
+			CHECK_RC(ringtrace_events_configure("ev_t1,-ev_t2"), 0);
+			break;
+		case 5:
+			CHECK_RC(ringtrace_event_disable("ev_t?"), 2);
+			break;
 		}
 		conc_drain(rb, &cs);
 		tu_sleep_us(200);
@@ -332,7 +345,8 @@ static void test_concurrency(void)
 	       " missed %" PRIu64 "->%" PRIu64,
 	       st0.hit, st1.hit, st0.missed, st1.missed);
 	if (late)
-		fprintf(stderr, "    %" PRIu64 " event(s) recorded after the disable returned\n", late);
+		fprintf(stderr, "    %" PRIu64 " event(s) recorded after the disable returned\n",
+			late);
 
 	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
@@ -342,12 +356,12 @@ static void test_concurrency(void)
 	struct ringtrace_rb_stats st = tu_stats(rb);
 	CHECK_STATS_BALANCED(&st);
 	fprintf(stderr,
-		"    concurrency: %u toggles, calls %" PRIu64 "/%" PRIu64 ", read %" PRIu64 "/%" PRIu64
-		" events in %" PRIu64 " pages, missed %" PRIu64 "\n",
+		"    concurrency: %u toggles, calls %" PRIu64 "/%" PRIu64 ", read %" PRIu64
+		"/%" PRIu64 " events in %" PRIu64 " pages, missed %" PRIu64 "\n",
 		toggles, calls[0], calls[1], cs.events[0], cs.events[1], cs.pages, st.missed);
 	CHECK(toggles >= 12);
-	CHECKF(cs.events[0] > 0 && cs.events[1] > 0, "no events from a thread: %" PRIu64 " %" PRIu64,
-	       cs.events[0], cs.events[1]);
+	CHECKF(cs.events[0] > 0 && cs.events[1] > 0,
+	       "no events from a thread: %" PRIu64 " %" PRIu64, cs.events[0], cs.events[1]);
 	CHECK(cs.events[0] < calls[0] && cs.events[1] < calls[1]);
 	CHECK_EQ_U64(st.read, cs.events[0] + cs.events[1]);
 	evu_buffer_done(rb);
@@ -458,8 +472,8 @@ static void test_env_bad(void)
 {
 	static char out[65536];
 	int st = run_child("env-bad", "ev_a,ev_[", out, sizeof(out));
-	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child env-bad: status 0x%x, stderr:\n%s",
-	       st, out);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child env-bad: status 0x%x, stderr:\n%s", st,
+	       out);
 	const char *mark = strstr(out, "CHILD-MARK");
 	CHECKF(mark != NULL, "stderr: %s", out);
 	const char *msg = strstr(out, "ev_[");
@@ -474,8 +488,8 @@ static void test_env_missing(void)
 	static char out[65536];
 	const char *mark, *msg;
 	int st = run_child("env-missing", "ev_a,nosuch_event", out, sizeof(out));
-	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	       "child env-missing: status 0x%x, stderr:\n%s", st, out);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child env-missing: status 0x%x, stderr:\n%s",
+	       st, out);
 	mark = strstr(out, "CHILD-MARK\n");
 	const char *mark2 = strstr(out, "CHILD-MARK2");
 	CHECKF(mark && mark2, "stderr: %s", out);
@@ -491,7 +505,8 @@ static void test_env_missing(void)
  * of their own when another case ran before). */
 static const struct check_case cases[] = {
 	CHECK_CASE_ALONE(event_enable_env_bad_pattern_reported_and_nothing_enabled, test_env_bad),
-	CHECK_CASE_ALONE(event_enable_env_names_enabled_at_start_missing_reported_once, test_env_missing),
+	CHECK_CASE_ALONE(event_enable_env_names_enabled_at_start_missing_reported_once,
+			 test_env_missing),
 	CHECK_CASE(event_enable_names_and_globs_select_what_is_recorded, test_names),
 	CHECK_CASE(event_enable_unknown_names_and_bad_patterns_refused, test_errors),
 	CHECK_CASE(event_enable_configure_last_rule_wins_bad_list_applies_nothing, test_configure),

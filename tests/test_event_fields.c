@@ -44,8 +44,8 @@ static void check_field(const struct ringtrace_event_info *in, uint32_t i, const
 {
 	CHECKF(i < in->nfields, "%s: field %u of %u", in->name, i, in->nfields);
 	const struct ringtrace_field_desc *f = &in->fields[i];
-	CHECKF(strcmp(f->name, name) == 0, "%s field %u: name \"%s\", expected \"%s\"", in->name,
-	       i, f->name, name);
+	CHECKF(strcmp(f->name, name) == 0, "%s field %u: name \"%s\", expected \"%s\"", in->name, i,
+	       f->name, name);
 	CHECKF(f->type == type, "%s.%s: type %u, expected %d", in->name, name, f->type, type);
 	CHECKF(f->size == size, "%s.%s: size %u, expected %u", in->name, name, f->size, size);
 	CHECKF(f->is_signed == is_signed, "%s.%s: is_signed %u, expected %d", in->name, name,
@@ -78,8 +78,8 @@ static void test_registry(void)
 	in = find_info("fe_ints");
 	CHECK(strcmp(in->name, "fe_ints") == 0);
 	CHECK_EQ_U64(in->kind, RINGTRACE_KIND_INSTANT);
-	CHECK(strcmp(in->print_fmt,
-		     "s8=%d s16=%d s32=%d s64=%lld u8=%u u16=%u u32=%u u64=%llu") == 0);
+	CHECK(strcmp(in->print_fmt, "s8=%d s16=%d s32=%d s64=%lld u8=%u u16=%u u32=%u u64=%llu") ==
+	      0);
 	CHECKF(evu_has(in->file, "events_fields"), "file \"%s\"", in->file);
 	CHECK(in->loaded == 1);
 	CHECK(in->enabled == 0);
@@ -509,8 +509,9 @@ static void test_record(void)
 		const struct evu_event *e = &l.ev[k];
 		CHECK_EQ_U64(e->id, id_nine);
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 10);
-		CHECKF(v[0].v.u == nine_trunc[i], "fe_nine #%d: _truncated 0x%" PRIx64 ", expected 0x%x",
-		       i, v[0].v.u, nine_trunc[i]);
+		CHECKF(v[0].v.u == nine_trunc[i],
+		       "fe_nine #%d: _truncated 0x%" PRIx64 ", expected 0x%x", i, v[0].v.u,
+		       nine_trunc[i]);
 		uint32_t total = 1;
 		for (int f = 1; f <= 9; f++) {
 			uint32_t want = 1;
@@ -564,15 +565,15 @@ static void test_format(void)
 	/* ---- 3. formatting ---- */
 	char buf[9000];
 	struct ringtrace_event_info info;
-#define FORMAT_IS(ev, expect)                                                                 \
-	do {                                                                                  \
-		CHECK_OK(ringtrace_event_by_id((ev)->id, &info));                            \
-		int r_ = ringtrace_record_format(info.print_fmt, info.fields, info.nfields,  \
-						 (ev)->data, (ev)->len, buf, sizeof(buf));  \
-		CHECKF(r_ >= 0 && strcmp(buf, expect) == 0,                                  \
+#define FORMAT_IS(ev, expect)                                                                     \
+	do {                                                                                      \
+		CHECK_OK(ringtrace_event_by_id((ev)->id, &info));                                 \
+		int r_ = ringtrace_record_format(info.print_fmt, info.fields, info.nfields,       \
+						 (ev)->data, (ev)->len, buf, sizeof(buf));        \
+		CHECKF(r_ >= 0 && strcmp(buf, expect) == 0,                                       \
 		       "%s formatted (%d) as\n    \"%s\"\n  expected\n    \"%s\"", info.name, r_, \
-		       buf, expect);                                                         \
-		CHECK_EQ_U64(r_, strlen(expect));                                            \
+		       buf, expect);                                                              \
+		CHECK_EQ_U64(r_, strlen(expect));                                                 \
 	} while (0)
 	FORMAT_IS(&l.ev[0], "s8=-128 s16=-32768 s32=-2147483648 s64=-9223372036854775808 u8=0 "
 			    "u16=0 u32=0 u64=0");
@@ -647,7 +648,8 @@ static void test_damaged(void)
 		const struct evu_event *ev = &l.ev[10]; /* tag 2: the maxima */
 		CHECK_OK(ringtrace_event_by_id(ev->id, &info));
 		for (uint32_t len = 0; len < ev->len; len += (len < 64 ? 1 : 61)) {
-			int r = ringtrace_record_decode(info.fields, info.nfields, ev->data, len, v);
+			int r = ringtrace_record_decode(info.fields, info.nfields, ev->data, len,
+							v);
 			CHECKF(r == -RINGTRACE_ECORRUPT, "fe_var cut to %u bytes: %d", len, r);
 			CHECK(ringtrace_last_error()[0] != 0);
 		}
@@ -663,7 +665,8 @@ static void test_damaged(void)
 		memcpy(copy + boff, &big, 4);
 		r = ringtrace_record_decode(info.fields, info.nfields, copy, ev->len, v);
 		CHECKF(r == -RINGTRACE_ECORRUPT, "overrunning bytes: %d", r);
-		CHECKF(evu_has(ringtrace_last_error(), "blob"), "message: %s", ringtrace_last_error());
+		CHECKF(evu_has(ringtrace_last_error(), "blob"), "message: %s",
+		       ringtrace_last_error());
 		/* A string with no NUL at all before the end */
 		const struct evu_event *e9 = &l.ev[9]; /* tag 1: "" strings */
 		CHECK_OK(ringtrace_event_by_id(e9->id, &info));

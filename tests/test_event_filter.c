@@ -136,25 +136,82 @@ static void test_basic(ringtrace_rb *rb)
 /* ---- 2 ----------------------------------------------------------------------- */
 
 typedef int (*pred_fn)(int v);
-static int p_eq7(int v) { return v == 7; }
-static int p_ne7(int v) { return v != 7; }
-static int p_lt(int v) { return v < -3; }
-static int p_le(int v) { return v <= -3; }
-static int p_gt(int v) { return v > 100; }
-static int p_ge(int v) { return v >= 100; }
-static int p_small_eq(int v) { return (uint8_t)v == 255; }
-static int p_small_gt(int v) { return (uint8_t)v > 128; }
-static int p_big_lt(int v) { return big_of(v) < 0; }
-static int p_big_ge(int v) { return big_of(v) >= 2000006; }
-static int p_bits4(int v) { return (v & 4) != 0; }
-static int p_small_bit(int v) { return ((uint8_t)v & 0x80) != 0; }
-static int p_and(int v) { return v > 0 && (uint8_t)v < 10; }
-static int p_or(int v) { return v < 0 || big_of(v) > 50000000; }
-static int p_not(int v) { return !(v & 1); }
-static int p_half(int v) { return v / 2.0 > 2.5; }
-static int p_half_le(int v) { return v / 2.0 <= -1; }
-static int p_minint(int v) { return v == INT32_MIN; }
-static int p_ne_neg(int v) { return v != -1 && v >= -2; }
+static int p_eq7(int v)
+{
+	return v == 7;
+}
+static int p_ne7(int v)
+{
+	return v != 7;
+}
+static int p_lt(int v)
+{
+	return v < -3;
+}
+static int p_le(int v)
+{
+	return v <= -3;
+}
+static int p_gt(int v)
+{
+	return v > 100;
+}
+static int p_ge(int v)
+{
+	return v >= 100;
+}
+static int p_small_eq(int v)
+{
+	return (uint8_t)v == 255;
+}
+static int p_small_gt(int v)
+{
+	return (uint8_t)v > 128;
+}
+static int p_big_lt(int v)
+{
+	return big_of(v) < 0;
+}
+static int p_big_ge(int v)
+{
+	return big_of(v) >= 2000006;
+}
+static int p_bits4(int v)
+{
+	return (v & 4) != 0;
+}
+static int p_small_bit(int v)
+{
+	return ((uint8_t)v & 0x80) != 0;
+}
+static int p_and(int v)
+{
+	return v > 0 && (uint8_t)v < 10;
+}
+static int p_or(int v)
+{
+	return v < 0 || big_of(v) > 50000000;
+}
+static int p_not(int v)
+{
+	return !(v & 1);
+}
+static int p_half(int v)
+{
+	return v / 2.0 > 2.5;
+}
+static int p_half_le(int v)
+{
+	return v / 2.0 <= -1;
+}
+static int p_minint(int v)
+{
+	return v == INT32_MIN;
+}
+static int p_ne_neg(int v)
+{
+	return v != -1 && v >= -2;
+}
 
 static const struct {
 	const char *expr;
@@ -182,21 +239,39 @@ static const struct {
 };
 
 static const int table_vals[] = {
-	0, 1, -1, 2, -2, 3, -3, 4, -4, 5, 6, 7, 8, 9, 10, 99, 100, 101, 127, 128, 129, 200, 255,
-	256, 383, -128, -129, -255, -256, 1000, 65535, 65536, 100000, INT32_MAX, INT32_MIN,
-	INT32_MIN + 1, -1000000, 123456789, -123456789,
+	0,        1,         -1,         2,     -2,    3,      -3,        4,         -4,
+	5,        6,         7,          8,     9,     10,     99,        100,       101,
+	127,      128,       129,        200,   255,   256,    383,       -128,      -129,
+	-255,     -256,      1000,       65535, 65536, 100000, INT32_MAX, INT32_MIN, INT32_MIN + 1,
+	-1000000, 123456789, -123456789,
 };
 #define NVALS ((int)(sizeof(table_vals) / sizeof(table_vals[0])))
 
-static int s_eth0(int id, const char *s) { (void)id; return strcmp(s, "eth0") == 0; }
-static int s_eth_glob(int id, const char *s) { (void)id; return strncmp(s, "eth", 3) == 0; }
-static int s_not_lo(int id, const char *s) { (void)id; return strcmp(s, "lo") != 0; }
+static int s_eth0(int id, const char *s)
+{
+	(void)id;
+	return strcmp(s, "eth0") == 0;
+}
+static int s_eth_glob(int id, const char *s)
+{
+	(void)id;
+	return strncmp(s, "eth", 3) == 0;
+}
+static int s_not_lo(int id, const char *s)
+{
+	(void)id;
+	return strcmp(s, "lo") != 0;
+}
 static int s_after(int id, const char *s)
 {
 	size_t l = strlen(s);
 	return (uint32_t)id * 3u > 30 && l && s[l - 1] == '1';
 }
-static int s_neg(int id, const char *s) { (void)s; return id < 0; }
+static int s_neg(int id, const char *s)
+{
+	(void)s;
+	return id < 0;
+}
 
 static const struct {
 	const char *expr;
@@ -223,8 +298,9 @@ static void test_table(ringtrace_rb *rb)
 		for (int i = 0; i < NVALS; i++) {
 			if (!int_cases[c].pred(table_vals[i]))
 				continue;
-			CHECKF(k < n && got[k] == table_vals[i], "\"%s\": value %d should be recorded",
-			       int_cases[c].expr, table_vals[i]);
+			CHECKF(k < n && got[k] == table_vals[i],
+			       "\"%s\": value %d should be recorded", int_cases[c].expr,
+			       table_vals[i]);
 			k++;
 		}
 		CHECKF(k == n, "\"%s\": %d recorded, %d expected", int_cases[c].expr, n, k);
@@ -431,7 +507,8 @@ static void test_concurrency(ringtrace_rb *rb)
 	struct ringtrace_rb_stats s1 = tu_stats(rb);
 	uint64_t calls = cc_calls[0] + cc_calls[1], rej = rejected("ft_int") - r0;
 	uint64_t hit = s1.hit - s0.hit, missed = s1.missed - s0.missed;
-	CHECKF(hit + missed + rej == calls, "calls %llu != recorded %llu + missed %llu + rejected %llu",
+	CHECKF(hit + missed + rej == calls,
+	       "calls %llu != recorded %llu + missed %llu + rejected %llu",
 	       (unsigned long long)calls, (unsigned long long)hit, (unsigned long long)missed,
 	       (unsigned long long)rej);
 	/* every event recorded was read, intact and in order per thread */
@@ -561,7 +638,8 @@ static void test_triggers(ringtrace_rb *rb)
 	trig_error("", 1, "event");
 	trig_error("ft_other if nosuch > 1: traceoff", 13, "nosuch");
 	trig_error("ft_other if v > 1", 18, "ACTION");
-	CHECK(ringtrace_triggers_configure("ft_other: traceoff; ft_other: bad") == -RINGTRACE_EINVAL);
+	CHECK(ringtrace_triggers_configure("ft_other: traceoff; ft_other: bad") ==
+	      -RINGTRACE_EINVAL);
 	CHECK_EQ_U64(ringtrace_trigger_count(), 0); /* all or nothing */
 	printf("triggers: ok\n");
 }
@@ -633,8 +711,8 @@ static void test_snapshot_trigger(const char *bt)
 	/* the reference reader */
 	snprintf(cmd, sizeof(cmd), "%s %s > %s.txt 2>/dev/null", bt, snap, dir);
 	CHECKF(system(cmd) == 0, "%s failed", cmd);
-	snprintf(cmd, sizeof(cmd), "grep -c 'ft_other' %s.txt | grep -qx 2 && grep -q 'v = 777' %s.txt",
-		 dir, dir);
+	snprintf(cmd, sizeof(cmd),
+		 "grep -c 'ft_other' %s.txt | grep -qx 2 && grep -q 'v = 777' %s.txt", dir, dir);
 	CHECKF(system(cmd) == 0, "babeltrace2 output lacks the anomaly (%s.txt)", dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s %s.txt", dir, snap, dir);
 	CHECK(system(cmd) == 0);
@@ -694,10 +772,12 @@ static void test_env(const char *self)
 {
 	char errfile[128];
 	snprintf(errfile, sizeof(errfile), "/tmp/rt_filter_env_%d.err", (int)getpid());
-	int rc = run_env_child(self, "ft_int:value > 5; ft_str : name ~ \"a;b*\";ft_other:nope == 1",
+	int rc = run_env_child(self,
+			       "ft_int:value > 5; ft_str : name ~ \"a;b*\";ft_other:nope == 1",
 			       "ft_target if v == 3: traceoff", errfile);
 	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "grep -q 'RINGTRACE_FILTERS.*ft_other.*nope.*column 1' %s", errfile);
+	snprintf(cmd, sizeof(cmd), "grep -q 'RINGTRACE_FILTERS.*ft_other.*nope.*column 1' %s",
+		 errfile);
 	int found = system(cmd);
 	if (rc != 0 || found != 0) {
 		snprintf(cmd, sizeof(cmd), "cat %s >&2", errfile);
@@ -771,9 +851,11 @@ static const struct check_case cases[] = {
 	CHECK_CASE(event_filter_records_matching_calls_counts_the_rest_rejected, case_basic),
 	CHECK_CASE(event_filter_table_agrees_with_c_predicates_on_every_field_kind, case_table),
 	CHECK_CASE(event_filter_errors_name_event_and_column_and_keep_old_filter, case_errors),
-	CHECK_CASE(event_filter_replaced_under_concurrent_calls_every_call_counted, case_concurrency),
+	CHECK_CASE(event_filter_replaced_under_concurrent_calls_every_call_counted,
+		   case_concurrency),
 	CHECK_CASE(event_filter_triggers_fire_with_conditions_and_counts, case_triggers),
-	CHECK_CASE(event_filter_snapshot_trigger_writes_flight_recorder_dump, case_snapshot_trigger),
+	CHECK_CASE(event_filter_snapshot_trigger_writes_flight_recorder_dump,
+		   case_snapshot_trigger),
 	CHECK_CASE(event_filter_env_filters_and_triggers_applied_at_start, case_env),
 };
 

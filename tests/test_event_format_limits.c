@@ -31,7 +31,7 @@
 #define CHECK_RC(call, want)                                                              \
 	do {                                                                              \
 		int rc_ = (call);                                                         \
-		CHECKF(rc_ == (want), "%s returned %d (%s), expected %d: %s", #call, rc_,  \
+		CHECKF(rc_ == (want), "%s returned %d (%s), expected %d: %s", #call, rc_, \
 		       ringtrace_strerror(rc_), (int)(want), ringtrace_last_error());     \
 	} while (0)
 
@@ -84,7 +84,8 @@ static void *rec_dup(const struct rec *r)
 
 static struct ringtrace_field_desc f_bytes(const char *name)
 {
-	struct ringtrace_field_desc f = {name, RINGTRACE_FT_BYTES, 1, 0, 4, RINGTRACE_BYTES_MAX, NULL};
+	struct ringtrace_field_desc f = {name, RINGTRACE_FT_BYTES,  1,   0,
+					 4,    RINGTRACE_BYTES_MAX, NULL};
 	return f;
 }
 
@@ -161,9 +162,10 @@ static void check_bytes_fields(void)
 	       strlen(parts[3]));
 
 	/* an integer array where the scratch space is used up */
-	const struct ringtrace_field_desc fa[4] = {
-		f_bytes("a"), f_bytes("b"),
-		{"arr", RINGTRACE_FT_ARRAY, 4, 1, 4, 4, NULL}, f_bytes("d")};
+	const struct ringtrace_field_desc fa[4] = {f_bytes("a"),
+						   f_bytes("b"),
+						   {"arr", RINGTRACE_FT_ARRAY, 4, 1, 4, 4, NULL},
+						   f_bytes("d")};
 	r.len = 0;
 	rec_bytes(&r, 4096, 0xab);
 	rec_bytes(&r, 0, 0);
@@ -191,9 +193,10 @@ static const struct ringtrace_enum_desc enum_desc = {"num", enum_vals, 2};
 /* An enum field right where the scratch space is used up exactly. */
 static void check_enum_exhausted(void)
 {
-	const struct ringtrace_field_desc f[4] = {
-		f_bytes("a"), f_bytes("b"), {"e", RINGTRACE_FT_ENUM, 4, 1, 4, 0, &enum_desc},
-		f_bytes("d")};
+	const struct ringtrace_field_desc f[4] = {f_bytes("a"),
+						  f_bytes("b"),
+						  {"e", RINGTRACE_FT_ENUM, 4, 1, 4, 0, &enum_desc},
+						  f_bytes("d")};
 	const int32_t values[] = {77, 1, -5, 2};
 	for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
 		static struct rec r;
@@ -205,7 +208,8 @@ static void check_enum_exhausted(void)
 		void *p = rec_dup(&r);
 		char buf[FULL_LEN + 64];
 		int n = ringtrace_record_format("%s %s %s %s", f, 4, p, r.len, buf, sizeof(buf));
-		CHECKF(n >= 3 && (unsigned)n <= FULL_LEN + 32, "value %d: returned %d", values[k], n);
+		CHECKF(n >= 3 && (unsigned)n <= FULL_LEN + 32, "value %d: returned %d", values[k],
+		       n);
 		CHECK_EQ_U64(strlen(buf), (size_t)n);
 		char *parts[4];
 		CHECK_EQ_U64(split(buf, parts, 4), 4);
@@ -224,7 +228,8 @@ static void check_enum_exhausted(void)
 	}
 
 	/* with room to spare, an unnamed value is shown as its number */
-	const struct ringtrace_field_desc fe[1] = {{"e", RINGTRACE_FT_ENUM, 4, 1, 4, 0, &enum_desc}};
+	const struct ringtrace_field_desc fe[1] = {
+		{"e", RINGTRACE_FT_ENUM, 4, 1, 4, 0, &enum_desc}};
 	int32_t v = -77;
 	void *p = malloc(4);
 	CHECK(p != NULL);
@@ -242,8 +247,11 @@ static void check_float_arrays(void)
 	const uint8_t bad_sizes[] = {1, 2, 3, 16};
 	for (size_t k = 0; k < sizeof(bad_sizes); k++) {
 		const uint8_t sz = bad_sizes[k];
-		const struct ringtrace_field_desc f[1] = {
-			{"h", RINGTRACE_FT_FLOAT_ARRAY, sz, 1, sz == 2 ? 2 : sz >= 8 ? 8 : 1, 3, NULL}};
+		const struct ringtrace_field_desc f[1] = {{"h", RINGTRACE_FT_FLOAT_ARRAY, sz, 1,
+							   sz == 2   ? 2
+							   : sz >= 8 ? 8
+								     : 1,
+							   3, NULL}};
 		size_t len = (size_t)sz * 3;
 		void *p = calloc(1, len);
 		CHECK(p != NULL);
@@ -259,7 +267,8 @@ static void check_float_arrays(void)
 
 	/* 4 and 8 are floats and doubles */
 	{
-		const struct ringtrace_field_desc f[1] = {{"h", RINGTRACE_FT_FLOAT_ARRAY, 4, 1, 4, 3, NULL}};
+		const struct ringtrace_field_desc f[1] = {
+			{"h", RINGTRACE_FT_FLOAT_ARRAY, 4, 1, 4, 3, NULL}};
 		const float x[3] = {1.5f, -2.0f, 0.25f};
 		void *p = malloc(sizeof(x));
 		CHECK(p != NULL);
@@ -271,7 +280,8 @@ static void check_float_arrays(void)
 		free(p);
 	}
 	{
-		const struct ringtrace_field_desc f[1] = {{"h", RINGTRACE_FT_FLOAT_ARRAY, 8, 1, 8, 2, NULL}};
+		const struct ringtrace_field_desc f[1] = {
+			{"h", RINGTRACE_FT_FLOAT_ARRAY, 8, 1, 8, 2, NULL}};
 		const double x[2] = {1e100, -0.125};
 		void *p = malloc(sizeof(x));
 		CHECK(p != NULL);
@@ -396,10 +406,14 @@ static void check_printf_stars(void)
 }
 
 static const struct check_case cases[] = {
-	CHECK_CASE(event_format_limits_bytes_fields_stay_inside_the_scratch_area, check_bytes_fields),
-	CHECK_CASE(event_format_limits_enum_at_exhausted_scratch_area_read_safely, check_enum_exhausted),
-	CHECK_CASE(event_format_limits_float_arrays_of_other_sizes_refused_as_corrupt, check_float_arrays),
-	CHECK_CASE(event_format_limits_printf_star_widths_bounded_c_and_p_take_both, check_printf_stars),
+	CHECK_CASE(event_format_limits_bytes_fields_stay_inside_the_scratch_area,
+		   check_bytes_fields),
+	CHECK_CASE(event_format_limits_enum_at_exhausted_scratch_area_read_safely,
+		   check_enum_exhausted),
+	CHECK_CASE(event_format_limits_float_arrays_of_other_sizes_refused_as_corrupt,
+		   check_float_arrays),
+	CHECK_CASE(event_format_limits_printf_star_widths_bounded_c_and_p_take_both,
+		   check_printf_stars),
 };
 
 int main(int argc, char **argv)

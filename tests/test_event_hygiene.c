@@ -21,36 +21,33 @@
 
 #include "events_util.h"
 
-RINGTRACE_EVENT(hy_rec,
+RINGTRACE_EVENT(
+	hy_rec,
 	RINGTRACE_PROTO(uint32_t rt_o, uint32_t rt_sz, uint64_t rt_p, int32_t rt_v,
 			uint32_t rt_trunc, uint32_t rt_vi, const char *rt_s_name),
 	RINGTRACE_ARGS(rt_o, rt_sz, rt_p, rt_v, rt_trunc, rt_vi, rt_s_name),
 	RINGTRACE_FIELDS(
-		ringtrace_integer(uint32_t, o, rt_o)
-		ringtrace_integer(uint32_t, sz, rt_sz)
-		ringtrace_integer(uint64_t, p, rt_p)
-		ringtrace_integer(int32_t, v, rt_v)
-		ringtrace_integer(uint32_t, trunc, rt_trunc)
-		ringtrace_integer(uint32_t, vi, rt_vi)
-		ringtrace_string(name, rt_s_name)
-		ringtrace_bytes(b, &rt_v, rt_sz & 3)
-	),
+		ringtrace_integer(uint32_t, o, rt_o) ringtrace_integer(uint32_t, sz, rt_sz)
+			ringtrace_integer(uint64_t, p, rt_p) ringtrace_integer(int32_t, v, rt_v)
+				ringtrace_integer(uint32_t, trunc, rt_trunc)
+					ringtrace_integer(uint32_t, vi, rt_vi)
+						ringtrace_string(name, rt_s_name)
+							ringtrace_bytes(b, &rt_v, rt_sz & 3)),
 	RINGTRACE_PRINT("o=%u sz=%u p=%llu v=%d trunc=%u vi=%u name=%s b=%s"))
 
-RINGTRACE_EVENT(hy_call,
+RINGTRACE_EVENT(
+	hy_call,
 	RINGTRACE_PROTO(uint32_t rt_i, uint32_t rt_n, uint64_t rt_rb, uint32_t rt_ev,
 			uint32_t rt_done, uint32_t rt_rd, uint32_t rt_ps, uint32_t rt_state),
 	RINGTRACE_ARGS(rt_i, rt_n, rt_rb, rt_ev, rt_done, rt_rd, rt_ps, rt_state),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(uint32_t, i, rt_i)
-		ringtrace_integer(uint32_t, n, rt_n)
-		ringtrace_integer(uint64_t, rb, rt_rb)
-		ringtrace_integer(uint32_t, ev, rt_ev)
-		ringtrace_integer(uint32_t, done, rt_done)
-		ringtrace_integer(uint32_t, rd, rt_rd)
-		ringtrace_integer(uint32_t, ps, rt_ps)
-		ringtrace_integer(uint32_t, state, rt_state)
-	),
+	RINGTRACE_FIELDS(ringtrace_integer(uint32_t, i, rt_i) ringtrace_integer(uint32_t, n, rt_n)
+				 ringtrace_integer(uint64_t, rb, rt_rb) ringtrace_integer(uint32_t,
+											  ev, rt_ev)
+					 ringtrace_integer(uint32_t, done, rt_done)
+						 ringtrace_integer(uint32_t, rd, rt_rd)
+							 ringtrace_integer(uint32_t, ps, rt_ps)
+								 ringtrace_integer(uint32_t, state,
+										   rt_state)),
 	RINGTRACE_PRINT("i=%u n=%u rb=%llu ev=%u done=%u rd=%u ps=%u state=%u"))
 
 struct seen {
@@ -119,8 +116,8 @@ static void check_records(const struct evu_list *l, size_t from, size_t count)
 			CHECK(v[8].len == (SZ & 3) && memcmp(v[8].ptr, &V, SZ & 3) == 0);
 			const unsigned char *vb = (const unsigned char *)&V;
 			snprintf(want, sizeof(want),
-				 "o=%u sz=%u p=%llu v=%d trunc=%u vi=%u name=hygienic b=%02x%02x", O,
-				 SZ, (unsigned long long)P, V, TR, VI, vb[0], vb[1]);
+				 "o=%u sz=%u p=%llu v=%d trunc=%u vi=%u name=hygienic b=%02x%02x",
+				 O, SZ, (unsigned long long)P, V, TR, VI, vb[0], vb[1]);
 		} else {
 			CHECK_EQ_U64(e->id, id_call);
 			CHECK_EQ_U64(info.nfields, 8);

@@ -8,14 +8,11 @@
 #define RINGTRACE_CREATE_EVENTS
 #include <ringtrace/tracepoint.h>
 
-RINGTRACE_EVENT(hy_data,
-	RINGTRACE_PROTO(int ringtrace_data, unsigned rt_o),
-	RINGTRACE_ARGS(ringtrace_data, rt_o),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(int32_t, data, ringtrace_data)
-		ringtrace_integer(uint32_t, o, rt_o)
-	),
-	RINGTRACE_PRINT("data=%d o=%u"))
+RINGTRACE_EVENT(hy_data, RINGTRACE_PROTO(int ringtrace_data, unsigned rt_o),
+		RINGTRACE_ARGS(ringtrace_data, rt_o),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, data, ringtrace_data)
+					 ringtrace_integer(uint32_t, o, rt_o)),
+		RINGTRACE_PRINT("data=%d o=%u"))
 
 static void probe(void *d, int data, unsigned o)
 {

@@ -30,7 +30,7 @@
 #define CHECK_RC(call, want)                                                              \
 	do {                                                                              \
 		int rc_ = (call);                                                         \
-		CHECKF(rc_ == (want), "%s returned %d (%s), expected %d: %s", #call, rc_,  \
+		CHECKF(rc_ == (want), "%s returned %d (%s), expected %d: %s", #call, rc_, \
 		       ringtrace_strerror(rc_), (int)(want), ringtrace_last_error());     \
 	} while (0)
 
@@ -135,7 +135,8 @@ static void step_record(void)
 		struct ringtrace_value v[8];
 		CHECK_EQ_U64(pc.l.ev[i].id, evu_id("pr_ev"));
 		CHECK_EQ_U64(evu_decode(&pc.l.ev[i], v, 8, NULL), 5);
-		CHECK(v[1].v.i == i && v[2].len == 1 && v[3].v.f == i * 0.5 && v[4].v.u == (uint64_t)i);
+		CHECK(v[1].v.i == i && v[2].len == 1 && v[3].v.f == i * 0.5 &&
+		      v[4].v.u == (uint64_t)i);
 	}
 	evu_list_free(&pc.l);
 }
@@ -423,9 +424,11 @@ static const struct check_case cases[] = {
 	CHECK_CASE(event_probes_duplicate_null_and_missing_probes_refused, case_errors),
 	CHECK_CASE(event_probes_unregistering_one_leaves_the_others_running, case_unregister_one),
 	CHECK_CASE(event_probes_probe_calling_a_tracepoint_records_it, case_nested),
-	CHECK_CASE(event_probes_last_probe_removed_and_recording_off_clear_call_site, case_all_gone),
+	CHECK_CASE(event_probes_last_probe_removed_and_recording_off_clear_call_site,
+		   case_all_gone),
 	CHECK_CASE(event_probes_unregistered_probe_never_runs_again, test_unregister_stops),
-	CHECK_CASE(event_probes_register_unregister_free_loop_under_concurrent_calls, test_register_loop),
+	CHECK_CASE(event_probes_register_unregister_free_loop_under_concurrent_calls,
+		   test_register_loop),
 };
 
 int main(int argc, char **argv)

@@ -28,29 +28,35 @@
 /* ---- the schema ----------------------------------------------------------------- */
 
 static const struct ringtrace_enum_value color_values[] = {
-	{ "RED", 0 }, { "GREEN", 1 }, { "BLUE", 2 }, { "NEG", -1 },
+	{"RED", 0},
+	{"GREEN", 1},
+	{"BLUE", 2},
+	{"NEG", -1},
 };
-static const struct ringtrace_enum_desc color_enum = { "color", color_values, 4 };
+static const struct ringtrace_enum_desc color_enum = {"color", color_values, 4};
 
-#define F(n, t, sz, sg, al, cnt) { n, t, sz, sg, al, cnt, NULL }
+#define F(n, t, sz, sg, al, cnt)            \
+	{                                   \
+		n, t, sz, sg, al, cnt, NULL \
+	}
 static const struct ringtrace_field_desc schema[] = {
-	F("_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0),  /* 0 */
-	F("s8", RINGTRACE_FT_INT, 1, 1, 1, 0),          /* 1 */
-	F("u8", RINGTRACE_FT_INT, 1, 0, 1, 0),          /* 2 */
-	F("s16", RINGTRACE_FT_INT, 2, 1, 2, 0),         /* 4 */
-	F("u16", RINGTRACE_FT_INT, 2, 0, 2, 0),         /* 6 */
-	F("s32", RINGTRACE_FT_INT, 4, 1, 4, 0),         /* 8 */
-	F("u32", RINGTRACE_FT_INT, 4, 0, 4, 0),         /* 12 */
-	F("s64", RINGTRACE_FT_INT, 8, 1, 8, 0),         /* 16 */
-	F("u64", RINGTRACE_FT_INT, 8, 0, 8, 0),         /* 24 */
-	F("f32", RINGTRACE_FT_FLOAT, 4, 1, 4, 0),       /* 32 */
-	F("f64", RINGTRACE_FT_FLOAT, 8, 1, 8, 0),       /* 40 */
-	F("flag", RINGTRACE_FT_BOOL, 1, 0, 1, 0),       /* 48 */
-	{ "color", RINGTRACE_FT_ENUM, 4, 1, 4, 0, &color_enum }, /* 52 */
-	F("ptr", RINGTRACE_FT_POINTER, 8, 0, 8, 0),     /* 56 */
-	F("arr", RINGTRACE_FT_ARRAY, 2, 0, 2, 3),       /* 64 */
-	F("name", RINGTRACE_FT_STRING, 1, 0, 1, 64),    /* 70: fixed offset, variable length */
-	F("blob", RINGTRACE_FT_BYTES, 1, 0, 4, 64),     /* variable from here on */
+	F("_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0),         /* 0 */
+	F("s8", RINGTRACE_FT_INT, 1, 1, 1, 0),                 /* 1 */
+	F("u8", RINGTRACE_FT_INT, 1, 0, 1, 0),                 /* 2 */
+	F("s16", RINGTRACE_FT_INT, 2, 1, 2, 0),                /* 4 */
+	F("u16", RINGTRACE_FT_INT, 2, 0, 2, 0),                /* 6 */
+	F("s32", RINGTRACE_FT_INT, 4, 1, 4, 0),                /* 8 */
+	F("u32", RINGTRACE_FT_INT, 4, 0, 4, 0),                /* 12 */
+	F("s64", RINGTRACE_FT_INT, 8, 1, 8, 0),                /* 16 */
+	F("u64", RINGTRACE_FT_INT, 8, 0, 8, 0),                /* 24 */
+	F("f32", RINGTRACE_FT_FLOAT, 4, 1, 4, 0),              /* 32 */
+	F("f64", RINGTRACE_FT_FLOAT, 8, 1, 8, 0),              /* 40 */
+	F("flag", RINGTRACE_FT_BOOL, 1, 0, 1, 0),              /* 48 */
+	{"color", RINGTRACE_FT_ENUM, 4, 1, 4, 0, &color_enum}, /* 52 */
+	F("ptr", RINGTRACE_FT_POINTER, 8, 0, 8, 0),            /* 56 */
+	F("arr", RINGTRACE_FT_ARRAY, 2, 0, 2, 3),              /* 64 */
+	F("name", RINGTRACE_FT_STRING, 1, 0, 1, 64), /* 70: fixed offset, variable length */
+	F("blob", RINGTRACE_FT_BYTES, 1, 0, 4, 64),  /* variable from here on */
 	F("tail", RINGTRACE_FT_INT, 4, 0, 4, 0),
 	F("dev", RINGTRACE_FT_STRING, 1, 0, 1, 64),
 };
@@ -80,13 +86,14 @@ struct sample {
 };
 
 static const struct sample samples[4] = {
-	{ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0f, 0.0, 0, 0, 0, { 0, 0, 0 }, "", "", 0, 0, "" },
-	{ 0, -5, 200, -300, 60000, -70000, 4000000000u, -5000000000ll, UINT64_MAX, 1.5f, -2.25, 1,
-	  1, 0xdeadbeef00ull, { 1, 2, 3 }, "eth0", "ab\0c", 4, 7, "sda1" },
-	{ 1, 127, 1, 5, 1, 42, 42, 42, 42, 0.1f, 1e10, 0, 2, 0x1000, { 9, 9, 9 }, "wlan0", "xyz", 3,
-	  0x10, "eth1" },
-	{ 2, -128, 255, -32768, 65535, INT32_MIN, UINT32_MAX, INT64_MIN, 1ull << 63, -3.5f, 0.5, 1,
-	  -1, UINT64_MAX, { 0, 0, 0 }, "eth*", "", 0, 3, "" },
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0f, 0.0, 0, 0, 0, {0, 0, 0}, "", "", 0, 0, ""},
+	{0,          -5,   200,   -300,  60000, -70000,          4000000000u, -5000000000ll,
+	 UINT64_MAX, 1.5f, -2.25, 1,     1,     0xdeadbeef00ull, {1, 2, 3},   "eth0",
+	 "ab\0c",    4,    7,     "sda1"},
+	{1,    127, 1, 5,      1,         42,      42,    42, 42,   0.1f,
+	 1e10, 0,   2, 0x1000, {9, 9, 9}, "wlan0", "xyz", 3,  0x10, "eth1"},
+	{2,   -128, 255, -32768,     65535,     INT32_MIN, UINT32_MAX, INT64_MIN, 1ull << 63, -3.5f,
+	 0.5, 1,    -1,  UINT64_MAX, {0, 0, 0}, "eth*",    "",         0,         3,          ""},
 };
 
 static size_t put(uint8_t *buf, size_t o, size_t align, const void *v, size_t n)
@@ -152,83 +159,83 @@ struct valid {
 };
 
 static const struct valid valid[] = {
-	{ "s8 == 0", "1000" },
-	{ "s8 < 0", "0101" },
-	{ "s8 >= -5", "1110" },
-	{ "s8 == -128", "0001" },
-	{ "u8 > 100", "0101" },
-	{ "u8 == 0xff", "0001" },
-	{ "u8 != 0", "0111" },
-	{ "u8 == 256", "0000" },
-	{ "s16 <= -300", "0101" },
-	{ "u16 == 60000", "0100" },
-	{ "u16 > 0x7FFF", "0101" },
-	{ "s32 < -69999", "0101" },
-	{ "s32 == 42", "0010" },
-	{ "s32 >= -2147483648", "1111" },
-	{ "u32 >= 4000000000", "0101" },
-	{ "u32 > 0x7fffffff", "0101" },
-	{ "s64 == -5000000000", "0100" },
-	{ "s64 == -9223372036854775808", "0001" },
-	{ "s64 == -0x8000000000000000", "0001" },
-	{ "s64 > 0", "0010" },
-	{ "u64 == 18446744073709551615", "0100" },
-	{ "u64 >= 0x8000000000000000", "0101" },
-	{ "u64 & 1", "0100" },
-	{ "u64 & 0x8000000000000000", "0101" },
-	{ "s8 & 0x80", "0101" },
-	{ "s8 & 0x100", "0101" },       /* the value is sign-extended */
-	{ "u32 & 2", "0011" },
-	{ "u16 & -1", "0111" },
-	{ "f32 == 1.5", "0100" },
-	{ "f32 == 0.1", "0010" },       /* the literal rounded to float */
-	{ "f32 < 0", "0001" },
-	{ "f32 > -10 && f32 < 10", "1111" },
-	{ "f64 > 1e9", "0010" },
-	{ "f64 <= -2.25", "0100" },
-	{ "f64 == 0", "1000" },
-	{ "f64 != .5", "1110" },
-	{ "f64 >= 2.5E-1", "0011" },
-	{ "flag == 1", "0101" },
-	{ "flag == 0 && s32 == 42", "0010" },
-	{ "color == \"GREEN\"", "0100" },
-	{ "color != \"RED\"", "0111" },
-	{ "color == \"NEG\"", "0001" },
-	{ "color == 2", "0010" },
-	{ "color < 0", "0001" },
-	{ "ptr == 0xdeadbeef00", "0100" },
-	{ "ptr > 0x1000", "0101" },
-	{ "ptr & 0xf00", "0101" },
-	{ "name == \"eth0\"", "0100" },
-	{ "name != \"eth0\"", "1011" },
-	{ "name == \"\"", "1000" },
-	{ "name ~ \"eth*\"", "0101" },
-	{ "name ~ \"eth\\*\"", "0001" },   /* fnmatch escape: a literal star */
-	{ "name ~ \"eth\\\\*\"", "0001" }, /* \\ is one backslash, the same */
-	{ "name ~ \"*lan?\"", "0010" },
-	{ "name ~ \"[ew]*\"", "0111" },
-	{ "name ~ \"*\" && dev == \"\"", "1001" },
-	{ "dev == \"sda1\"", "0100" },
-	{ "dev ~ \"eth*\" || dev ~ \"sd*\"", "0110" },
-	{ "tail == 7", "0100" },
-	{ "tail & 0x10", "0010" },
-	{ "tail == 0x10 && dev ~ \"eth?\"", "0010" },
-	{ "blob == \"xyz\"", "0010" },
-	{ "blob != \"\"", "0110" },
-	{ "blob == \"ab\"", "0000" },
-	{ "_truncated & 1", "0010" },
-	{ "_truncated == 0", "1100" },
-	{ "!(s8 == 0)", "0111" },
-	{ "!flag == 1", "1010" },      /* ! binds to the predicate */
-	{ "!!(tail == 3)", "0001" },
-	{ "s8 == 0 || u8 == 1 && s16 == 5", "1010" },
-	{ "(s8 == 0 || u8 == 1) && s16 == 0", "1000" },
-	{ "s8 == 0 || u8 == 200 || s16 == 5 || u16 == 65535", "1111" },
-	{ "s8 < 0 && u8 > 100 && !(color == \"NEG\")", "0100" },
-	{ "!(s8 < 0 && u8 > 100) || tail == 3", "1011" },
-	{ "((((u8 == 1))))", "0010" },
-	{ "s8==0&&u8==0", "1000" },
-	{ "\tflag\n==\r1 ", "0101" },
+	{"s8 == 0", "1000"},
+	{"s8 < 0", "0101"},
+	{"s8 >= -5", "1110"},
+	{"s8 == -128", "0001"},
+	{"u8 > 100", "0101"},
+	{"u8 == 0xff", "0001"},
+	{"u8 != 0", "0111"},
+	{"u8 == 256", "0000"},
+	{"s16 <= -300", "0101"},
+	{"u16 == 60000", "0100"},
+	{"u16 > 0x7FFF", "0101"},
+	{"s32 < -69999", "0101"},
+	{"s32 == 42", "0010"},
+	{"s32 >= -2147483648", "1111"},
+	{"u32 >= 4000000000", "0101"},
+	{"u32 > 0x7fffffff", "0101"},
+	{"s64 == -5000000000", "0100"},
+	{"s64 == -9223372036854775808", "0001"},
+	{"s64 == -0x8000000000000000", "0001"},
+	{"s64 > 0", "0010"},
+	{"u64 == 18446744073709551615", "0100"},
+	{"u64 >= 0x8000000000000000", "0101"},
+	{"u64 & 1", "0100"},
+	{"u64 & 0x8000000000000000", "0101"},
+	{"s8 & 0x80", "0101"},
+	{"s8 & 0x100", "0101"}, /* the value is sign-extended */
+	{"u32 & 2", "0011"},
+	{"u16 & -1", "0111"},
+	{"f32 == 1.5", "0100"},
+	{"f32 == 0.1", "0010"}, /* the literal rounded to float */
+	{"f32 < 0", "0001"},
+	{"f32 > -10 && f32 < 10", "1111"},
+	{"f64 > 1e9", "0010"},
+	{"f64 <= -2.25", "0100"},
+	{"f64 == 0", "1000"},
+	{"f64 != .5", "1110"},
+	{"f64 >= 2.5E-1", "0011"},
+	{"flag == 1", "0101"},
+	{"flag == 0 && s32 == 42", "0010"},
+	{"color == \"GREEN\"", "0100"},
+	{"color != \"RED\"", "0111"},
+	{"color == \"NEG\"", "0001"},
+	{"color == 2", "0010"},
+	{"color < 0", "0001"},
+	{"ptr == 0xdeadbeef00", "0100"},
+	{"ptr > 0x1000", "0101"},
+	{"ptr & 0xf00", "0101"},
+	{"name == \"eth0\"", "0100"},
+	{"name != \"eth0\"", "1011"},
+	{"name == \"\"", "1000"},
+	{"name ~ \"eth*\"", "0101"},
+	{"name ~ \"eth\\*\"", "0001"},   /* fnmatch escape: a literal star */
+	{"name ~ \"eth\\\\*\"", "0001"}, /* \\ is one backslash, the same */
+	{"name ~ \"*lan?\"", "0010"},
+	{"name ~ \"[ew]*\"", "0111"},
+	{"name ~ \"*\" && dev == \"\"", "1001"},
+	{"dev == \"sda1\"", "0100"},
+	{"dev ~ \"eth*\" || dev ~ \"sd*\"", "0110"},
+	{"tail == 7", "0100"},
+	{"tail & 0x10", "0010"},
+	{"tail == 0x10 && dev ~ \"eth?\"", "0010"},
+	{"blob == \"xyz\"", "0010"},
+	{"blob != \"\"", "0110"},
+	{"blob == \"ab\"", "0000"},
+	{"_truncated & 1", "0010"},
+	{"_truncated == 0", "1100"},
+	{"!(s8 == 0)", "0111"},
+	{"!flag == 1", "1010"}, /* ! binds to the predicate */
+	{"!!(tail == 3)", "0001"},
+	{"s8 == 0 || u8 == 1 && s16 == 5", "1010"},
+	{"(s8 == 0 || u8 == 1) && s16 == 0", "1000"},
+	{"s8 == 0 || u8 == 200 || s16 == 5 || u16 == 65535", "1111"},
+	{"s8 < 0 && u8 > 100 && !(color == \"NEG\")", "0100"},
+	{"!(s8 < 0 && u8 > 100) || tail == 3", "1011"},
+	{"((((u8 == 1))))", "0010"},
+	{"s8==0&&u8==0", "1000"},
+	{"\tflag\n==\r1 ", "0101"},
 };
 #define NVALID (sizeof(valid) / sizeof(valid[0]))
 
@@ -239,7 +246,8 @@ static void compile_valid(void)
 {
 	for (size_t i = 0; i < NVALID; i++) {
 		unsigned col = 99;
-		int rc = ringtrace_filter_compile(schema, NFIELDS, valid[i].expr, &compiled[i], &col);
+		int rc = ringtrace_filter_compile(schema, NFIELDS, valid[i].expr, &compiled[i],
+						  &col);
 		CHECKF(rc == 0, "compile \"%s\": %d %s", valid[i].expr, rc, ringtrace_last_error());
 		CHECK_EQ_U64(col, 0);
 	}
@@ -269,8 +277,8 @@ static void test_valid(void)
 		for (int r = 0; r < 4; r++) {
 			int got = ringtrace_filter_match(compiled[i], rec[r], rec_len[r]);
 			int want = valid[i].want[r] == '1';
-			CHECKF(got == want, "\"%s\" on record %d: got %d, want %d", valid[i].expr, r, got,
-			       want);
+			CHECKF(got == want, "\"%s\" on record %d: got %d, want %d", valid[i].expr,
+			       r, got, want);
 		}
 	}
 	printf("valid: %zu expressions x 4 records\n", NVALID);
@@ -282,58 +290,58 @@ static void test_valid(void)
 
 struct invalid {
 	const char *expr;
-	const char *msg;  /* a substring of ringtrace_last_error() */
+	const char *msg; /* a substring of ringtrace_last_error() */
 	unsigned col;
 };
 
 static const struct invalid invalid[] = {
-	{ "", "empty expression", 1 },
-	{ "   ", "empty expression", 4 },
-	{ "nosuch == 1", "unknown field \"nosuch\"", 1 },
-	{ "s8 == 1 && bogus > 2", "unknown field \"bogus\"", 12 },
-	{ "name < \"a\"", "string field \"name\" takes ==, != or ~, not '<'", 6 },
-	{ "name & 1", "not '&'", 6 },
-	{ "s32 ~ \"4*\"", "glob '~' needs a string field", 5 },
-	{ "flag ~ \"x\"", "glob '~' needs a string field", 6 },
-	{ "s32 == \"42\"", "not a quoted string", 8 },
-	{ "color == \"PURPLE\"", "unknown enum name \"PURPLE\"", 10 },
-	{ "color < \"RED\"", "enum names compare only with == and !=", 7 },
-	{ "s8 == 12ab", "malformed number '12ab'", 7 },
-	{ "s8 == 0x", "malformed number", 7 },
-	{ "s8 == 0xfg", "malformed number", 7 },
-	{ "f64 == 1.2.3", "malformed number", 8 },
-	{ "f32 == 1e", "malformed number", 8 },
-	{ "name == \"eth0", "unterminated string", 9 },
-	{ "name == \"a\\\"", "unterminated string", 9 },
-	{ "(s8 == 1", "'(' is never closed", 1 },
-	{ "((s8 == 1)", "'(' is never closed", 1 },
-	{ "s8 == 1)", "')' without '('", 8 },
-	{ "(s8 == 1 u8)", "expected ')' or an operator", 10 },
-	{ "s8 ==", "missing value after '=='", 6 },
-	{ "s8 == )", "missing value after '=='", 7 },
-	{ "s8 == 1 &&", "missing operand", 11 },
-	{ "s8 == 1 ||", "missing operand", 11 },
-	{ "s8 == 1 && && u8 == 1", "missing operand", 12 },
-	{ "()", "missing operand", 2 },
-	{ "!", "missing operand", 2 },
-	{ "s8 1", "missing operator after field \"s8\"", 4 },
-	{ "s8", "missing operator after field \"s8\"", 3 },
-	{ "s8 == 1 u8 == 2", "trailing 'u8'", 9 },
-	{ "s8 == 1 2", "trailing '2'", 9 },
-	{ "1 == s8", "expected a field name", 1 },
-	{ "s8 = 1", "unknown operator '='", 4 },
-	{ "s8 == 1 | u8 == 1", "unknown operator '|'", 9 },
-	{ "s8 $ 1", "unexpected character '$'", 4 },
-	{ "s8 == -", "unexpected character '-'", 7 },
-	{ "s8 == 1.5", "float literal", 7 },
-	{ "u8 == -1", "negative number", 7 },
-	{ "s64 == 9223372036854775808", "out of range for signed field", 8 },
-	{ "u64 == 18446744073709551616", "out of range", 8 },
-	{ "s64 == -9223372036854775809", "out of range", 8 },
-	{ "f64 & 1", "'&' needs an integer field", 5 },
-	{ "arr == 1", "arrays cannot be filtered", 1 },
-	{ "blob ~ \"a*\"", "takes == or !=", 6 },
-	{ "name == 5", "quoted string, not a number", 9 },
+	{"", "empty expression", 1},
+	{"   ", "empty expression", 4},
+	{"nosuch == 1", "unknown field \"nosuch\"", 1},
+	{"s8 == 1 && bogus > 2", "unknown field \"bogus\"", 12},
+	{"name < \"a\"", "string field \"name\" takes ==, != or ~, not '<'", 6},
+	{"name & 1", "not '&'", 6},
+	{"s32 ~ \"4*\"", "glob '~' needs a string field", 5},
+	{"flag ~ \"x\"", "glob '~' needs a string field", 6},
+	{"s32 == \"42\"", "not a quoted string", 8},
+	{"color == \"PURPLE\"", "unknown enum name \"PURPLE\"", 10},
+	{"color < \"RED\"", "enum names compare only with == and !=", 7},
+	{"s8 == 12ab", "malformed number '12ab'", 7},
+	{"s8 == 0x", "malformed number", 7},
+	{"s8 == 0xfg", "malformed number", 7},
+	{"f64 == 1.2.3", "malformed number", 8},
+	{"f32 == 1e", "malformed number", 8},
+	{"name == \"eth0", "unterminated string", 9},
+	{"name == \"a\\\"", "unterminated string", 9},
+	{"(s8 == 1", "'(' is never closed", 1},
+	{"((s8 == 1)", "'(' is never closed", 1},
+	{"s8 == 1)", "')' without '('", 8},
+	{"(s8 == 1 u8)", "expected ')' or an operator", 10},
+	{"s8 ==", "missing value after '=='", 6},
+	{"s8 == )", "missing value after '=='", 7},
+	{"s8 == 1 &&", "missing operand", 11},
+	{"s8 == 1 ||", "missing operand", 11},
+	{"s8 == 1 && && u8 == 1", "missing operand", 12},
+	{"()", "missing operand", 2},
+	{"!", "missing operand", 2},
+	{"s8 1", "missing operator after field \"s8\"", 4},
+	{"s8", "missing operator after field \"s8\"", 3},
+	{"s8 == 1 u8 == 2", "trailing 'u8'", 9},
+	{"s8 == 1 2", "trailing '2'", 9},
+	{"1 == s8", "expected a field name", 1},
+	{"s8 = 1", "unknown operator '='", 4},
+	{"s8 == 1 | u8 == 1", "unknown operator '|'", 9},
+	{"s8 $ 1", "unexpected character '$'", 4},
+	{"s8 == -", "unexpected character '-'", 7},
+	{"s8 == 1.5", "float literal", 7},
+	{"u8 == -1", "negative number", 7},
+	{"s64 == 9223372036854775808", "out of range for signed field", 8},
+	{"u64 == 18446744073709551616", "out of range", 8},
+	{"s64 == -9223372036854775809", "out of range", 8},
+	{"f64 & 1", "'&' needs an integer field", 5},
+	{"arr == 1", "arrays cannot be filtered", 1},
+	{"blob ~ \"a*\"", "takes == or !=", 6},
+	{"name == 5", "quoted string, not a number", 9},
 };
 #define NINVALID (sizeof(invalid) / sizeof(invalid[0]))
 
@@ -377,7 +385,8 @@ static void test_invalid(void)
 
 	/* Bad arguments and a bad schema. */
 	CHECK(ringtrace_filter_compile(schema, NFIELDS, NULL, &f, NULL) == -RINGTRACE_EINVAL);
-	CHECK(ringtrace_filter_compile(schema, NFIELDS, "s8 == 0", NULL, NULL) == -RINGTRACE_EINVAL);
+	CHECK(ringtrace_filter_compile(schema, NFIELDS, "s8 == 0", NULL, NULL) ==
+	      -RINGTRACE_EINVAL);
 	struct ringtrace_field_desc bad = F("x", RINGTRACE_FT_INT, 3, 0, 1, 0);
 	unsigned col = 7;
 	CHECK(ringtrace_filter_compile(&bad, 1, "x == 0", &f, &col) == -RINGTRACE_EINVAL);
@@ -432,9 +441,9 @@ static void test_damaged(void)
 	CHECK_EQ_U64(l, 3);
 	l = 0xfffffff0u;
 	memcpy(p + blob_off, &l, 4);
-	const char *exprs[] = { "blob == \"xyz\"", "!(blob == \"xyz\")", "!(tail == 99)",
-				"!(dev == \"x\")", "s8 == 127" };
-	int want[] = { 0, 0, 0, 0, 1 };
+	const char *exprs[] = {"blob == \"xyz\"", "!(blob == \"xyz\")", "!(tail == 99)",
+			       "!(dev == \"x\")", "s8 == 127"};
+	int want[] = {0, 0, 0, 0, 1};
 	for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]); i++) {
 		ringtrace_filter *f;
 		CHECK_OK(ringtrace_filter_compile(schema, NFIELDS, exprs[i], &f, NULL));
@@ -445,7 +454,8 @@ static void test_damaged(void)
 	memcpy(p, rec[2], rec_len[2]);
 	p[rec_len[2] - 1] = 'x';
 	ringtrace_filter *f;
-	CHECK_OK(ringtrace_filter_compile(schema, NFIELDS, "dev ~ \"*\" || !(dev ~ \"*\")", &f, NULL));
+	CHECK_OK(ringtrace_filter_compile(schema, NFIELDS, "dev ~ \"*\" || !(dev ~ \"*\")", &f,
+					  NULL));
 	CHECK(ringtrace_filter_match(f, p, rec_len[2]) == 0);
 	CHECK(ringtrace_filter_match(f, rec[2], rec_len[2]) == 1);
 	ringtrace_filter_free(f);
@@ -486,7 +496,7 @@ static void test_threads(void)
 
 static int bench(void)
 {
-	static const struct ringtrace_field_desc one[] = { F("value", RINGTRACE_FT_INT, 4, 0, 4, 0) };
+	static const struct ringtrace_field_desc one[] = {F("value", RINGTRACE_FT_INT, 4, 0, 4, 0)};
 	ringtrace_filter *f;
 	CHECK_OK(ringtrace_filter_compile(one, 1, "value & 1", &f, NULL));
 	uint32_t vals[256];

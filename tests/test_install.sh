@@ -78,4 +78,60 @@ CM
 	check_trace "$tmp/trace-cmake" find_package
 }
 
+# 3. a third-party reader: the installed reader library alone (pkg-config
+# ringtrace-read and find_package's ringtrace::ringtrace_read) reads the
+# trace of case 1's program; it holds none of the tracing runtime, so run
+# with RINGTRACE_OUTPUT set it records nothing of its own.
+install_reader_library_reads_a_trace_without_the_runtime() { # case
+	install_package
+	[ -d "$tmp/trace-pc" ] || install_pkg_config_builds_a_program_that_records
+	cat > "$tmp/reader.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <ringtrace/trace.h>
+int main(int argc, char **argv)
+{
+	ringtrace_trace *t;
+	if (argc != 2 || ringtrace_trace_open(argv[1], NULL, NULL, &t) < 0) {
+		fprintf(stderr, "reader: %s\n", ringtrace_trace_open_error());
+		return 1;
+	}
+	struct ringtrace_trace_record r;
+	char line[512];
+	unsigned n = 0;
+	while (ringtrace_trace_next(t, &r) == 1)
+		if (ringtrace_trace_format_line(t, &r, 0, line, sizeof(line)) > 0 &&
+		    strstr(line, "install_hello: i=") && strstr(line, "who=installed"))
+			n++;
+	ringtrace_trace_close(t);
+	printf("%u\n", n);
+	return 0;
+}
+C
+	PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --exists ringtrace-read
+	cc -Wall -Wextra -Werror "$tmp/reader.c" -o "$tmp/reader-pc" \
+		$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs ringtrace-read)
+	mkdir -p "$tmp/rproj"
+	cp "$tmp/reader.c" "$tmp/rproj/reader.c"
+	cat > "$tmp/rproj/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(reader C)
+find_package(ringtrace 0.1 REQUIRED)
+add_executable(reader reader.c)
+target_link_libraries(reader PRIVATE ringtrace::ringtrace_read)
+CM
+	cmake -S "$tmp/rproj" -B "$tmp/rproj/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+	cmake --build "$tmp/rproj/build" >/dev/null
+	for r in "$tmp/reader-pc" "$tmp/rproj/build/reader"; do
+		n=$(RINGTRACE_OUTPUT="$tmp/reader-self" "$r" "$tmp/trace-pc")
+		[ "$n" = 1000 ] || { echo "test_install: $r read $n events of install_hello, not 1000" >&2; exit 1; }
+		[ ! -e "$tmp/reader-self" ] || { echo "test_install: $r traced itself" >&2; exit 1; }
+		if nm "$r" | grep -q "ringtrace_session_\|ringtrace_event_register\|ringtrace_wtls_"; then
+			echo "test_install: $r holds tracing runtime symbols" >&2
+			exit 1
+		fi
+	done
+	echo "test_install: the reader library alone read the 1000 events (pkg-config and find_package)"
+}
+
 rt_run_cases "$@"

@@ -50,10 +50,10 @@ static void exp_add(int line, const char *fmt, ...)
 }
 
 /* Record with ringtrace_printf and remember what snprintf makes of it. */
-#define PF(...)                                        \
-	do {                                           \
-		ringtrace_printf(__VA_ARGS__);         \
-		exp_add(__LINE__, __VA_ARGS__);        \
+#define PF(...)                                 \
+	do {                                    \
+		ringtrace_printf(__VA_ARGS__);  \
+		exp_add(__LINE__, __VA_ARGS__); \
 	} while (0)
 
 static char long_str[5000];
@@ -189,8 +189,9 @@ struct mismatch_log {
 static void compare(const char *got, int got_len, int k, const char *fmt, struct mismatch_log *ml)
 {
 	if (strcmp(got, expected[k].text) != 0 || got_len != (int)strlen(expected[k].text)) {
-		fprintf(stderr, "  line %d: ringtrace_printf(\"%s\")\n      got      \"%s\" (%d)\n"
-				"      snprintf \"%s\"\n",
+		fprintf(stderr,
+			"  line %d: ringtrace_printf(\"%s\")\n      got      \"%s\" (%d)\n"
+			"      snprintf \"%s\"\n",
 			expected[k].line, fmt, got, got_len, expected[k].text);
 		ml->n++;
 	}
@@ -315,8 +316,9 @@ static void test_formats(void)
 	for (int k = 0; k < pf.nmain; k++) {
 		const struct ringtrace_printf_site *site;
 		int r = format_event(&pf.l.ev[k], buf, sizeof(buf), &site);
-		CHECKF(strcmp(site->fmt, expected[k].fmt) == 0, "record %d: site format \"%s\", expected \"%s\"",
-		       k, site->fmt, expected[k].fmt);
+		CHECKF(strcmp(site->fmt, expected[k].fmt) == 0,
+		       "record %d: site format \"%s\", expected \"%s\"", k, site->fmt,
+		       expected[k].fmt);
 		CHECK_EQ_U64(site->line, expected[k].line);
 		CHECK(evu_has(site->file, "test_printf.c"));
 		compare(buf, r, k, site->fmt, &ml);
@@ -344,7 +346,8 @@ static void test_long_strings(void)
 		r = format_event(&pf.l.ev[pf.nmain + 2], buf, sizeof(buf), &site);
 		CHECK_EQ_U64(r, 2 * (RINGTRACE_STRING_MAX - 1));
 		CHECK(memcmp(buf, long_str, RINGTRACE_STRING_MAX - 1) == 0);
-		CHECK(memcmp(buf + RINGTRACE_STRING_MAX - 1, long_str + 1, RINGTRACE_STRING_MAX - 1) == 0);
+		CHECK(memcmp(buf + RINGTRACE_STRING_MAX - 1, long_str + 1,
+			     RINGTRACE_STRING_MAX - 1) == 0);
 	}
 	printf_done();
 }
@@ -387,13 +390,14 @@ static void test_damaged(void)
 		format_event(e, buf, sizeof(buf), &s);
 		CHECK(strcmp(s->fmt, "%c|%hu|%p") == 0);
 		for (uint32_t len = 0; len < e->len; len++) {
-			int r = ringtrace_printf_format(s->fmt, s->types, s->nargs, e->data, len, buf,
-							sizeof(buf));
-			CHECKF(r == -RINGTRACE_ECORRUPT, "cut to %u of %u bytes: %d", len, e->len, r);
+			int r = ringtrace_printf_format(s->fmt, s->types, s->nargs, e->data, len,
+							buf, sizeof(buf));
+			CHECKF(r == -RINGTRACE_ECORRUPT, "cut to %u of %u bytes: %d", len, e->len,
+			       r);
 			CHECK(ringtrace_last_error()[0] != 0);
 		}
-		int r = ringtrace_printf_format(s->fmt, s->types, s->nargs + 1, e->data, e->len, buf,
-						sizeof(buf));
+		int r = ringtrace_printf_format(s->fmt, s->types, s->nargs + 1, e->data, e->len,
+						buf, sizeof(buf));
 		CHECK(r == -RINGTRACE_ECORRUPT);
 		r = ringtrace_printf_format(s->fmt, s->types, 1, e->data, e->len, buf, sizeof(buf));
 		CHECK(r == -RINGTRACE_ECORRUPT);
@@ -406,7 +410,8 @@ static void test_damaged(void)
 		memcpy(copy, e->data, e->len);
 		uint32_t huge = 0xFFFFFFF0u;
 		memcpy(copy + 24, &huge, 4); /* the first string's length */
-		r = ringtrace_printf_format(s->fmt, s->types, s->nargs, copy, e->len, buf, sizeof(buf));
+		r = ringtrace_printf_format(s->fmt, s->types, s->nargs, copy, e->len, buf,
+					    sizeof(buf));
 		CHECKF(r == -RINGTRACE_ECORRUPT, "huge string length: %d", r);
 		for (uint32_t len = 0; len < 24 + 4 + 3; len++) {
 			r = ringtrace_printf_format(s->fmt, s->types, s->nargs, e->data, len, buf,
@@ -459,7 +464,8 @@ static void test_race(void)
 
 /* 1 and 4 count the call sites registered: in a process of their own. */
 static const struct check_case cases[] = {
-	CHECK_CASE_ALONE(printf_disabled_by_default_records_nothing_registers_no_site, test_disabled),
+	CHECK_CASE_ALONE(printf_disabled_by_default_records_nothing_registers_no_site,
+			 test_disabled),
 	CHECK_CASE(printf_every_argument_kind_formats_as_snprintf_does, test_formats),
 	CHECK_CASE(printf_long_strings_cut_and_null_string_reads_null, test_long_strings),
 	CHECK_CASE_ALONE(printf_call_site_holds_format_file_line_and_types, test_sites),

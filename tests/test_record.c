@@ -23,14 +23,11 @@
 
 #include "check.h"
 
-RINGTRACE_EVENT(rec_tick,
-	RINGTRACE_PROTO(uint32_t thread, uint64_t seq),
-	RINGTRACE_ARGS(thread, seq),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(uint32_t, thread, thread)
-		ringtrace_integer(uint64_t, seq, seq)
-	),
-	RINGTRACE_PRINT("thread=%u seq=%llu"))
+RINGTRACE_EVENT(rec_tick, RINGTRACE_PROTO(uint32_t thread, uint64_t seq),
+		RINGTRACE_ARGS(thread, seq),
+		RINGTRACE_FIELDS(ringtrace_integer(uint32_t, thread, thread)
+					 ringtrace_integer(uint64_t, seq, seq)),
+		RINGTRACE_PRINT("thread=%u seq=%llu"))
 
 #ifdef RINGTRACE_SANITIZED
 #define NPER 20000u
@@ -190,7 +187,8 @@ static void test_overwrite(const char *base)
 	int newest = 0;
 	for (unsigned i = 0; i < NTHREADS; i++)
 		newest |= count[i] && last[i] == NPER - 1;
-	CHECKF(newest, "no thread's final event (seq %u) is in the flight-recorder trace", NPER - 1);
+	CHECKF(newest, "no thread's final event (seq %u) is in the flight-recorder trace",
+	       NPER - 1);
 	printf("overwrite: %" PRIu64 " newest events kept, %" PRIu64 " overrun\n", total, overrun);
 	rmtree(dir);
 	rmtree(snap);

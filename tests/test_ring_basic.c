@@ -119,7 +119,8 @@ static uint32_t drain_pages(ringtrace_rb *rb, uint32_t want_flags_last_page, uin
 		CHECKF(p->events_discarded >= s->last_discarded,
 		       "events_discarded went down: %" PRIu64 " < %" PRIu64, p->events_discarded,
 		       s->last_discarded);
-		CHECKF(p->events > 0, "published page %" PRIu64 " has no events", p->packet_seq_num);
+		CHECKF(p->events > 0, "published page %" PRIu64 " has no events",
+		       p->packet_seq_num);
 
 		struct ringtrace_page_cursor c;
 		struct ringtrace_event ev;
@@ -139,15 +140,16 @@ static uint32_t drain_pages(ringtrace_rb *rb, uint32_t want_flags_last_page, uin
 			if (n == 0)
 				CHECKF(ev.ts >= p->timestamp_begin &&
 					       ev.ts - p->timestamp_begin < (1ull << 32),
-				       "first event ts %" PRIu64 " vs timestamp_begin %" PRIu64, ev.ts,
-				       p->timestamp_begin);
+				       "first event ts %" PRIu64 " vs timestamp_begin %" PRIu64,
+				       ev.ts, p->timestamp_begin);
 			CHECKF(ev.ts >= last_ts, "event #%u: ts %" PRIu64 " < previous %" PRIu64,
 			       n_consumed, ev.ts, last_ts);
 			last_ts = ev.ts;
 			uint64_t ns = ringtrace_rb_ticks_to_ns(rb, ev.ts);
 			uint64_t now = tu_mono_ns();
 			CHECKF(ns + 50000000ull >= t_start_ns && ns <= now + 50000000ull,
-			       "event ts %" PRIu64 " ns outside [start %" PRIu64 ", now %" PRIu64 "]",
+			       "event ts %" PRIu64 " ns outside [start %" PRIu64 ", now %" PRIu64
+			       "]",
 			       ns, t_start_ns, now);
 			n_consumed++;
 			n++;
@@ -165,8 +167,7 @@ static uint32_t drain_pages(ringtrace_rb *rb, uint32_t want_flags_last_page, uin
 	}
 	if (pages && want_flags_last_page)
 		CHECKF((last_flags & want_flags_last_page) == want_flags_last_page,
-		       "last page flags 0x%x, expected 0x%x set", last_flags,
-		       want_flags_last_page);
+		       "last page flags 0x%x, expected 0x%x set", last_flags, want_flags_last_page);
 	return pages;
 }
 
@@ -356,16 +357,16 @@ static void test_corrupt(void)
 	struct ringtrace_page_header *b = (struct ringtrace_page_header *)bad;
 	CHECK_OK(ringtrace_page_check(g, 4096));
 
-#define CORRUPT(field_name, mutate)                                            \
-	do {                                                                   \
-		memcpy(bad, good, 4096);                                       \
-		mutate;                                                        \
-		int rc_ = ringtrace_page_check(b, 4096);                       \
-		CHECKF(rc_ == -RINGTRACE_ECORRUPT,                             \
-		       "page_check accepted a page with %s (rc %d)", #mutate, rc_); \
-		CHECKF(strstr(ringtrace_last_error(), field_name) != NULL,     \
-		       "page_check message \"%s\" does not name %s",           \
-		       ringtrace_last_error(), field_name);                    \
+#define CORRUPT(field_name, mutate)                                                              \
+	do {                                                                                     \
+		memcpy(bad, good, 4096);                                                         \
+		mutate;                                                                          \
+		int rc_ = ringtrace_page_check(b, 4096);                                         \
+		CHECKF(rc_ == -RINGTRACE_ECORRUPT, "page_check accepted a page with %s (rc %d)", \
+		       #mutate, rc_);                                                            \
+		CHECKF(strstr(ringtrace_last_error(), field_name) != NULL,                       \
+		       "page_check message \"%s\" does not name %s", ringtrace_last_error(),     \
+		       field_name);                                                              \
 	} while (0)
 	CORRUPT("magic", b->magic ^= 1);
 	CORRUPT("packet_size", b->packet_size = 8192 * 8);
@@ -440,7 +441,8 @@ static void test_extended_ts(void)
 	       "event after a %.2f s gap (> 2^32 ticks) has a compact header", gap_ns / 1e9);
 	CHECKF(ev[1].ts - ev[0].ts >= (1ull << 32), "decoded gap %" PRIu64 " ticks",
 	       ev[1].ts - ev[0].ts);
-	uint64_t dn = ringtrace_rb_ticks_to_ns(rb, ev[1].ts) - ringtrace_rb_ticks_to_ns(rb, ev[0].ts);
+	uint64_t dn = ringtrace_rb_ticks_to_ns(rb, ev[1].ts) -
+		      ringtrace_rb_ticks_to_ns(rb, ev[0].ts);
 	CHECKF(dn + 20000000ull >= gap_ns && dn <= t1 - t0 + 50000000ull,
 	       "decoded gap %" PRIu64 " ns, slept %" PRIu64 " ns", dn, gap_ns);
 	CHECK(ev[2].ts >= ev[1].ts && ev[2].ts - ev[1].ts < (1ull << 32));
@@ -519,8 +521,8 @@ static void basic_open(struct basic *b)
 	b->rb = tu_create(&cfg);
 	b->psz = ringtrace_rb_page_size(b->rb);
 	b->maxp = ringtrace_rb_max_payload(b->rb);
-	const uint32_t lens[] = { 0, 1, 7, 8, 100, (uint32_t)b->maxp };
-	const uint32_t ids[] = { 0, 1, RINGTRACE_EV_MAX_ID };
+	const uint32_t lens[] = {0, 1, 7, 8, 100, (uint32_t)b->maxp};
+	const uint32_t ids[] = {0, 1, RINGTRACE_EV_MAX_ID};
 	memcpy(b->lens, lens, sizeof(lens));
 	memcpy(b->ids, ids, sizeof(ids));
 }
@@ -615,8 +617,7 @@ static void basic_writer_stats(struct basic *b)
 	memset(ws, 0, sizeof(ws));
 	int n = ringtrace_rb_get_writer_stats(rb, ws, 4);
 	CHECKF(n == 1, "writer_stats: %d writers active, expected 1", n);
-	CHECKF(ws[0].tid == tu_gettid(), "writer tid %u, expected %u", ws[0].tid,
-	       tu_gettid());
+	CHECKF(ws[0].tid == tu_gettid(), "writer tid %u, expected %u", ws[0].tid, tu_gettid());
 	CHECK_EQ_U64(ws[0].hit, n_exp);
 	CHECK_EQ_U64(ws[0].hit, ws[0].read + ws[0].overrun + ws[0].entries);
 	struct ringtrace_rb_stats st = tu_stats(rb);
@@ -647,8 +648,8 @@ static void basic_snapshot(struct basic *b)
 		CHECKF(ev.id == exp_ev[k].id && ev.len == exp_ev[k].len,
 		       "snapshot event #%u: id %u len %u, expected %u %u", k, ev.id, ev.len,
 		       exp_ev[k].id, exp_ev[k].len);
-		CHECKF(tu_verify(ev.data, exp_ev[k].key, ev.len) < 0,
-		       "snapshot event #%u payload", k);
+		CHECKF(tu_verify(ev.data, exp_ev[k].key, ev.len) < 0, "snapshot event #%u payload",
+		       k);
 		k++;
 	}
 	CHECKF(rc == 0, "snapshot_next: %d", rc);
@@ -784,8 +785,8 @@ static void case_flush_read(void)
 	basic_phase1_write(&b);
 	basic_flush_read(&b);
 	basic_close(&b);
-	printf("  %u events (lens 0..%zu, ids 0..0x%x, write+reserve) in %u pages\n", n_exp,
-	       b.maxp, RINGTRACE_EV_MAX_ID, b.np1);
+	printf("  %u events (lens 0..%zu, ids 0..0x%x, write+reserve) in %u pages\n", n_exp, b.maxp,
+	       RINGTRACE_EV_MAX_ID, b.np1);
 }
 
 static void case_writer_stats(void)
@@ -843,7 +844,7 @@ static void case_two_buffers(void)
 	}
 	ringtrace_rb_writer_release(a);
 	ringtrace_rb_writer_release(b);
-	ringtrace_rb *bufs[2] = { a, b };
+	ringtrace_rb *bufs[2] = {a, b};
 	for (int k = 0; k < 2; k++) {
 		const struct ringtrace_page_header *p;
 		uint32_t i = 0;

@@ -38,8 +38,8 @@
  */
 #include <limits.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -85,7 +85,7 @@ static void *short_writer(void *arg)
 	struct targ *a = (struct targ *)arg;
 	uint32_t ok = 0;
 	for (uint32_t k = 0; k < a->events; k++) {
-		struct payload pl = { a->index, k, payload_check(a->index, k) };
+		struct payload pl = {a->index, k, payload_check(a->index, k)};
 		int rc = ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl));
 		if (rc == 0)
 			ok++;
@@ -125,8 +125,10 @@ static uint32_t page_payloads(const struct ringtrace_page_header *p, uint32_t wr
 		       "corrupt event: writer %u k %u check %" PRIx64, pl.thread, pl.k, pl.check);
 		if (thread == UINT32_MAX)
 			thread = pl.thread;
-		CHECKF(pl.thread == thread, "page of stream %" PRIu64 " holds events of writers "
-		       "%u and %u", p->stream_instance_id, thread, pl.thread);
+		CHECKF(pl.thread == thread,
+		       "page of stream %" PRIu64 " holds events of writers "
+		       "%u and %u",
+		       p->stream_instance_id, thread, pl.thread);
 		fn(&ev, &pl, ctx);
 		n++;
 	}
@@ -151,9 +153,8 @@ static void a_event(const struct ringtrace_event *ev, const struct payload *pl, 
 {
 	(void)ctx;
 	CHECKF(pl->k < PER_THREAD, "thread %u: event %u", pl->thread, pl->k);
-	CHECKF(pl->k >= read_cnt[pl->thread],
-	       "thread %u: event %u after %u events read", pl->thread, pl->k,
-	       read_cnt[pl->thread]);
+	CHECKF(pl->k >= read_cnt[pl->thread], "thread %u: event %u after %u events read",
+	       pl->thread, pl->k, read_cnt[pl->thread]);
 	if (stream_of[pl->thread] == 0)
 		stream_of[pl->thread] = ev->stream;
 	CHECKF(stream_of[pl->thread] == ev->stream,
@@ -282,8 +283,7 @@ static void part_a(void)
 	}
 	ringtrace_rb_writer_release(rb);
 	st = tu_stats(rb);
-	CHECKF(st.missed == missed0, "fresh round lost %" PRIu64 " events",
-	       st.missed - missed0);
+	CHECKF(st.missed == missed0, "fresh round lost %" PRIu64 " events", st.missed - missed0);
 	CHECK_EQ_U64(st.hit - hit0, 8 * PER_THREAD + main_ok);
 	uint64_t n = 0;
 	const struct ringtrace_page_header *p;
@@ -316,7 +316,7 @@ static void *b_writer(void *arg)
 	uint32_t i = (uint32_t)(uintptr_t)arg;
 	pthread_barrier_wait(&b_start);
 	for (uint32_t k = 0; k < B_EVENTS; k++) {
-		struct payload pl = { i, k, payload_check(i, k) };
+		struct payload pl = {i, k, payload_check(i, k)};
 		int rc = ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl));
 		if (rc == 0)
 			b_ok[i]++;
@@ -371,7 +371,8 @@ static void part_b(void)
 		else if (b_ok[i] == 0)
 			none++;
 		else
-			CHECKF(0, "thread %u: %u events written, %u refused (all or nothing expected)",
+			CHECKF(0,
+			       "thread %u: %u events written, %u refused (all or nothing expected)",
 			       i, b_ok[i], b_nospc[i]);
 	}
 	CHECKF(full == B_SLOTS && none == B_THREADS - B_SLOTS,
@@ -511,8 +512,10 @@ static void part_c(void)
 	CHECK(syscall(SYS_tgkill, getpid(), c_tid, 0) < 0 && errno == ESRCH);
 	/* The flush finds the thread gone: its page published, its slot free. */
 	int fr = ringtrace_rb_flush(rb, 60000);
-	CHECKF(fr == 1, "part C: flush = %d, did not publish the dead "
-						    "thread's page", fr);
+	CHECKF(fr == 1,
+	       "part C: flush = %d, did not publish the dead "
+	       "thread's page",
+	       fr);
 	st = tu_stats(rb);
 	CHECK_EQ_U64(st.writers_active, 0);
 	struct c_expect e = {7, 0};
@@ -554,10 +557,10 @@ static void part_c(void)
 #define D_EVENTS 20u
 
 struct d_shared {
-	uint32_t ok[D_CHILDREN];     /* written by each child */
+	uint32_t ok[D_CHILDREN]; /* written by each child */
 	uint32_t refused[D_CHILDREN];
-	atomic_int stop;             /* tells the flushing process to end */
-	uint64_t flushes;            /* its count */
+	atomic_int stop;  /* tells the flushing process to end */
+	uint64_t flushes; /* its count */
 };
 static struct d_shared *d_sh;
 static uint32_t d_read[D_CHILDREN];
@@ -638,7 +641,8 @@ static void part_d(void)
 		if (alive == D_ALIVE) {
 			int ws;
 			pid_t w;
-			CHECK((w = wait(&ws)) > 0 && w != fl2 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+			CHECK((w = wait(&ws)) > 0 && w != fl2 && WIFEXITED(ws) &&
+			      WEXITSTATUS(ws) == 0);
 			alive--;
 		}
 		fflush(stdout);
@@ -676,8 +680,10 @@ static void part_d(void)
 	atomic_store(&d_sh->stop, 1);
 	int fws;
 	CHECK(waitpid(fl2, &fws, 0) == fl2);
-	CHECKF(WIFEXITED(fws) && WEXITSTATUS(fws) == 0, "part D: the flushing process ended with "
-	       "status %d", fws);
+	CHECKF(WIFEXITED(fws) && WEXITSTATUS(fws) == 0,
+	       "part D: the flushing process ended with "
+	       "status %d",
+	       fws);
 	/* Every child is reaped now: one more flush reclaims what is left. */
 	CHECK(ringtrace_rb_flush(rb, 0) >= 0);
 	drain_payloads(D_CHILDREN, d_event, NULL);
@@ -687,8 +693,8 @@ static void part_d(void)
 	uint64_t ok = 0, refused = 0, nstreams = 0, read = 0, unretired = 0;
 	uint64_t streams[D_CHILDREN];
 	for (uint32_t i = 0; i < D_CHILDREN; i++) {
-		CHECKF(d_sh->ok[i] + d_sh->refused[i] == D_EVENTS, "part D: child %u: %u + %u events",
-		       i, d_sh->ok[i], d_sh->refused[i]);
+		CHECKF(d_sh->ok[i] + d_sh->refused[i] == D_EVENTS,
+		       "part D: child %u: %u + %u events", i, d_sh->ok[i], d_sh->refused[i]);
 		CHECKF(d_read[i] == d_sh->ok[i], "part D: child %u wrote %u events, %u read", i,
 		       d_sh->ok[i], d_read[i]);
 		ok += d_sh->ok[i];
@@ -709,14 +715,17 @@ static void part_d(void)
 	CHECK_STATS_BALANCED(&st);
 	/* more children that did not retire got a slot than there are slots:
 	 * flushes reclaimed theirs during the run */
-	CHECKF(unretired > D_SLOTS, "part D: only %" PRIu64 " children that do not retire got "
-	       "one of the %u slots: none was reclaimed during the run", unretired, D_SLOTS);
+	CHECKF(unretired > D_SLOTS,
+	       "part D: only %" PRIu64 " children that do not retire got "
+	       "one of the %u slots: none was reclaimed during the run",
+	       unretired, D_SLOTS);
 	uint64_t flushes2 = d_sh->flushes;
 	CHECK(munmap(d_sh, sizeof(*d_sh)) == 0);
 	ringtrace_rb_destroy(rb);
 	printf("  part D: %u children (up to %d alive) through %u slots, half retiring their "
-	       "writer, half _exiting without, %" PRIu64 " + %" PRIu64 " flushes meanwhile: %" PRIu64
-	       " events read intact in %" PRIu64 " streams (%" PRIu64 " of children that did not "
+	       "writer, half _exiting without, %" PRIu64 " + %" PRIu64
+	       " flushes meanwhile: %" PRIu64 " events read intact in %" PRIu64 " streams (%" PRIu64
+	       " of children that did not "
 	       "retire), %" PRIu64 " refused (counted), all slots free at the end\n",
 	       D_CHILDREN, D_ALIVE, D_SLOTS, d_flushes, flushes2, ok, nstreams, unretired, refused);
 }
@@ -872,13 +881,17 @@ static void part_e(void)
 	close(res[1]);
 	CHECKF(read(res[0], &c, 1) == 1, "part E: the flusher ended before it reported");
 	e_wait(fchild, "flusher's parent");
-	CHECKF(c == '1', "part E: the flusher, pid 1 of another namespace, sees %c writers active: "
-			 "it took the live writer of the first one for gone", c);
+	CHECKF(c == '1',
+	       "part E: the flusher, pid 1 of another namespace, sees %c writers active: "
+	       "it took the live writer of the first one for gone",
+	       c);
 	for (int i = 0; i < 100; i++)
 		CHECK(ringtrace_rb_flush(rb, 60000) >= 0);
 	struct ringtrace_rb_stats st = tu_stats(rb);
-	CHECKF(st.writers_active == 1, "part E: %u writers active: a flush here took the live "
-				       "writer of another pid namespace for gone", st.writers_active);
+	CHECKF(st.writers_active == 1,
+	       "part E: %u writers active: a flush here took the live "
+	       "writer of another pid namespace for gone",
+	       st.writers_active);
 	CHECK_EQ_U64(st.hit, E_EVENTS);
 
 	CHECK(write(go[1], &c, 1) == 1);
@@ -895,7 +908,8 @@ static void part_e(void)
 	ringtrace_rb_destroy(rb);
 	printf("  part E: a live writer in another pid namespace (pid 1, tid 2 there) kept its slot "
 	       "through 100 flushes here and 100 by pid 1 of a third namespace; all its %u events "
-	       "read in one stream\n", 2 * E_EVENTS);
+	       "read in one stream\n",
+	       2 * E_EVENTS);
 }
 
 /* ---- part F: the exit of a child that no atfork handler saw ---- */
@@ -931,8 +945,10 @@ static void part_f(void)
 	int ws;
 	CHECK(waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 	struct ringtrace_rb_stats st = tu_stats(rb);
-	CHECKF(st.writers_active == 1, "part F: %u writers active after the child's exit: it "
-				       "retired its parent's writer", st.writers_active);
+	CHECKF(st.writers_active == 1,
+	       "part F: %u writers active after the child's exit: it "
+	       "retired its parent's writer",
+	       st.writers_active);
 	CHECK_EQ_U64(st.pages_published, 0);
 	for (uint32_t k = 10; k < 20; k++) {
 		struct payload pl = {3, k, payload_check(3, k)};

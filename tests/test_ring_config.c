@@ -22,11 +22,10 @@ static void expect_invalid(const struct ringtrace_rb_config *cfg, const char *fi
 			ringtrace_rb_destroy(rb);
 		exit(1);
 	}
-	CHECKF(msg != NULL && msg[0] != '\0', "line %d: config '%s': empty last_error", line,
-	       what);
+	CHECKF(msg != NULL && msg[0] != '\0', "line %d: config '%s': empty last_error", line, what);
 	CHECKF(field == NULL || strstr(msg, field) != NULL,
-	       "line %d: config '%s': last_error \"%s\" does not name the field '%s'", line,
-	       what, msg, field);
+	       "line %d: config '%s': last_error \"%s\" does not name the field '%s'", line, what,
+	       msg, field);
 	n_refused++;
 }
 
@@ -34,8 +33,8 @@ static void expect_valid(const struct ringtrace_rb_config *cfg, const char *what
 {
 	ringtrace_rb *rb = NULL;
 	int rc = ringtrace_rb_create(cfg, &rb);
-	CHECKF(rc == 0 && rb != NULL, "line %d: valid config '%s' refused: %d (%s): %s", line,
-	       what, rc, ringtrace_strerror(rc), ringtrace_last_error());
+	CHECKF(rc == 0 && rb != NULL, "line %d: valid config '%s' refused: %d (%s): %s", line, what,
+	       rc, ringtrace_strerror(rc), ringtrace_last_error());
 	CHECK_EQ_U64(ringtrace_rb_page_size(rb), cfg->page_size);
 	CHECK_EQ_U64(ringtrace_rb_page_count(rb), cfg->pool_size / cfg->page_size);
 	CHECK(ringtrace_rb_mode(rb) == cfg->mode);
@@ -51,22 +50,22 @@ static void expect_valid(const struct ringtrace_rb_config *cfg, const char *what
 	n_accepted++;
 }
 
-#define INVALID(field, ...)                                                    \
-	do {                                                                   \
-		struct ringtrace_rb_config c_;                                 \
-		ringtrace_rb_config_init(&c_);                                 \
-		__VA_ARGS__;                                                   \
-		expect_invalid(&c_, field, #__VA_ARGS__, __LINE__);            \
+#define INVALID(field, ...)                                         \
+	do {                                                        \
+		struct ringtrace_rb_config c_;                      \
+		ringtrace_rb_config_init(&c_);                      \
+		__VA_ARGS__;                                        \
+		expect_invalid(&c_, field, #__VA_ARGS__, __LINE__); \
 	} while (0)
 
-#define VALID(...)                                                             \
-	do {                                                                   \
-		struct ringtrace_rb_config c_;                                 \
-		ringtrace_rb_config_init(&c_);                                 \
-		c_.page_size = 4096;                                           \
-		c_.pool_size = 4096 * 4;                                       \
-		__VA_ARGS__;                                                   \
-		expect_valid(&c_, #__VA_ARGS__, __LINE__);                     \
+#define VALID(...)                                         \
+	do {                                               \
+		struct ringtrace_rb_config c_;             \
+		ringtrace_rb_config_init(&c_);             \
+		c_.page_size = 4096;                       \
+		c_.pool_size = 4096 * 4;                   \
+		__VA_ARGS__;                               \
+		expect_valid(&c_, #__VA_ARGS__, __LINE__); \
 	} while (0)
 
 /* Every invalid value of each field, and NULL arguments: -EINVAL, the
@@ -103,7 +102,7 @@ static void test_invalid_configs(void)
 
 	/* mode: 0 or 1. */
 	INVALID("mode", c_.mode = (enum ringtrace_rb_mode)2);
-	INVALID("mode", c_.mode = (enum ringtrace_rb_mode)-1);
+	INVALID("mode", c_.mode = (enum ringtrace_rb_mode) - 1);
 	INVALID("mode", c_.mode = (enum ringtrace_rb_mode)0x7fffffff);
 
 	/* flush_interval_ms: 1 .. 60000. */
@@ -153,17 +152,18 @@ static void test_valid_configs(void)
 
 static void test_strerror(void)
 {
-	const int codes[] = { RINGTRACE_OK,	 RINGTRACE_EINVAL,  RINGTRACE_ENOMEM,
-			      RINGTRACE_E2BIG,	 RINGTRACE_ENOSPC,  RINGTRACE_EAGAIN,
-			      RINGTRACE_ECORRUPT, RINGTRACE_ESYS,    RINGTRACE_ENESTED,
-			      RINGTRACE_ENOENT };
+	const int codes[] = {RINGTRACE_OK,       RINGTRACE_EINVAL, RINGTRACE_ENOMEM,
+			     RINGTRACE_E2BIG,    RINGTRACE_ENOSPC, RINGTRACE_EAGAIN,
+			     RINGTRACE_ECORRUPT, RINGTRACE_ESYS,   RINGTRACE_ENESTED,
+			     RINGTRACE_ENOENT};
 	const unsigned n = sizeof(codes) / sizeof(codes[0]);
 	for (unsigned i = 0; i < n; i++) {
 		const char *s = ringtrace_strerror(codes[i]);
 		const char *sn = ringtrace_strerror(-codes[i]);
 		CHECKF(s != NULL && s[0] != '\0', "strerror(%d) empty", codes[i]);
-		CHECKF(sn != NULL && strcmp(s, sn) == 0, "strerror(%d) \"%s\" != strerror(%d) \"%s\"",
-		       codes[i], s, -codes[i], sn ? sn : "(null)");
+		CHECKF(sn != NULL && strcmp(s, sn) == 0,
+		       "strerror(%d) \"%s\" != strerror(%d) \"%s\"", codes[i], s, -codes[i],
+		       sn ? sn : "(null)");
 		for (unsigned j = 0; j < i; j++)
 			CHECKF(strcmp(s, ringtrace_strerror(codes[j])) != 0,
 			       "strerror(%d) == strerror(%d) == \"%s\"", codes[i], codes[j], s);
@@ -186,8 +186,7 @@ static void test_e2big(void)
 		       cfg.page_size);
 		static uint8_t buf[(1 << 17)];
 		memset(buf, 0x3C, sizeof(buf));
-		const size_t bad[] = { maxp + 1, maxp + 8, cfg.page_size, 65535, 65536,
-				       sizeof(buf) };
+		const size_t bad[] = {maxp + 1, maxp + 8, cfg.page_size, 65535, 65536, sizeof(buf)};
 		uint64_t missed = 0;
 		for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			if (bad[i] <= maxp)

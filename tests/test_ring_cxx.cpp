@@ -9,14 +9,13 @@
 
 #include "check.h" // the case runner (after the public headers: they compile alone)
 
-#define CXX_CHECK(e)                                                           \
-	do {                                                                   \
-		if (!(e)) {                                                    \
-			std::fprintf(stderr, "%s:%d: CHECK FAILED: %s (%s)\n",  \
-				     __FILE__, __LINE__, #e,                   \
-				     ringtrace_last_error());                  \
-			std::exit(1);                                          \
-		}                                                              \
+#define CXX_CHECK(e)                                                                               \
+	do {                                                                                       \
+		if (!(e)) {                                                                        \
+			std::fprintf(stderr, "%s:%d: CHECK FAILED: %s (%s)\n", __FILE__, __LINE__, \
+				     #e, ringtrace_last_error());                                  \
+			std::exit(1);                                                              \
+		}                                                                                  \
 	} while (0)
 
 static_assert(sizeof(ringtrace_page_header) == RINGTRACE_PAGE_HEADER_SIZE,

@@ -122,11 +122,11 @@ static void part_write(void)
 			s->id = p->stream_instance_id;
 			s->tid = p->tid;
 		}
-		CHECKF(p->tid == s->tid, "stream %" PRIu64 ": pages of tids %u and %u", s->id, s->tid,
-		       p->tid);
+		CHECKF(p->tid == s->tid, "stream %" PRIu64 ": pages of tids %u and %u", s->id,
+		       s->tid, p->tid);
 		CHECKF(p->packet_seq_num == s->next_page_seq,
-		       "stream %" PRIu64 " (tid %u): page seq %" PRIu64 ", expected %" PRIu64, s->id,
-		       s->tid, p->packet_seq_num, s->next_page_seq);
+		       "stream %" PRIu64 " (tid %u): page seq %" PRIu64 ", expected %" PRIu64,
+		       s->id, s->tid, p->packet_seq_num, s->next_page_seq);
 		s->next_page_seq++;
 		struct ringtrace_page_cursor c;
 		struct ringtrace_event ev;
@@ -134,11 +134,13 @@ static void part_write(void)
 		int rc;
 		while ((rc = ringtrace_page_next(&c, &ev)) == 1) {
 			tu_check_event_in_page(p, &ev);
-			CHECKF(ev.id == EV_ID && ev.len == sizeof(struct payload), "id %u len %u", ev.id,
-			       ev.len);
+			CHECKF(ev.id == EV_ID && ev.len == sizeof(struct payload), "id %u len %u",
+			       ev.id, ev.len);
 			const struct payload *pl = (const struct payload *)ev.data;
-			CHECKF(intact(pl), "stream %" PRIu64 " (tid %u): corrupt event (src 0x%x seq %" PRIu64
-			       ")", s->id, s->tid, pl->src, pl->seq);
+			CHECKF(intact(pl),
+			       "stream %" PRIu64 " (tid %u): corrupt event (src 0x%x seq %" PRIu64
+			       ")",
+			       s->id, s->tid, pl->src, pl->seq);
 			if (s->events == 0)
 				s->src = pl->src;
 			CHECKF(pl->src == s->src,
@@ -158,13 +160,14 @@ static void part_write(void)
 	uint64_t parent_stream = 0, child_stream = 0;
 	for (uint32_t i = 0; i < nss; i++) {
 		if (ss[i].src == SRC_PARENT) {
-			CHECKF(ss[i].tid == my_tid, "parent stream with tid %u (parent is %u)", ss[i].tid,
-			       my_tid);
+			CHECKF(ss[i].tid == my_tid, "parent stream with tid %u (parent is %u)",
+			       ss[i].tid, my_tid);
 			parent_events += ss[i].events;
 			parent_stream = ss[i].id;
 		} else {
 			CHECKF(ss[i].tid == (uint32_t)pid,
-			       "child stream with tid %u, the child's pid is %d", ss[i].tid, (int)pid);
+			       "child stream with tid %u, the child's pid is %d", ss[i].tid,
+			       (int)pid);
 			child_events += ss[i].events;
 			child_stream = ss[i].id;
 		}
@@ -225,8 +228,8 @@ static void child_reader(enum attach_how how, int fd, const char *name, int pipe
 			const struct payload *pl = (const struct payload *)ev.data;
 			CHECKF(ev.len == sizeof(*pl) && pl->src == SRC_PARENT && intact(pl) &&
 				       pl->seq == n,
-			       "attached reader: event %" PRIu64 " wrong (len %u src 0x%x seq %" PRIu64
-			       ")",
+			       "attached reader: event %" PRIu64
+			       " wrong (len %u src 0x%x seq %" PRIu64 ")",
 			       n, ev.len, pl->src, pl->seq);
 			uint64_t ns = ringtrace_rb_ticks_to_ns(rb, ev.ts);
 			CHECKF(ns + 50000000ull >= t_start_ns && ns <= tu_mono_ns() + 50000000ull,
@@ -247,7 +250,7 @@ static void child_reader(enum attach_how how, int fd, const char *name, int pipe
 
 static void part_read(enum attach_how how)
 {
-	static const char *names[] = { "inherited fd", "/proc/<ppid>/fd/<n>", "shm name" };
+	static const char *names[] = {"inherited fd", "/proc/<ppid>/fd/<n>", "shm name"};
 	char name[64] = "";
 	struct ringtrace_rb_config cfg;
 	tu_config(&cfg, 4096, 64, RINGTRACE_RB_DISCARD);
@@ -281,8 +284,8 @@ static void part_read(enum attach_how how)
 	close(pfd[0]);
 	wait_child(pid, names[how]);
 	CHECKF(r == (ssize_t)sizeof(n), "no count from the %s reader child", names[how]);
-	CHECKF(n == NREAD, "%s reader child consumed %" PRIu64 " events, %u written", names[how],
-	       n, NREAD);
+	CHECKF(n == NREAD, "%s reader child consumed %" PRIu64 " events, %u written", names[how], n,
+	       NREAD);
 	st = tu_stats(rb);
 	CHECK_EQ_U64(st.read, NREAD);
 	CHECK_EQ_U64(st.entries, 0);

@@ -194,7 +194,7 @@ static void run(enum ringtrace_rb_mode mode)
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
-	struct itimerval it = { { 0, 100 }, { 0, 100 } }; /* 10 kHz */
+	struct itimerval it = {{0, 100}, {0, 100}}; /* 10 kHz */
 	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
 	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0);
 
@@ -256,8 +256,8 @@ static void run(enum ringtrace_rb_mode mode)
 	       c_read[0] + c_read[1], st.overrun, c_pages);
 	if (c_read[0] + c_read[1] + st.missed + st.overrun != m_attempts + ha)
 		check_print_stats("stats", &st);
-	CHECKF(ho == 0, "handler write failed %" PRIu64 " times with an unexpected code %d (%s)", ho,
-	       h_other_rc, ringtrace_strerror(h_other_rc));
+	CHECKF(ho == 0, "handler write failed %" PRIu64 " times with an unexpected code %d (%s)",
+	       ho, h_other_rc, ringtrace_strerror(h_other_rc));
 	CHECK_EQ_U64(hr + hn + hs, ha);
 	CHECK_EQ_U64(c_read[0] + c_read[1] + st.missed + st.overrun, m_attempts + ha);
 	CHECK_EQ_U64(gaps, st.missed + st.overrun);

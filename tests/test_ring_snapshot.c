@@ -55,7 +55,7 @@ static void *writer_main(void *arg)
 		for (; seq < end; seq++) {
 			if (phase == 1 && (seq & 63) == 0 && atomic_load(&stop_phase1))
 				break;
-			struct payload pl = { w, payload_check(w, seq), seq, { seq, ~seq } };
+			struct payload pl = {w, payload_check(w, seq), seq, {seq, ~seq}};
 			int rc = ringtrace_rb_write(rb, EV_ID, &pl, sizeof(pl));
 			if (rc != 0) {
 				CHECKF(rc == -RINGTRACE_ENOSPC, "writer %u: write = %d (%s)", w, rc,
@@ -89,8 +89,8 @@ static uint32_t check_event(const struct ringtrace_event *ev, uint64_t *seq_out)
 	CHECKF(pl.writer < NWRITERS, "writer %u", pl.writer);
 	CHECKF(pl.check == payload_check(pl.writer, pl.seq) && pl.pad[0] == pl.seq &&
 		       pl.pad[1] == ~pl.seq,
-	       "writer %u seq %" PRIu64 ": payload corrupt (check 0x%08x pad %" PRIx64
-	       " %" PRIx64 ")",
+	       "writer %u seq %" PRIu64 ": payload corrupt (check 0x%08x pad %" PRIx64 " %" PRIx64
+	       ")",
 	       pl.writer, pl.seq, pl.check, pl.pad[0], pl.pad[1]);
 	CHECKF(pl.seq < SEQ_LIMIT, "seq %" PRIu64, pl.seq);
 	CHECKF(ev->tid == wtid[pl.writer], "writer %u: tid %u, expected %u", pl.writer, ev->tid,
@@ -136,7 +136,8 @@ static void take_snapshot(struct snap_result *res)
 			check_event(&ev, &seq);
 			n++;
 		}
-		CHECKF(rc == 0, "snapshot page %u: page_next %d: %s", i, rc, ringtrace_last_error());
+		CHECKF(rc == 0, "snapshot page %u: page_next %d: %s", i, rc,
+		       ringtrace_last_error());
 		CHECKF(n == p->events, "snapshot page %u: %u events decoded, header says %u", i, n,
 		       p->events);
 		page_events += n;
@@ -162,8 +163,9 @@ static void take_snapshot(struct snap_result *res)
 	}
 	CHECKF(rc == 0, "snapshot_next: %d (%s): %s", rc, ringtrace_strerror(rc),
 	       ringtrace_last_error());
-	CHECKF(res->events == page_events, "snapshot_next gave %" PRIu64 " events, pages hold %" PRIu64,
-	       res->events, page_events);
+	CHECKF(res->events == page_events,
+	       "snapshot_next gave %" PRIu64 " events, pages hold %" PRIu64, res->events,
+	       page_events);
 	ringtrace_snapshot_free(s);
 }
 
@@ -222,7 +224,8 @@ static void snapshot_phase1(struct phase1 *ph)
 			uint64_t seq;
 			uint32_t w = check_event(&ev, &seq);
 			CHECKF((int64_t)seq > rd_last[w],
-			       "reader: writer %u seq %" PRIu64 " after %" PRId64, w, seq, rd_last[w]);
+			       "reader: writer %u seq %" PRIu64 " after %" PRId64, w, seq,
+			       rd_last[w]);
 			rd_last[w] = (int64_t)seq;
 			rd_events++;
 		}
@@ -238,8 +241,8 @@ static void snapshot_phase1(struct phase1 *ph)
 			break;
 		uint64_t seq;
 		uint32_t w = check_event(&ev, &seq);
-		CHECKF((int64_t)seq > rd_last[w], "reader: writer %u seq %" PRIu64 " after %" PRId64,
-		       w, seq, rd_last[w]);
+		CHECKF((int64_t)seq > rd_last[w],
+		       "reader: writer %u seq %" PRIu64 " after %" PRId64, w, seq, rd_last[w]);
 		rd_last[w] = (int64_t)seq;
 		rd_events++;
 	}
@@ -300,8 +303,8 @@ static void case_quiescent(void)
 	take_snapshot(&fin);
 	CHECK_EQ_U64(fin.lost, 0);
 	CHECKF(fin.events == st.entries,
-	       "quiescent snapshot holds %" PRIu64 " events, stats.entries is %" PRIu64,
-	       fin.events, st.entries);
+	       "quiescent snapshot holds %" PRIu64 " events, stats.entries is %" PRIu64, fin.events,
+	       st.entries);
 	for (int w = 0; w < NWRITERS; w++)
 		CHECKF(fin.last_seq[w] == (int64_t)wattempted[w] - 1,
 		       "final snapshot: last seq of writer %d is %" PRId64 ", its last event was "
@@ -343,18 +346,18 @@ static void case_quiescent(void)
 	CHECK_EQ_U64(st.pages_free, ringtrace_rb_page_count(rb));
 
 	ringtrace_rb_destroy(rb);
-	printf("  %" PRIu64 " snapshots while %d writers ran (%" PRIu64
-	       " events written, %" PRIu64
+	printf("  %" PRIu64 " snapshots while %d writers ran (%" PRIu64 " events written, %" PRIu64
 	       " events checked, %" PRIu64 " pages lost to recycling), %" PRIu64
-	       " events consumed meanwhile, overrun %" PRIu64
-	       "; final snapshot = %" PRIu64 " events = entries, last event of every writer "
+	       " events consumed meanwhile, overrun %" PRIu64 "; final snapshot = %" PRIu64
+	       " events = entries, last event of every writer "
 	       "present\n",
 	       ph.n_snap, NWRITERS, attempted, ph.snap_events, ph.snap_lost, rd_events, st.overrun,
 	       fin.events);
 }
 
 static const struct check_case cases[] = {
-	CHECK_CASE(ring_snapshot_taken_while_writers_run_is_intact_and_consumes_nothing, case_concurrent),
+	CHECK_CASE(ring_snapshot_taken_while_writers_run_is_intact_and_consumes_nothing,
+		   case_concurrent),
 	CHECK_CASE(ring_snapshot_after_writers_stop_holds_exactly_what_drain_reads, case_quiescent),
 };
 

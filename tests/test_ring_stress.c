@@ -108,7 +108,7 @@ static void *writer_main(void *arg)
 	pthread_barrier_wait(&r->start);
 	uint64_t dropped = 0;
 	for (uint64_t seq = 0; seq < r->events; seq++) {
-		struct payload pl = { w, payload_check(w, seq), seq };
+		struct payload pl = {w, payload_check(w, seq), seq};
 		if (seq & 1) {
 			void *p = ringtrace_rb_reserve(r->rb, EV_ID_BASE + w, sizeof(pl));
 			if (p) {
@@ -152,8 +152,8 @@ static uint64_t check_event(struct run *r, const struct ringtrace_event *ev)
 	uint32_t w = pl.writer;
 	CHECKF(ev->id == EV_ID_BASE + w, "event of writer %u has id %u", w, ev->id);
 	CHECKF(pl.check == payload_check(w, pl.seq),
-	       "writer %u seq %" PRIu64 ": check word 0x%08x, expected 0x%08x", w, pl.seq,
-	       pl.check, payload_check(w, pl.seq));
+	       "writer %u seq %" PRIu64 ": check word 0x%08x, expected 0x%08x", w, pl.seq, pl.check,
+	       payload_check(w, pl.seq));
 	CHECKF(pl.seq < r->events, "writer %u: seq %" PRIu64 " beyond %" PRIu64, w, pl.seq,
 	       r->events);
 	CHECKF(ev->tid == r->tid[w], "writer %u: event tid %u, writer tid %u", w, ev->tid,
@@ -167,8 +167,8 @@ static uint64_t check_event(struct run *r, const struct ringtrace_event *ev)
 	if (r->stream_of[w] == 0)
 		r->stream_of[w] = ev->stream;
 	CHECKF(ev->stream == r->stream_of[w],
-	       "writer %u: event in stream %" PRIu64 ", earlier events in %" PRIu64, w,
-	       ev->stream, r->stream_of[w]);
+	       "writer %u: event in stream %" PRIu64 ", earlier events in %" PRIu64, w, ev->stream,
+	       r->stream_of[w]);
 	r->gaps[w] += pl.seq - (uint64_t)(r->last_seq[w] + 1);
 	r->last_seq[w] = (int64_t)pl.seq;
 	r->last_ts[w] = ev->ts;
@@ -200,7 +200,8 @@ static void consume_page(struct run *r, const struct ringtrace_page_header *p)
 		if (n == 0 && pl.writer < r->nwriters)
 			CHECKF((int64_t)pl.seq > r->last_seq[pl.writer],
 			       "writer %u: page %" PRIu64 " (flags 0x%x) starts at seq %" PRIu64
-			       ", but page %" PRIu64 " (flags 0x%x) read before it ended at %" PRId64
+			       ", but page %" PRIu64
+			       " (flags 0x%x) read before it ended at %" PRId64
 			       ": pages of one writer delivered out of order",
 			       pl.writer, p->packet_seq_num, p->flags, pl.seq, s->prev_seq_num,
 			       s->prev_flags, r->last_seq[pl.writer]);
@@ -465,7 +466,7 @@ static void run_one(enum ringtrace_rb_mode mode, int by_reader, uint32_t nwriter
 /* Runs the matrix of modes x consumers x 1/2/4/16 writers selected. */
 static unsigned run_matrix(const char *modes, const char *consumers)
 {
-	const uint32_t counts[] = { 1, 2, 4, 16 };
+	const uint32_t counts[] = {1, 2, 4, 16};
 	total_missed_overrun[0] = total_missed_overrun[1] = 0;
 	unsigned runs = 0;
 	for (int m = 0; m < 2; m++) {

@@ -78,7 +78,8 @@ static void read_trace(const char *dir, struct stats *st, const char *must_name)
 		st->errors++;
 		if (!strstr(errs.first, ": byte ") || !strstr(errs.first, must_name))
 			st->bad_msg++;
-		CHECKF(strstr(errs.first, ": byte ") != NULL, "error without offset: %s", errs.first);
+		CHECKF(strstr(errs.first, ": byte ") != NULL, "error without offset: %s",
+		       errs.first);
 	}
 	CHECK(ringtrace_trace_errors(t) == errs.n);
 	ringtrace_trace_close(t);
@@ -92,10 +93,10 @@ struct corrupt {
 	char *orig[4];      /* their content */
 	size_t len[4];
 	int nf;
-	char mpath[512];    /* the metadata */
+	char mpath[512]; /* the metadata */
 	char *meta;
 	size_t mlen;
-	size_t bstart;      /* where its schema block starts */
+	size_t bstart; /* where its schema block starts */
 };
 
 /* Two writer threads' trace, read back without an error before any damage;
@@ -255,9 +256,11 @@ static void test_schema_cut(void)
 	for (size_t cut = bstart; cut < mlen; cut++) {
 		tt_write_file(mpath, meta, cut);
 		ringtrace_trace *t;
-		CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) < 0, "metadata cut at %zu accepted", cut);
+		CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) < 0,
+		       "metadata cut at %zu accepted", cut);
 		const char *m = ringtrace_trace_open_error();
-		CHECKF(strstr(m, "metadata") && (strstr(m, ": line ") || strstr(m, "no \"/* ringtrace-schema")),
+		CHECKF(strstr(m, "metadata") &&
+			       (strstr(m, ": line ") || strstr(m, "no \"/* ringtrace-schema")),
 		       "cut at %zu: %s", cut, m);
 	}
 	corrupt_done(&c);
@@ -286,15 +289,16 @@ static void test_malformed_line(void)
 	CHECK(ringtrace_trace_open(dir, NULL, NULL, &t) < 0);
 	char want[64];
 	snprintf(want, sizeof(want), "/metadata: line %u: unknown line", line + 1);
-	CHECKF(strstr(ringtrace_trace_open_error(), want), "%s (want %s)", ringtrace_trace_open_error(),
-	       want);
+	CHECKF(strstr(ringtrace_trace_open_error(), want), "%s (want %s)",
+	       ringtrace_trace_open_error(), want);
 	tt_write_file(mpath, meta, mlen);
 	free(mb);
 	corrupt_done(&c);
 }
 
 static const struct check_case cases[] = {
-	CHECK_CASE(trace_corrupt_stream_bytes_give_errors_naming_file_and_offset, test_stream_bytes),
+	CHECK_CASE(trace_corrupt_stream_bytes_give_errors_naming_file_and_offset,
+		   test_stream_bytes),
 	CHECK_CASE(trace_corrupt_schema_bytes_parse_or_fail_naming_metadata, test_schema_bytes),
 	CHECK_CASE(trace_corrupt_schema_cut_anywhere_refused_naming_a_line, test_schema_cut),
 	CHECK_CASE(trace_corrupt_malformed_schema_line_named_by_number, test_malformed_line),

@@ -60,7 +60,8 @@ int main(int argc, char **argv)
 		CHECK(ringtrace_rb_flush(rb, 0) >= 0);
 		while ((p = ringtrace_rb_get_page(rb)) != NULL) {
 			char path[512];
-			snprintf(path, sizeof(path), "%s/stream_%" PRIu64, dir, p->stream_instance_id);
+			snprintf(path, sizeof(path), "%s/stream_%" PRIu64, dir,
+				 p->stream_instance_id);
 			FILE *f = fopen(path, "ab");
 			CHECK(f != NULL);
 			CHECK(fwrite(p, 1, psz, f) == psz);

@@ -24,15 +24,16 @@ static void write_meta(const char *body)
 	CHECK(f != NULL);
 	/* A TSDL line first: the block's line numbers count from the file's
 	 * first line, as they do in a real trace. */
-	fprintf(f, "/* CTF 1.8 */\n/* ringtrace-schema 1\nclock tsc 1000000000 0 0\n%send */\n", body);
+	fprintf(f, "/* CTF 1.8 */\n/* ringtrace-schema 1\nclock tsc 1000000000 0 0\n%send */\n",
+		body);
 	CHECK(fclose(f) == 0);
 }
 
 /* Event 1 (ev_a, one int field pid), 2 (ev_b), 3 (ev_c); lines 4 to 8. */
-#define EVENTS                                                                                     \
-	"event 1 0 ev_a 1 pid=%25d\n"                                                              \
-	"field pid 1 4 1 4 0 0\n"                                                                  \
-	"event 2 0 ev_b 0 %\n"                                                                     \
+#define EVENTS                        \
+	"event 1 0 ev_a 1 pid=%25d\n" \
+	"field pid 1 4 1 4 0 0\n"     \
+	"event 2 0 ev_b 0 %\n"        \
 	"event 3 0 ev_c 0 %\n"
 #define FIRST_LINE 8 /* of what follows EVENTS */
 
@@ -47,12 +48,11 @@ static const struct ringtrace_trace_event_def *by_name(ringtrace_trace *t, const
 
 static void test_valid(void)
 {
-	write_meta(EVENTS
-		   "filter 1 3400 pid%20>%2010%20&&%20!(pid%20==%2042)\n"
-		   "filter 2 7 -\n"
-		   "trigger 1 0 ev_a%20if%20pid%20==%203:%20snapshot:1\n"
-		   "trigger 0 18446744073709551615 ev_b:%20traceoff\n"
-		   "stat hit 0\n");
+	write_meta(EVENTS "filter 1 3400 pid%20>%2010%20&&%20!(pid%20==%2042)\n"
+			  "filter 2 7 -\n"
+			  "trigger 1 0 ev_a%20if%20pid%20==%203:%20snapshot:1\n"
+			  "trigger 0 18446744073709551615 ev_b:%20traceoff\n"
+			  "stat hit 0\n");
 	ringtrace_trace *t;
 	CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) == 0, "%s", ringtrace_trace_open_error());
 	const struct ringtrace_trace_event_def *a = by_name(t, "ev_a"), *b = by_name(t, "ev_b"),
@@ -82,12 +82,14 @@ static void test_valid(void)
 	FILE *f = fopen(out, "r");
 	CHECK(f != NULL);
 	char line[512];
-	int seen_a = 0, seen_b = 0, seen_c = 0, seen_g0 = 0, seen_g1 = 0, seen_hdr = 0, seen_thdr = 0;
+	int seen_a = 0, seen_b = 0, seen_c = 0, seen_g0 = 0, seen_g1 = 0, seen_hdr = 0,
+	    seen_thdr = 0;
 	while (fgets(line, sizeof(line), f)) {
 		char name[64], rest[256];
 		unsigned long long n1, n2;
 		int k = sscanf(line, " %63s %llu %llu %255[^\n]", name, &n1, &n2, rest);
-		if (strstr(line, "events by name:") && strstr(line, "events") && strstr(line, "rejected"))
+		if (strstr(line, "events by name:") && strstr(line, "events") &&
+		    strstr(line, "rejected"))
 			seen_hdr++;
 		if (strncmp(line, "triggers:", 9) == 0)
 			seen_thdr++;
@@ -150,7 +152,8 @@ static const struct bad bad[] = {
 	{"filter 9 1 pid%20>%201\n", 0, "filter: event id 9 is not defined"},
 	/* the printf event is not implied for filter lines */
 	{"filter 0 1 -\n", 0, "filter: event id 0 is not defined"},
-	{"filter 1 1 pid%20>%201\nfilter 2 1 -\nfilter 1 2 -\n", 2, "filter: second filter line for event 1 (ev_a)"},
+	{"filter 1 1 pid%20>%201\nfilter 2 1 -\nfilter 1 2 -\n", 2,
+	 "filter: second filter line for event 1 (ev_a)"},
 	{"filter 1 1\n", 0, "filter: expected \"filter <event id> <rejected> <expression|->\""},
 	{"filter 1 1 a b\n", 0, "filter: expected"},
 	{"filter 1  1 a\n", 0, "filter: expected"},
@@ -182,8 +185,8 @@ static void test_bad(void)
 		ringtrace_trace *t = NULL;
 		CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) < 0, "accepted: %s", bad[i].lines);
 		const char *m = ringtrace_trace_open_error();
-		snprintf(want, sizeof(want), "%s/metadata: line %u: %s", dir, FIRST_LINE + bad[i].line,
-			 bad[i].msg);
+		snprintf(want, sizeof(want), "%s/metadata: line %u: %s", dir,
+			 FIRST_LINE + bad[i].line, bad[i].msg);
 		CHECKF(strstr(m, want) != NULL, "case %zu: got \"%s\", want \"%s\"", i, m, want);
 	}
 }

@@ -173,8 +173,8 @@ static void test_report(void)
 		const struct tt_expect *e = &tt.ev[i];
 		char want[1024];
 		uint64_t ns = ringtrace_rb_ticks_to_ns(rb, e->ts);
-		int n = snprintf(want, sizeof(want), "%16s-%-7u [%03u] %5llu.%06llu: %s: %s\n", e->comm,
-				 e->tid, e->cpu, (unsigned long long)(ns / 1000000000),
+		int n = snprintf(want, sizeof(want), "%16s-%-7u [%03u] %5llu.%06llu: %s: %s\n",
+				 e->comm, e->tid, e->cpu, (unsigned long long)(ns / 1000000000),
 				 (unsigned long long)(ns % 1000000000 / 1000), e->name, e->text);
 		CHECKF(strncmp(line, want, (size_t)n) == 0, "line %zu:\n%.*s\nexpected:\n%s", i,
 		       (int)(strchr(line, '\n') - line), line, want);
@@ -221,7 +221,8 @@ static void test_report_options(void)
 	for (size_t i = 0; i < tt.n; i++)
 		want_from += ringtrace_rb_ticks_to_ns(rb, tt.ev[i].ts) >= mid / 1000 * 1000 + 1;
 	snprintf(a, sizeof(a), "report '%s' --from %llu.%06llu001", dir,
-		 (unsigned long long)(mid / 1000000000), (unsigned long long)(mid % 1000000000 / 1000));
+		 (unsigned long long)(mid / 1000000000),
+		 (unsigned long long)(mid % 1000000000 / 1000));
 	CHECK(run(a) == 0);
 	o = slurp(out, NULL);
 	CHECKF(count_lines(o) == want_from, "%zu lines, want %zu", count_lines(o), want_from);

@@ -45,8 +45,8 @@ struct trunc {
 	char dir[64];
 	ringtrace_rb *rb;
 	struct tt_trace tt;
-	char spath[512];   /* the stream file */
-	char *data;        /* its content */
+	char spath[512]; /* the stream file */
+	char *data;      /* its content */
 	size_t size;
 	struct evpos *pos; /* per event */
 	size_t ne;
@@ -122,7 +122,8 @@ static void trunc_trace(struct trunc *x)
 			CHECK(ne < tt.n);
 			pos[ne].pkt = off;
 			pos[ne].off = off + ev.offset;
-			pos[ne++].end = off + (uint64_t)((const char *)ev.data - (const char *)h) + ev.len;
+			pos[ne++].end = off + (uint64_t)((const char *)ev.data - (const char *)h) +
+					ev.len;
 		}
 	}
 	CHECK(ne == tt.n);
@@ -158,11 +159,13 @@ static void test_cut(void)
 		for (size_t i = 0; i < ne; i++)
 			want += pos[i].end <= cut;
 		uint64_t got = read_all(dir, &errs);
-		CHECKF(got == want, "cut at %zu: %" PRIu64 " events, expected %" PRIu64, cut, got, want);
+		CHECKF(got == want, "cut at %zu: %" PRIu64 " events, expected %" PRIu64, cut, got,
+		       want);
 		if (cut % 4096 != 0 || cut == 0) {
 			CHECKF(errs.n >= 1, "cut at %zu: no error", cut);
 			CHECKF(strstr(errs.first, spath) && strstr(errs.first, ": byte "),
-			       "cut at %zu: error does not name the file and offset: %s", cut, errs.first);
+			       "cut at %zu: error does not name the file and offset: %s", cut,
+			       errs.first);
 		} else {
 			CHECKF(errs.n == 0, "cut at %zu (between packets): %s", cut, errs.first);
 		}
@@ -194,7 +197,8 @@ static void test_damaged_header(void)
 		for (size_t k = 0; k < ne; k++)
 			want += k < i || pos[k].pkt != pos[i].pkt;
 		uint64_t got = read_all(dir, &errs);
-		CHECKF(got == want, "event %zu damaged: %" PRIu64 " events, expected %" PRIu64, i, got, want);
+		CHECKF(got == want, "event %zu damaged: %" PRIu64 " events, expected %" PRIu64, i,
+		       got, want);
 		char at[64];
 		snprintf(at, sizeof(at), ": byte %" PRIu64 ": ", pos[i].off);
 		CHECKF(errs.n == 1 && strstr(errs.first, spath) && strstr(errs.first, at),
@@ -208,7 +212,8 @@ static void test_damaged_header(void)
 
 static const struct check_case cases[] = {
 	CHECK_CASE(trace_trunc_cut_at_every_offset_gives_complete_events_and_offset, test_cut),
-	CHECK_CASE(trace_trunc_damaged_event_header_named_by_offset_next_packet_read, test_damaged_header),
+	CHECK_CASE(trace_trunc_damaged_event_header_named_by_offset_next_packet_read,
+		   test_damaged_header),
 };
 
 int main(int argc, char **argv)

@@ -26,58 +26,43 @@
 
 #include "check.h"
 
-RINGTRACE_EVENT(tr_num,
-	RINGTRACE_PROTO(int32_t v, uint64_t x),
-	RINGTRACE_ARGS(v, x),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(int32_t, v, v)
-		ringtrace_integer(uint64_t, x, x)
-	),
-	RINGTRACE_PRINT("v=%d x=%llu"))
+RINGTRACE_EVENT(tr_num, RINGTRACE_PROTO(int32_t v, uint64_t x), RINGTRACE_ARGS(v, x),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, v, v)
+					 ringtrace_integer(uint64_t, x, x)),
+		RINGTRACE_PRINT("v=%d x=%llu"))
 
-RINGTRACE_EVENT(tr_str,
-	RINGTRACE_PROTO(int16_t k, const char *s),
-	RINGTRACE_ARGS(k, s),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(int16_t, k, k)
-		ringtrace_string(s, s)
-	),
-	RINGTRACE_PRINT("k=%d s=%s"))
+RINGTRACE_EVENT(tr_str, RINGTRACE_PROTO(int16_t k, const char *s), RINGTRACE_ARGS(k, s),
+		RINGTRACE_FIELDS(ringtrace_integer(int16_t, k, k) ringtrace_string(s, s)),
+		RINGTRACE_PRINT("k=%d s=%s"))
 
 RINGTRACE_ENUM(tr_color, RINGTRACE_ENUM_VALUE("RED", 1) RINGTRACE_ENUM_VALUE("GREEN", 2))
 
-RINGTRACE_EVENT(tr_mix,
-	RINGTRACE_PROTO(int v),
-	RINGTRACE_ARGS(v),
-	RINGTRACE_FIELDS(
-		ringtrace_enum(tr_color, int32_t, color, 1 + (v & 1))
-		ringtrace_bool(odd, v & 1)
-		ringtrace_float(double, half, (double)v / 2)
-		ringtrace_array(int16_t, arr, ((const int16_t[3]){(int16_t)v, -2, 3}), 3)
-		ringtrace_bytes(raw, "\x01\x02\x03", (uint32_t)(v % 4))
-	),
+RINGTRACE_EVENT(
+	tr_mix, RINGTRACE_PROTO(int v), RINGTRACE_ARGS(v),
+	RINGTRACE_FIELDS(ringtrace_enum(tr_color, int32_t, color, 1 + (v & 1)) ringtrace_bool(
+		odd, v & 1) ringtrace_float(double, half, (double)v / 2)
+				 ringtrace_array(int16_t, arr,
+						 ((const int16_t[3]){(int16_t)v, -2, 3}), 3)
+					 ringtrace_bytes(raw, "\x01\x02\x03", (uint32_t)(v % 4))),
 	RINGTRACE_PRINT("color=%s odd=%d half=%g arr=%s raw=%s"))
 
 /* Integer conversions with length modifiers, %% and hex (the reader's
  * compiled formats must print what ringtrace_record_format prints). */
-RINGTRACE_EVENT(tr_fmt,
-	RINGTRACE_PROTO(int64_t v),
-	RINGTRACE_ARGS(v),
-	RINGTRACE_FIELDS(
-		ringtrace_integer(int8_t, a, (int8_t)v)
-		ringtrace_integer(uint16_t, b, (uint16_t)(v * 7))
-		ringtrace_integer(int64_t, c, v * -1000000007ll)
-		ringtrace_bool(d, v & 1)
-		ringtrace_integer(uint32_t, e, (uint32_t)(v * 2654435761u))
-		ringtrace_integer(int32_t, f, (int32_t)(v * -3))
-		ringtrace_string(s, (v & 2) ? "" : "text")
-	),
-	RINGTRACE_PRINT("a=%hhd b=%hx c=%lld d=%u e=%X f=%i %% f=%hu s=[%s]"))
+RINGTRACE_EVENT(tr_fmt, RINGTRACE_PROTO(int64_t v), RINGTRACE_ARGS(v),
+		RINGTRACE_FIELDS(
+			ringtrace_integer(int8_t, a, (int8_t)v) ringtrace_integer(uint16_t, b,
+										  (uint16_t)(v * 7))
+				ringtrace_integer(int64_t, c,
+						  v * -1000000007ll) ringtrace_bool(d, v & 1)
+					ringtrace_integer(uint32_t, e, (uint32_t)(v * 2654435761u))
+						ringtrace_integer(int32_t, f, (int32_t)(v * -3))
+							ringtrace_string(s, (v & 2) ? "" : "text")),
+		RINGTRACE_PRINT("a=%hhd b=%hx c=%lld d=%u e=%X f=%i %% f=%hu s=[%s]"))
 
 struct tt_expect {
 	uint64_t ts;
 	uint64_t stream;
-	uint32_t seq;      /* order of decoding: in-stream order */
+	uint32_t seq; /* order of decoding: in-stream order */
 	uint32_t tid;
 	uint32_t cpu;
 	char comm[17];
@@ -160,18 +145,20 @@ static CHECK_UNUSED void tt_write_trace(ringtrace_rb *rb, const char *dir, struc
 			if (ev.id == RINGTRACE_EVENT_ID_PRINTF) {
 				uint32_t site;
 				memcpy(&site, ev.data, 4);
-				const struct ringtrace_printf_site *s = ringtrace_printf_site_by_id(site);
+				const struct ringtrace_printf_site *s = ringtrace_printf_site_by_id(
+					site);
 				CHECK(s != NULL);
 				snprintf(e->name, sizeof(e->name), "ringtrace_printf");
-				CHECK(ringtrace_printf_format(s->fmt, s->types, s->nargs, ev.data, ev.len,
-							      e->text, sizeof(e->text)) >= 0);
+				CHECK(ringtrace_printf_format(s->fmt, s->types, s->nargs, ev.data,
+							      ev.len, e->text,
+							      sizeof(e->text)) >= 0);
 			} else {
 				struct ringtrace_event_info info;
 				CHECK(ringtrace_event_by_id(ev.id, &info) == 0);
 				snprintf(e->name, sizeof(e->name), "%s", info.name);
-				CHECK(ringtrace_record_format(info.print_fmt, info.fields, info.nfields,
-							      ev.data, ev.len, e->text,
-							      sizeof(e->text)) >= 0);
+				CHECK(ringtrace_record_format(info.print_fmt, info.fields,
+							      info.nfields, ev.data, ev.len,
+							      e->text, sizeof(e->text)) >= 0);
 			}
 		}
 		ringtrace_rb_put_page(rb, p);

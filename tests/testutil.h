@@ -29,7 +29,7 @@ static CHECK_UNUSED uint64_t tu_mono_ns(void)
 
 static CHECK_UNUSED void tu_sleep_us(unsigned us)
 {
-	struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000l };
+	struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000l};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
 	}
 }
@@ -89,12 +89,12 @@ static CHECK_UNUSED long tu_verify(const void *src, uint64_t key, uint32_t len)
 }
 
 /* Checks on a page handed out by a read interface (published or snapshot). */
-#define TU_PAGE_CHECK(p, cond, fmt, ...)                                       \
-	CHECKF(cond,                                                           \
-	       fmt " [page: stream %" PRIu64 " seq %" PRIu64 " flags 0x%x events %u "       \
-		   "commit %u tid %u]",                                        \
-	       __VA_ARGS__, (p)->stream_instance_id, (p)->packet_seq_num, (p)->flags,  \
-	       (p)->events, (p)->commit, (p)->tid)
+#define TU_PAGE_CHECK(p, cond, fmt, ...)                                                           \
+	CHECKF(cond,                                                                               \
+	       fmt " [page: stream %" PRIu64 " seq %" PRIu64 " flags 0x%x events %u "              \
+		   "commit %u tid %u]",                                                            \
+	       __VA_ARGS__, (p)->stream_instance_id, (p)->packet_seq_num, (p)->flags, (p)->events, \
+	       (p)->commit, (p)->tid)
 
 static CHECK_UNUSED void tu_check_page_header(const struct ringtrace_page_header *p,
 					      size_t page_size)
@@ -142,8 +142,8 @@ static CHECK_UNUSED void tu_check_event_in_page(const struct ringtrace_page_head
 {
 	const char *base = (const char *)p;
 	const char *d = (const char *)ev->data;
-	CHECKF(ev->offset >= RINGTRACE_PAGE_HEADER_SIZE && ev->offset % 8 == 0,
-	       "event offset %u", ev->offset);
+	CHECKF(ev->offset >= RINGTRACE_PAGE_HEADER_SIZE && ev->offset % 8 == 0, "event offset %u",
+	       ev->offset);
 	CHECKF(((uintptr_t)ev->data & 7u) == 0, "payload %p not 8-aligned", ev->data);
 	CHECKF(ev->len == 0 || (d >= base + ev->offset + RINGTRACE_EV_HEADER_SIZE &&
 				d + ev->len <= base + p->commit),

@@ -20,30 +20,28 @@
 #define RINGTRACE_CREATE_EVENTS
 #include <ringtrace/tracepoint.h>
 
-RINGTRACE_EVENT(fz_ev,
-	RINGTRACE_PROTO(int32_t c, const char *s),
-	RINGTRACE_ARGS(c, s),
-	RINGTRACE_FIELDS(ringtrace_integer(int32_t, c, c) ringtrace_string(s, s)),
-	RINGTRACE_PRINT("c=%d s=%s"))
+RINGTRACE_EVENT(fz_ev, RINGTRACE_PROTO(int32_t c, const char *s), RINGTRACE_ARGS(c, s),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, c, c) ringtrace_string(s, s)),
+		RINGTRACE_PRINT("c=%d s=%s"))
 
-static const struct ringtrace_enum_value ev[] = { { "RED", 0 }, { "GREEN", 1 }, { "NEG", -1 } };
-static const struct ringtrace_enum_desc ed = { "color", ev, 3 };
+static const struct ringtrace_enum_value ev[] = {{"RED", 0}, {"GREEN", 1}, {"NEG", -1}};
+static const struct ringtrace_enum_desc ed = {"color", ev, 3};
 static const struct ringtrace_field_desc schema[] = {
-	{ "_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0, NULL },
-	{ "a", RINGTRACE_FT_INT, 1, 1, 1, 0, NULL },
-	{ "b", RINGTRACE_FT_INT, 2, 0, 2, 0, NULL },
-	{ "c", RINGTRACE_FT_INT, 4, 1, 4, 0, NULL },
-	{ "d", RINGTRACE_FT_INT, 8, 0, 8, 0, NULL },
-	{ "f", RINGTRACE_FT_FLOAT, 4, 1, 4, 0, NULL },
-	{ "g", RINGTRACE_FT_FLOAT, 8, 1, 8, 0, NULL },
-	{ "ok", RINGTRACE_FT_BOOL, 1, 0, 1, 0, NULL },
-	{ "e", RINGTRACE_FT_ENUM, 4, 1, 4, 0, &ed },
-	{ "p", RINGTRACE_FT_POINTER, 8, 0, 8, 0, NULL },
-	{ "arr", RINGTRACE_FT_ARRAY, 2, 0, 2, 2, NULL },
-	{ "s", RINGTRACE_FT_STRING, 1, 0, 1, 64, NULL },
-	{ "y", RINGTRACE_FT_BYTES, 1, 0, 4, 64, NULL },
-	{ "t", RINGTRACE_FT_INT, 4, 0, 4, 0, NULL },
-	{ "z", RINGTRACE_FT_STRING, 1, 0, 1, 64, NULL },
+	{"_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0, NULL},
+	{"a", RINGTRACE_FT_INT, 1, 1, 1, 0, NULL},
+	{"b", RINGTRACE_FT_INT, 2, 0, 2, 0, NULL},
+	{"c", RINGTRACE_FT_INT, 4, 1, 4, 0, NULL},
+	{"d", RINGTRACE_FT_INT, 8, 0, 8, 0, NULL},
+	{"f", RINGTRACE_FT_FLOAT, 4, 1, 4, 0, NULL},
+	{"g", RINGTRACE_FT_FLOAT, 8, 1, 8, 0, NULL},
+	{"ok", RINGTRACE_FT_BOOL, 1, 0, 1, 0, NULL},
+	{"e", RINGTRACE_FT_ENUM, 4, 1, 4, 0, &ed},
+	{"p", RINGTRACE_FT_POINTER, 8, 0, 8, 0, NULL},
+	{"arr", RINGTRACE_FT_ARRAY, 2, 0, 2, 2, NULL},
+	{"s", RINGTRACE_FT_STRING, 1, 0, 1, 64, NULL},
+	{"y", RINGTRACE_FT_BYTES, 1, 0, 4, 64, NULL},
+	{"t", RINGTRACE_FT_INT, 4, 0, 4, 0, NULL},
+	{"z", RINGTRACE_FT_STRING, 1, 0, 1, 64, NULL},
 };
 #define NF ((uint32_t)(sizeof(schema) / sizeof(schema[0])))
 
