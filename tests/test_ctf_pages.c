@@ -322,10 +322,13 @@ static void test_every_type(void)
 	ctf_done(&r);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ctf_pages_babeltrace2_reads_the_events_ringtrace_decodes, test_same_events),
 	CHECK_CASE(ctf_pages_metadata_describes_every_field_type_and_printf, test_every_type),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

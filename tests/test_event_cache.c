@@ -325,6 +325,8 @@ static void test_release_signals(void)
 	evu_buffer_done(rb);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(event_cache_stale_after_writer_release, test_release),
 	CHECK_CASE(event_cache_follows_buffer_switches_and_tracing_off_on, test_switch),
@@ -333,6 +335,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(event_cache_signal_handler_events_recorded_or_missed, test_signals),
 	CHECK_CASE(event_cache_signal_during_writer_release_loses_nothing, test_release_signals),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -142,11 +142,14 @@ static void test_released(void)
 	comm_done(&l);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(event_comm_thread_named_before_first_event_names_its_pages, test_named_first),
 	CHECK_CASE(event_comm_rename_shows_in_new_pages_only_after_refresh_comm, test_renamed),
 	CHECK_CASE(event_comm_released_writer_reads_the_name_again, test_released),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -216,11 +216,14 @@ void test_printf()
 	CHECKF(bad == 0, "%d of %d printf records differ from snprintf", bad, nexp);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 const check_case cases[] = {
 	CHECK_CASE(event_cxx_events_of_every_field_kind_round_trip, test_events),
 	CHECK_CASE(event_cxx_typed_probe_gets_the_arguments, test_probe),
 	CHECK_CASE(event_cxx_printf_overloads_format_as_snprintf_does, test_printf),
 };
+/* clang-format on */
 
 } // namespace
 

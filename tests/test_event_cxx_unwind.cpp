@@ -253,12 +253,14 @@ void test_char_arrays()
 	evu_buffer_done(rb);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 const check_case cases[] = {
-	CHECK_CASE(event_cxx_unwind_probe_exception_then_thread_exit_grace_periods_end,
-		   test_exception),
+	CHECK_CASE(event_cxx_unwind_probe_exception_then_thread_exit_grace_periods_end, test_exception),
 	CHECK_CASE(event_cxx_unwind_printf_arguments_evaluated_once, test_args_once),
 	CHECK_CASE(event_cxx_unwind_printf_char_arrays_recorded_as_strings, test_char_arrays),
 };
+/* clang-format on */
 
 } // namespace
 

@@ -254,15 +254,15 @@ static void case_third_load(void)
 }
 
 /* Each needs a process in which the library was never loaded. */
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
-	CHECK_CASE_ALONE(event_dlopen_loaded_events_registered_and_rule_given_before_applied,
-			 case_loaded),
-	CHECK_CASE_ALONE(event_dlopen_unloaded_events_unknown_but_their_records_decode,
-			 case_unloaded),
+	CHECK_CASE_ALONE(event_dlopen_loaded_events_registered_and_rule_given_before_applied, case_loaded),
+	CHECK_CASE_ALONE(event_dlopen_unloaded_events_unknown_but_their_records_decode, case_unloaded),
 	CHECK_CASE_ALONE(event_dlopen_reloaded_library_gets_same_ids_and_rules, case_reloaded),
-	CHECK_CASE_ALONE(event_dlopen_unloaded_while_enabled_then_reloaded_follows_rules,
-			 case_third_load),
+	CHECK_CASE_ALONE(event_dlopen_unloaded_while_enabled_then_reloaded_follows_rules, case_third_load),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -503,15 +503,17 @@ static void test_env_missing(void)
 
 /* The environment cases first: no thread exists yet (alone: in a process
  * of their own when another case ran before). */
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE_ALONE(event_enable_env_bad_pattern_reported_and_nothing_enabled, test_env_bad),
-	CHECK_CASE_ALONE(event_enable_env_names_enabled_at_start_missing_reported_once,
-			 test_env_missing),
+	CHECK_CASE_ALONE(event_enable_env_names_enabled_at_start_missing_reported_once, test_env_missing),
 	CHECK_CASE(event_enable_names_and_globs_select_what_is_recorded, test_names),
 	CHECK_CASE(event_enable_unknown_names_and_bad_patterns_refused, test_errors),
 	CHECK_CASE(event_enable_configure_last_rule_wins_bad_list_applies_nothing, test_configure),
 	CHECK_CASE(event_enable_toggled_under_concurrent_calls_events_intact, test_concurrency),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

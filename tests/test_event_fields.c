@@ -692,12 +692,15 @@ static void test_damaged(void)
 	fields_done(&f);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(event_fields_registry_describes_ids_kinds_and_field_layouts, test_registry),
 	CHECK_CASE(event_fields_every_type_round_trips_with_boundary_values, test_record),
 	CHECK_CASE(event_fields_record_format_prints_every_type_like_snprintf, test_format),
 	CHECK_CASE(event_fields_damaged_records_refused_naming_the_field, test_damaged),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

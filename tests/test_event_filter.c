@@ -847,17 +847,18 @@ static void case_env(void)
 	test_env(self_path);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(event_filter_records_matching_calls_counts_the_rest_rejected, case_basic),
 	CHECK_CASE(event_filter_table_agrees_with_c_predicates_on_every_field_kind, case_table),
 	CHECK_CASE(event_filter_errors_name_event_and_column_and_keep_old_filter, case_errors),
-	CHECK_CASE(event_filter_replaced_under_concurrent_calls_every_call_counted,
-		   case_concurrency),
+	CHECK_CASE(event_filter_replaced_under_concurrent_calls_every_call_counted, case_concurrency),
 	CHECK_CASE(event_filter_triggers_fire_with_conditions_and_counts, case_triggers),
-	CHECK_CASE(event_filter_snapshot_trigger_writes_flight_recorder_dump,
-		   case_snapshot_trigger),
+	CHECK_CASE(event_filter_snapshot_trigger_writes_flight_recorder_dump, case_snapshot_trigger),
 	CHECK_CASE(event_filter_env_filters_and_triggers_applied_at_start, case_env),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -405,16 +405,15 @@ static void check_printf_stars(void)
 	CHECKF(t < 1000000000ull, "printf_format checks took %.2f s", (double)t / 1e9);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
-	CHECK_CASE(event_format_limits_bytes_fields_stay_inside_the_scratch_area,
-		   check_bytes_fields),
-	CHECK_CASE(event_format_limits_enum_at_exhausted_scratch_area_read_safely,
-		   check_enum_exhausted),
-	CHECK_CASE(event_format_limits_float_arrays_of_other_sizes_refused_as_corrupt,
-		   check_float_arrays),
-	CHECK_CASE(event_format_limits_printf_star_widths_bounded_c_and_p_take_both,
-		   check_printf_stars),
+	CHECK_CASE(event_format_limits_bytes_fields_stay_inside_the_scratch_area, check_bytes_fields),
+	CHECK_CASE(event_format_limits_enum_at_exhausted_scratch_area_read_safely, check_enum_exhausted),
+	CHECK_CASE(event_format_limits_float_arrays_of_other_sizes_refused_as_corrupt, check_float_arrays),
+	CHECK_CASE(event_format_limits_printf_star_widths_bounded_c_and_p_take_both, check_printf_stars),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

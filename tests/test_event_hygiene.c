@@ -227,11 +227,14 @@ static void case_probes_only(void)
 	steps_done();
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(event_hygiene_fast_path_records_arguments_not_macro_locals, case_fast_path),
 	CHECK_CASE(event_hygiene_slow_path_records_and_probes_get_the_arguments, case_slow_path),
 	CHECK_CASE(event_hygiene_probes_alone_get_the_arguments, case_probes_only),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

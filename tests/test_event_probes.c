@@ -418,18 +418,19 @@ static void test_register_loop(void)
 	CHECK_EQ_U64(__atomic_load_n(&total_calls, __ATOMIC_RELAXED), tot);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(event_probes_typed_probe_gets_arguments_of_unrecorded_event, case_probe_only),
 	CHECK_CASE(event_probes_each_probe_runs_once_per_recorded_call, case_record),
 	CHECK_CASE(event_probes_duplicate_null_and_missing_probes_refused, case_errors),
 	CHECK_CASE(event_probes_unregistering_one_leaves_the_others_running, case_unregister_one),
 	CHECK_CASE(event_probes_probe_calling_a_tracepoint_records_it, case_nested),
-	CHECK_CASE(event_probes_last_probe_removed_and_recording_off_clear_call_site,
-		   case_all_gone),
+	CHECK_CASE(event_probes_last_probe_removed_and_recording_off_clear_call_site, case_all_gone),
 	CHECK_CASE(event_probes_unregistered_probe_never_runs_again, test_unregister_stops),
-	CHECK_CASE(event_probes_register_unregister_free_loop_under_concurrent_calls,
-		   test_register_loop),
+	CHECK_CASE(event_probes_register_unregister_free_loop_under_concurrent_calls, test_register_loop),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

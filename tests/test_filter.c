@@ -514,12 +514,15 @@ static int bench(void)
 	return 0;
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(filter_valid_expressions_accept_exactly_the_expected_records, test_valid),
 	CHECK_CASE(filter_invalid_expressions_refused_with_message_and_column, test_invalid),
 	CHECK_CASE(filter_damaged_records_never_read_past_the_end, test_damaged),
 	CHECK_CASE(filter_compiled_filters_evaluated_by_threads_at_once, test_threads),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -463,15 +463,17 @@ static void test_race(void)
 }
 
 /* 1 and 4 count the call sites registered: in a process of their own. */
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
-	CHECK_CASE_ALONE(printf_disabled_by_default_records_nothing_registers_no_site,
-			 test_disabled),
+	CHECK_CASE_ALONE(printf_disabled_by_default_records_nothing_registers_no_site, test_disabled),
 	CHECK_CASE(printf_every_argument_kind_formats_as_snprintf_does, test_formats),
 	CHECK_CASE(printf_long_strings_cut_and_null_string_reads_null, test_long_strings),
 	CHECK_CASE_ALONE(printf_call_site_holds_format_file_line_and_types, test_sites),
 	CHECK_CASE(printf_damaged_records_refused_and_output_truncated_like_snprintf, test_damaged),
 	CHECK_CASE(printf_threads_racing_on_a_new_site_share_its_id, test_race),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -126,10 +126,13 @@ static void case_second(void)
 	evu_buffer_done(rb);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(printf_dlclose_records_of_unloaded_library_format_as_snprintf, case_first),
 	CHECK_CASE(printf_dlclose_reloaded_library_site_registers_again_both_read, case_second),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -269,12 +269,15 @@ static void case_env(void)
 	in_base(env_in);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(record_discard_session_traces_every_event_or_counts_it, case_discard),
 	CHECK_CASE(record_overwrite_session_keeps_the_newest_events, case_overwrite),
 	CHECK_CASE(record_snapshot_while_recording_is_a_complete_trace, case_snapshot),
 	CHECK_CASE(record_env_output_traces_a_program_without_tracing_code, case_env),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -870,6 +870,8 @@ static void case_two_buffers(void)
 	ringtrace_rb_destroy(b);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_config_init_sets_the_defaults, test_defaults),
 	CHECK_CASE(ring_basic_default_buffer_geometry_and_empty_stats, case_geometry),
@@ -886,6 +888,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_page_header_thread_name_refreshed_on_request, test_comm),
 	CHECK_CASE(ring_basic_gap_of_2_32_ticks_decodes_to_right_timestamp, test_extended_ts),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -966,6 +966,8 @@ static void part_f(void)
 	       "read once\n");
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_churn_short_lived_threads_leave_no_slot_or_page_behind, part_a),
 	CHECK_CASE(ring_churn_more_threads_than_slots_counted_as_missed, part_b),
@@ -974,6 +976,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_churn_live_writer_in_other_pid_namespace_keeps_slot, part_e),
 	CHECK_CASE(ring_churn_fork_child_exit_keeps_parent_writer, part_f),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -239,6 +239,8 @@ static void test_open_limit(void)
 		ringtrace_rb_destroy(rbs[i]);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_config_invalid_values_refused_naming_the_field, test_invalid_configs),
 	CHECK_CASE(ring_config_boundary_values_accepted, test_valid_configs),
@@ -246,6 +248,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_config_oversized_events_refused_and_counted_as_missed, test_e2big),
 	CHECK_CASE(ring_config_open_buffer_limit_enforced, test_open_limit),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

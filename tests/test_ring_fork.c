@@ -318,12 +318,15 @@ static void read_by_name(void)
 	part_read(BY_NAME);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_fork_child_writes_its_own_stream_parent_pages_intact, part_write),
 	CHECK_CASE(ring_fork_reader_attached_by_inherited_fd_consumes_pages, read_by_fd),
 	CHECK_CASE(ring_fork_reader_attached_by_proc_fd_path_consumes_pages, read_by_proc),
 	CHECK_CASE(ring_fork_reader_attached_by_shm_name_consumes_pages, read_by_name),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -302,10 +302,13 @@ static void run_overwrite(void)
 	run(RINGTRACE_RB_OVERWRITE);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_signal_handler_writes_intact_and_accounted_in_discard_mode, run_discard),
 	CHECK_CASE(ring_signal_failed_handler_writes_are_nested_in_overwrite_mode, run_overwrite),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

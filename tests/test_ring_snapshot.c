@@ -355,11 +355,13 @@ static void case_quiescent(void)
 	       fin.events);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
-	CHECK_CASE(ring_snapshot_taken_while_writers_run_is_intact_and_consumes_nothing,
-		   case_concurrent),
+	CHECK_CASE(ring_snapshot_taken_while_writers_run_is_intact_and_consumes_nothing, case_concurrent),
 	CHECK_CASE(ring_snapshot_after_writers_stop_holds_exactly_what_drain_reads, case_quiescent),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -519,12 +519,15 @@ static void overwrite_reader(void)
 	run_matrix("overwrite", "reader");
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_stress_discard_read_by_page_every_event_accounted, discard_page),
 	CHECK_CASE(ring_stress_discard_read_by_event_every_event_accounted, discard_reader),
 	CHECK_CASE(ring_stress_overwrite_read_by_page_every_event_accounted, overwrite_page),
 	CHECK_CASE(ring_stress_overwrite_read_by_event_every_event_accounted, overwrite_reader),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -296,13 +296,15 @@ static void test_malformed_line(void)
 	corrupt_done(&c);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
-	CHECK_CASE(trace_corrupt_stream_bytes_give_errors_naming_file_and_offset,
-		   test_stream_bytes),
+	CHECK_CASE(trace_corrupt_stream_bytes_give_errors_naming_file_and_offset, test_stream_bytes),
 	CHECK_CASE(trace_corrupt_schema_bytes_parse_or_fail_naming_metadata, test_schema_bytes),
 	CHECK_CASE(trace_corrupt_schema_cut_anywhere_refused_naming_a_line, test_schema_cut),
 	CHECK_CASE(trace_corrupt_malformed_schema_line_named_by_number, test_malformed_line),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

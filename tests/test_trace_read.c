@@ -215,11 +215,14 @@ static void test_lost(void)
 	tt_rm_dir(dir);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(trace_read_events_merged_by_time_with_the_text_written, test_merged),
 	CHECK_CASE(trace_read_schema_block_gives_events_sites_stats_and_clock, test_schema),
 	CHECK_CASE(trace_read_overwrite_losses_reported_delivered_plus_lost_is_written, test_lost),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -218,11 +218,14 @@ static void case_bad(void)
 	printf("  %zu malformed lines refused\n", sizeof(bad) / sizeof(bad[0]));
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(trace_schema_filter_and_trigger_lines_read_and_shown_by_stat, case_valid),
 	CHECK_CASE(trace_schema_without_filter_or_trigger_lines_gives_none, case_none),
 	CHECK_CASE(trace_schema_malformed_lines_refused_with_their_line_number, case_bad),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

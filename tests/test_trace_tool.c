@@ -321,6 +321,8 @@ static void test_extra_file(void)
 	tool_done(&tl);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(trace_tool_usage_errors_exit_2_and_help_lists_commands, test_usage),
 	CHECK_CASE(trace_tool_report_prints_every_event_in_ftrace_shape, test_report),
@@ -329,6 +331,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(trace_tool_truncated_stream_printed_in_part_and_exit_1, test_damaged),
 	CHECK_CASE(trace_tool_unexpected_file_in_trace_named_and_exit_1, test_extra_file),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

@@ -210,11 +210,13 @@ static void test_damaged_header(void)
 	trunc_done(&x);
 }
 
+/* One case a line: tests/CMakeLists.txt reads these lines. */
+/* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(trace_trunc_cut_at_every_offset_gives_complete_events_and_offset, test_cut),
-	CHECK_CASE(trace_trunc_damaged_event_header_named_by_offset_next_packet_read,
-		   test_damaged_header),
+	CHECK_CASE(trace_trunc_damaged_event_header_named_by_offset_next_packet_read, test_damaged_header),
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {
