@@ -11,10 +11,12 @@
  * Read once per process, at the first use (a process that writes reads it
  * at load, writer.c), and again in every forked child (which
  * unshare(CLONE_NEWPID) may have put in a new namespace), by an atfork
- * handler registered at that first use.
+ * handler registered at that first use (and by the writers' own fork
+ * handler, which does not rely on the order of the two).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -43,11 +45,18 @@ void rt_identity_refresh(void)
 static void rt_identity_init(void)
 {
 	rt_identity_refresh();
-	pthread_atfork(NULL, NULL, rt_identity_refresh);
+	if (pthread_atfork(NULL, NULL, rt_identity_refresh) != 0)
+		fprintf(stderr, "ringtrace: cannot register a fork handler: a forked child that "
+				"flushes a pool may misjudge whose writers are gone\n");
 }
 
 const struct rt_identity *rt_identity(void)
 {
 	pthread_once(&rt_self_once, rt_identity_init);
+	return &rt_self;
+}
+
+const struct rt_identity *rt_identity_loaded(void)
+{
 	return &rt_self;
 }

@@ -15,9 +15,13 @@
 
 /*
  * Called when a writer state of the calling thread stops being valid:
- * state t when the thread retires from its buffer or the buffer is
- * destroyed, NULL for every state of the thread at once (in a forked
- * child, before signals are unblocked: the child starts with no writer).
+ * state t when the thread retires from its buffer (release, thread exit)
+ * or destroys the buffer, NULL for every state of the thread at once (in
+ * a forked child, before signals are unblocked: the child starts with no
+ * writer). Only the calling thread's states: other threads' caches of a
+ * destroyed buffer's states are the upper layer's to invalidate, before
+ * the destroy (the events layer detaches the buffer first, which changes
+ * the cookie every cache is checked against).
  * An upper layer that caches a pointer to a writer state (the events
  * layer's recording fast path, ringtrace/static/event.h) forgets it here.
  * The hook runs in that thread, possibly with signals blocked or from a

@@ -357,6 +357,11 @@ struct rt_identity {
 };
 /* This process's identity, read once (writers read it at load). */
 RT_HIDDEN const struct rt_identity *rt_identity(void);
+/*
+ * The same without pthread_once (not async-signal-safe): for the writers,
+ * whose constructor called rt_identity() already.
+ */
+RT_HIDDEN const struct rt_identity *rt_identity_loaded(void);
 /* Read it again (in a forked child). */
 RT_HIDDEN void rt_identity_refresh(void);
 

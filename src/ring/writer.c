@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -80,17 +81,30 @@ static void rt_atfork_parent(void);
 static void rt_atfork_child(void);
 
 /*
+ * The process whose threads' writer states these are: set at load and in a
+ * forked child (rt_atfork_child), never otherwise, so that a child of
+ * _Fork() or vfork(), which no fork handler saw, can tell that the states
+ * it inherited are its parent's (rt_thread_exit).
+ */
+static uint32_t rt_writers_pid;
+
+/*
  * A constructor, so the key gets a low index: pthread_setspecific() on a
  * low key never allocates, which keeps a thread's first event
- * async-signal-safe. The identity first: its fork handler must run in a
- * child before ours (handlers run in the order they were registered).
+ * async-signal-safe. The identity is read here, once, so that the first
+ * event of a thread (possibly in a signal handler) only loads it
+ * (rt_identity_loaded).
  */
 __attribute__((constructor(101))) static void rt_writers_init(void)
 {
 	rt_identity();
-	pthread_key_create(&rt_exit_key, rt_thread_exit);
-	pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
-	atexit(rt_process_exit);
+	RT_STORE(&rt_writers_pid, (uint32_t)getpid());
+	if (pthread_key_create(&rt_exit_key, rt_thread_exit) != 0 ||
+	    pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child) != 0 ||
+	    atexit(rt_process_exit) != 0)
+		fprintf(stderr, "ringtrace: cannot register the thread-exit and fork handlers of the "
+				"ring buffer's writers: threads that exit keep their writer slot until a "
+				"flush reclaims it, and a forked child must not record\n");
 }
 
 /* The buffer's destruction: no thread writes into it any more. */
@@ -465,7 +479,7 @@ rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 	RT_STORE(&s->stream, stream);
 	RT_STORE(&s->tid, (uint32_t)rt_gettid());
 	RT_STORE(&s->pid, (uint32_t)getpid());
-	const struct rt_identity *me = rt_identity();
+	const struct rt_identity *me = rt_identity_loaded();
 	RT_STORE(&s->pidns, RT_LOAD(&me->pidns));
 	RT_STORE(&s->owner_cookie, RT_LOAD(&me->cookie));
 	uint64_t cm[2] = {0, 0};
@@ -546,6 +560,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
 			uint32_t idx = rt_page_index(rb, t->page);
 			RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 			t->page = NULL;
+			t->limit = 0;
 			rt_free_push(rb, idx);
 		}
 	}
@@ -577,7 +592,7 @@ static void rt_thread_exit(void *arg)
 	 * its parent's thread state: its writers are the parent's, which its
 	 * exit must not retire.
 	 */
-	if ((uint32_t)getpid() != RT_LOAD(&rt_identity()->pid))
+	if ((uint32_t)getpid() != RT_LOAD(&rt_writers_pid))
 		return;
 	pthread_mutex_lock(&rt_open_lock);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
@@ -645,8 +660,16 @@ static void rt_atfork_parent(void)
 
 static void rt_atfork_child(void)
 {
-	/* Signals are blocked (rt_atfork_prepare): nothing writes in between.
-	 * (The identity is new already: rt_identity_refresh ran before us.) */
+	/*
+	 * Signals are blocked (rt_atfork_prepare): nothing writes in between.
+	 * The child's identity first, before any writer of it can claim a
+	 * slot: one claimed with the parent's cookie would be judged by the
+	 * parent's flush as one of the parent's threads, and taken from the
+	 * child as gone (identity.c's own handler did this already; again
+	 * here so that the order does not rest on registration order).
+	 */
+	rt_identity_refresh();
+	RT_STORE(&rt_writers_pid, (uint32_t)getpid());
 	rt_forget_cached(NULL);
 	memset(ringtrace_wtls_, 0, sizeof(ringtrace_wtls_));
 	pthread_mutex_init(&rt_open_lock, NULL);
