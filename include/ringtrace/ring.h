@@ -110,6 +110,10 @@ enum ringtrace_rb_mode ringtrace_rb_mode(const ringtrace_rb *rb);
  * ringtrace_last_error() is NOT set on this path, to keep it cheap).
  * The timestamp is taken here. Exactly one ringtrace_rb_commit() must
  * follow a non-NULL reserve, on the same thread, before the next reserve.
+ * The code between them must not leave it (longjmp, a C++ exception,
+ * thread cancellation): the thread would stay inside its write, every
+ * later event of it be dropped as nested, and no flush could take its
+ * page, until it releases its writer or exits.
  */
 void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len);
 void ringtrace_rb_commit(ringtrace_rb *rb);

@@ -56,7 +56,9 @@
  *
  * Field expressions may be evaluated more than once (a record that the
  * inline fast path cannot take is redone by the general path): they must
- * not have side effects. Events need at least one argument. RINGTRACE_EVENT_KIND() is the same
+ * not have side effects. They are evaluated inside the write (between the
+ * reservation and the commit): they must not throw, longjmp or fault, or
+ * the thread's writer stays inside that write (ringtrace_rb_reserve). Events need at least one argument. RINGTRACE_EVENT_KIND() is the same
  * with a kind first (RINGTRACE_KIND_INSTANT, _BEGIN, _END, _COUNTER),
  * which timeline exporters use.
  *

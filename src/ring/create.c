@@ -189,6 +189,7 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 	else if (rt_membarrier(MEMBARRIER_CMD_QUERY) > 0 &&
 		 (rt_membarrier(MEMBARRIER_CMD_QUERY) & MEMBARRIER_CMD_GLOBAL))
 		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL;
+	shm->creator_mb_cmd = (uint32_t)rb->mb_cmd;
 	if ((err = rt_writers_open(rb)) < 0) {
 		munmap(base, total);
 		goto fail_fd;

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -178,8 +179,17 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		free(asked);
 		return (int)nflushed;
 	}
+	/*
+	 * A private barrier orders only this process's threads: the writers of
+	 * another process sharing the pool (a forked child) answer at their
+	 * next event instead.
+	 */
+	int own_only = rb->mb_cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+	uint64_t cookie = own_only ? RT_LOAD(&rt_identity()->cookie) : 0;
 	for (uint32_t k = 0; k < nasked; k++) {
 		struct rt_slot *s = &rb->slots[asked[k]];
+		if (own_only && RT_LOAD(&s->owner_cookie) != cookie)
+			continue;
 		uint32_t spins = 0;
 		while (RT_LOAD_ACQ(&s->h.nest) != 0 && spins < 2000) {
 			if (++spins > 100)

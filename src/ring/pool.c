@@ -114,8 +114,16 @@ int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out)
 	rb->h.idx = 0;
 	rb->h.epoch = UINT64_MAX; /* never matches a thread: a reader does not write */
 	rt_set_fast_epoch(rb);
+	/*
+	 * The expedited global barrier reaches only processes registered for
+	 * it: usable only if the pool's creator registered (its forked
+	 * children do as well). Otherwise the plain global barrier (it waits
+	 * for every CPU to pass a quiescent state: slow, but it orders every
+	 * running thread), or none: flush then only asks.
+	 */
 	int q = rt_membarrier(MEMBARRIER_CMD_QUERY);
-	if (q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED))
+	if (q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+	    RT_LOAD(&shm->creator_mb_cmd) == MEMBARRIER_CMD_GLOBAL_EXPEDITED)
 		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL_EXPEDITED;
 	else if (q > 0 && (q & MEMBARRIER_CMD_GLOBAL))
 		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL;

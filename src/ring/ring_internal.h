@@ -129,7 +129,10 @@
  * publishing at its next event), or the writer's next write will see
  * steal != NONE. The compare-and-swap on steal decides who publishes the
  * page when both act at once. Where membarrier is not available, flush
- * only asks, and idle writers keep their page until their next event.
+ * only asks, and idle writers keep their page until their next event; so
+ * does a flush whose barrier does not reach the writer's process (a
+ * private barrier, and the writers of a forked child; the control block
+ * says which barrier the creator's writers registered for).
  *
  * Several flushes may run at once (a session's reader and the program, a
  * recorder in another process). Each flush call asks with an id of its
@@ -244,7 +247,14 @@ struct rt_shm {
 	uint64_t total_size;
 	uint64_t off_slots, off_qcells, off_free_next, off_gen, off_pages;
 	uint32_t creator_pid;
-	uint32_t pad0;
+	/*
+	 * The membarrier command that orders the creator's writers (flush.c):
+	 * MEMBARRIER_CMD_GLOBAL_EXPEDITED if the creator registered for it
+	 * (its forked children do too), _PRIVATE_EXPEDITED (its own threads
+	 * only), _GLOBAL, or 0 (none: flush only asks). Another process that
+	 * flushes the pool can use only what this allows (pool.c).
+	 */
+	uint32_t creator_mb_cmd;
 
 	/* Each hot shared word on its own cache line. */
 	uint64_t free_head __attribute__((aligned(RT_CACHELINE))); /* tag<<32 | (index+1) */

@@ -102,9 +102,10 @@ __attribute__((constructor(101))) static void rt_writers_init(void)
 	if (pthread_key_create(&rt_exit_key, rt_thread_exit) != 0 ||
 	    pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child) != 0 ||
 	    atexit(rt_process_exit) != 0)
-		fprintf(stderr, "ringtrace: cannot register the thread-exit and fork handlers of the "
-				"ring buffer's writers: threads that exit keep their writer slot until a "
-				"flush reclaims it, and a forked child must not record\n");
+		fprintf(stderr,
+			"ringtrace: cannot register the thread-exit and fork handlers of the "
+			"ring buffer's writers: threads that exit keep their writer slot until a "
+			"flush reclaims it, and a forked child must not record\n");
 }
 
 /* The buffer's destruction: no thread writes into it any more. */
