@@ -5,7 +5,7 @@
  *
  * Nothing from the directory is trusted: a packet header is checked with
  * ringtrace_page_check() against the packet size it declares and the size
- * of the file; events are walked with ringtrace_page_next(), whose every
+ * of the file; events are walked with rt_page_next(), whose every
  * step is bounded by the content end (itself bounded by the file). Damage
  * is reported with the file and byte offset and the stream goes on at the
  * next packet when the damaged packet's size is known, else it ends.
@@ -24,6 +24,7 @@
 
 #include "base/heap.h"
 #include "read/trace_internal.h"
+#include "ring/page_api.h"
 
 static int rt_cmp_stream(const void *a, const void *b)
 {
@@ -125,7 +126,7 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 		if (s->in_page) {
 			struct ringtrace_event ev;
 			uint32_t at = (s->cur.off + 7u) & ~7u;
-			int r = ringtrace_page_next(&s->cur, &ev);
+			int r = rt_page_next(&s->cur, &ev);
 			if (r == 1) {
 				struct ringtrace_trace_event_def *def =
 					ev.id < t->doc.by_id_len ? t->doc.by_id[ev.id] : NULL;

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ring/page_api.h"
 #include "ring/ring_internal.h"
 
 /*
@@ -31,7 +32,7 @@ void rt_page_finalize(struct ringtrace_page_header *h, uint32_t commit, uint32_t
 	h->content_size = (uint64_t)commit * 8;
 	ringtrace_page_cursor_init(&c, h);
 	c.end = commit;
-	while (ringtrace_page_next(&c, &ev) == 1) {
+	while (rt_page_next(&c, &ev) == 1) {
 		n++;
 		last = ev.ts;
 	}

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/heap.h"
+#include "ring/page_api.h"
 #include "ring/ring_internal.h"
 
 int rt_merge_init(struct rt_merge *m, uint32_t cap)
@@ -75,7 +76,7 @@ void rt_merge_add(struct rt_merge *m, const struct ringtrace_page_header *page)
 static int rt_src_advance(struct rt_merge *m, struct rt_src *s)
 {
 	for (;;) {
-		int r = ringtrace_page_next(&s->cur, &s->ev);
+		int r = rt_page_next(&s->cur, &s->ev);
 		if (r == 1)
 			return 1;
 		if (r < 0)
