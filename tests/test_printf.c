@@ -18,6 +18,10 @@
  *     past the end) are -RINGTRACE_ECORRUPT; snprintf-like truncation.
  *  6. Two threads racing on the first enabled call of one site: every
  *     record's site id leads to that site.
+ *  7. Integers of every digit count (each side of every power of ten and
+ *     of two) print as snprintf prints them, into buffers of every size
+ *     around the text (the formatter writes digits straight into the
+ *     buffer where they fit, through a copy where they do not).
  * Each is a case; 2-5 check the records that printf_record() makes. 1
  * and 4 count the call sites registered in the process: they run alone.
  */
@@ -462,6 +466,74 @@ static void test_race(void)
 	printf_done();
 }
 
+/* ---- 7. digit counts ----------------------------------------------------- */
+
+/* A printf record of two integers (types S64, U64), made by hand. */
+static size_t int_record(char *rec, int64_t a, uint64_t b)
+{
+	uint32_t site = 1, nbytes = 16;
+	memcpy(rec, &site, 4);
+	memcpy(rec + 4, &nbytes, 4);
+	memcpy(rec + 8, &a, 8);
+	memcpy(rec + 16, &b, 8);
+	return 24;
+}
+
+static void check_ints(uint64_t u)
+{
+	static const uint8_t types[2] = {RINGTRACE_PF_S64, RINGTRACE_PF_U64};
+	static const char *const fmts[] = {"%lld|%llu", "%d|%u", "v=%lld", "%hd %hhu", "%llx|%llu"};
+	char rec[24], want[64], got[64];
+	const int64_t s[2] = {(int64_t)u, (int64_t)(0 - u)}; /* (no signed overflow) */
+	for (int k = 0; k < 2; k++) {
+		size_t len = int_record(rec, s[k], u);
+		for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
+			int wn;
+			if (f == 0 || f == 4)
+				wn = snprintf(want, sizeof(want), fmts[f], (long long)s[k],
+					      (unsigned long long)u);
+			else if (f == 1)
+				wn = snprintf(want, sizeof(want), "%d|%u", (int)s[k], (unsigned)u);
+			else if (f == 2)
+				wn = snprintf(want, sizeof(want), "v=%lld", (long long)s[k]);
+			else
+				wn = snprintf(want, sizeof(want), "%hd %hhu", (short)s[k],
+					      (unsigned char)u);
+			/* every buffer size from 0 to the whole text and one more */
+			for (size_t size = 0; size <= (size_t)wn + 1; size++) {
+				memset(got, 'Z', sizeof(got));
+				int r = ringtrace_printf_format(fmts[f], types, 2, rec, len,
+								size ? got : NULL, size);
+				CHECKF(r == wn, "\"%s\" of %lld, %llu: %d, snprintf %d", fmts[f],
+				       (long long)s[k], (unsigned long long)u, r, wn);
+				if (size) {
+					char w[64];
+					snprintf(w, size, "%s", want);
+					CHECKF(strcmp(got, w) == 0,
+					       "\"%s\" of %lld, %llu into %zu bytes: \"%s\", want \"%s\"",
+					       fmts[f], (long long)s[k], (unsigned long long)u,
+					       size, got, w);
+					CHECKF(got[size] == 'Z', "wrote past %zu bytes", size);
+				}
+			}
+		}
+	}
+}
+
+static void test_digit_counts(void)
+{
+	uint64_t p = 1;
+	for (int e = 0; e < 20; e++, p *= 10)
+		for (int d = -2; d <= 2; d++)
+			if ((int64_t)p + d >= 0 || e == 19)
+				check_ints(p + (uint64_t)d);
+	for (int b = 0; b < 64; b++)
+		for (int d = -1; d <= 1; d++)
+			check_ints((UINT64_C(1) << b) + (uint64_t)d);
+	check_ints(0);
+	check_ints(UINT64_MAX);
+}
+
 /* 1 and 4 count the call sites registered: in a process of their own. */
 /* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
@@ -472,6 +544,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE_ALONE(printf_call_site_holds_format_file_line_and_types, test_sites),
 	CHECK_CASE(printf_damaged_records_refused_and_output_truncated_like_snprintf, test_damaged),
 	CHECK_CASE(printf_threads_racing_on_a_new_site_share_its_id, test_race),
+	CHECK_CASE(printf_integers_of_every_digit_count_print_as_snprintf_does, test_digit_counts),
 };
 /* clang-format on */
 

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ringtrace/error.h"
 #include "ringtrace/static/cpu.h"
@@ -100,5 +101,44 @@ RT_HIDDEN int rt_write_all(int fd, const void *buf, size_t len);
 
 /* Decimal digits of v at p (no NUL); returns the end. */
 RT_HIDDEN char *rt_put_u64(char *p, uint64_t v);
+
+/* "00" "01" ... "99": the pairs of digits rt_dec_back writes. */
+RT_HIDDEN extern const char rt_digits2[200];
+
+/*
+ * The decimal digits of v written backwards so that they end just before
+ * `end`; returns where they start (at most 20 bytes before end). Two
+ * digits a division: the report tool prints a few numbers on every line,
+ * and a digit a division was a fifth of its time.
+ */
+static inline char *rt_dec_back(char *end, uint64_t v)
+{
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		end -= 2;
+		memcpy(end, rt_digits2 + 2 * r, 2);
+	}
+	if (v >= 10) {
+		end -= 2;
+		memcpy(end, rt_digits2 + 2 * v, 2);
+	} else {
+		*--end = (char)('0' + v);
+	}
+	return end;
+}
+
+/* 1, 10, 100, ... 10^19. */
+RT_HIDDEN extern const uint64_t rt_pow10[20];
+
+/*
+ * How many decimal digits v has (1 to 20), without a loop: the bit
+ * length times log10(2) (1233/4096) is the digit count or one more.
+ */
+static inline unsigned rt_dec_len(uint64_t v)
+{
+	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+	return t + 1 - ((v | 1) < rt_pow10[t]); /* t is 19 at most; 0 has one digit */
+}
 
 #endif /* RINGTRACE_BASE_H */

@@ -59,8 +59,9 @@ int ringtrace_trace_format(ringtrace_trace *t, const struct ringtrace_trace_reco
 				rt_plan_cut(d, pl);
 		}
 		int cut = pl && pl->state == 1;
+		/* (the fields were checked when the metadata was parsed) */
 		r = rt_record_format(d->print_fmt, cut ? pl->seg : NULL, cut ? pl->nseg : 0,
-				     d->fields, d->nfields, rec->data, rec->len, buf, size);
+				     d->fields, d->nfields, 1, rec->data, rec->len, buf, size);
 	}
 	if (r < 0)
 		rt_damage(t, s, rec->file_offset, "event %s: %s", rec->def->name,
@@ -76,14 +77,14 @@ const char *ringtrace_trace_event_name(const struct ringtrace_trace_record *rec)
 }
 
 /* v right-aligned in `width`, padded with `pad`. */
-static char *rt_put_u64_w(char *p, uint64_t v, int width, char pad)
+static inline char *rt_put_u64_w(char *p, uint64_t v, int width, char pad)
 {
-	char tmp[24];
-	char *e = rt_put_u64(tmp, v);
-	for (int i = (int)(e - tmp); i < width; i++)
+	int n = (int)rt_dec_len(v);
+	for (int i = n; i < width; i++)
 		*p++ = pad;
-	memcpy(p, tmp, (size_t)(e - tmp));
-	return p + (e - tmp);
+	p += n;
+	rt_dec_back(p, v);
+	return p;
 }
 
 /* "%16s-%-7u [%03u] " then the timestamp and ": " (at most 80 bytes). */
@@ -98,7 +99,7 @@ static char *rt_put_prefix(char *p, const struct ringtrace_trace_record *r, int 
 	p += cl;
 	*p++ = '-';
 	char *s = p;
-	p = rt_put_u64(p, r->tid);
+	p = rt_put_u64_w(p, r->tid, 0, ' ');
 	while (p - s < 7)
 		*p++ = ' ';
 	*p++ = ' ';
@@ -107,7 +108,7 @@ static char *rt_put_prefix(char *p, const struct ringtrace_trace_record *r, int 
 	*p++ = ']';
 	*p++ = ' ';
 	if (raw) {
-		p = rt_put_u64(p, r->ts);
+		p = rt_put_u64_w(p, r->ts, 0, ' ');
 	} else {
 		p = rt_put_u64_w(p, r->ns / 1000000000u, 5, ' ');
 		*p++ = '.';
@@ -121,11 +122,14 @@ static char *rt_put_prefix(char *p, const struct ringtrace_trace_record *r, int 
 int ringtrace_trace_format_line(ringtrace_trace *t, const struct ringtrace_trace_record *rec,
 				int raw, char *buf, size_t size)
 {
-	char head[256];
+	/* The prefix and the name take at most 80 + 130 bytes: straight into
+	 * buf when it has room for them, else through a local copy. */
+	char local[256];
+	char *head = size >= sizeof(local) ? buf : local;
 	char *p = rt_put_prefix(head, rec, raw);
 	if (rec->kind == RINGTRACE_TRACE_LOST) {
 		memcpy(p, "*** ", 4);
-		p = rt_put_u64(p + 4, rec->lost);
+		p = rt_put_u64_w(p + 4, rec->lost, 0, ' ');
 		memcpy(p, " events lost ***", 16);
 		p += 16;
 	} else {
@@ -139,10 +143,12 @@ int ringtrace_trace_format_line(ringtrace_trace *t, const struct ringtrace_trace
 		*p++ = ' ';
 	}
 	size_t hl = (size_t)(p - head);
-	if (size) {
+	if (head == local && size) {
 		size_t c = hl < size - 1 ? hl : size - 1;
-		memcpy(buf, head, c);
+		memcpy(buf, local, c);
 		buf[c] = 0;
+	} else if (size) {
+		buf[hl] = 0;
 	}
 	if (rec->kind == RINGTRACE_TRACE_LOST)
 		return (int)hl;

@@ -9,8 +9,8 @@
 
 #include "schema/schema_api.h"
 
-int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t nfields,
-			    const void *payload, size_t len, struct ringtrace_value *values)
+int rt_record_decode(const struct ringtrace_field_desc *fields, uint32_t nfields,
+		     const void *payload, size_t len, struct ringtrace_value *values, int checked)
 {
 	const char *p = payload;
 	size_t o = 0;
@@ -20,13 +20,15 @@ int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t 
 		struct ringtrace_value *v = &values[i];
 		char why_buf[80];
 		const char *why;
-		if (rt_field_check(f, why_buf, sizeof(why_buf), &why) < 0)
+		if (!checked && rt_field_check(f, why_buf, sizeof(why_buf), &why) < 0)
 			return rt_error(RINGTRACE_ECORRUPT, "field \"%s\": %s",
 					f->name ? f->name : "?", why);
 		unsigned al = f->align ? f->align : 1;
 		o = (o + al - 1) & ~(size_t)(al - 1);
-		memset(v, 0, sizeof(*v));
 		v->field = f;
+		v->v.u = 0;
+		v->ptr = NULL;
+		v->len = 0;
 		v->offset = (uint32_t)o;
 		if (o > len)
 			goto short_record;
@@ -92,4 +94,10 @@ int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t 
 short_record:
 	return rt_error(RINGTRACE_ECORRUPT, "field \"%s\" at offset %zu: record is only %zu bytes",
 			fields[i].name ? fields[i].name : "?", o, len);
+}
+
+int ringtrace_record_decode(const struct ringtrace_field_desc *fields, uint32_t nfields,
+			    const void *payload, size_t len, struct ringtrace_value *values)
+{
+	return rt_record_decode(fields, nfields, payload, len, values, 0);
 }

@@ -108,7 +108,8 @@ static void rt_out_add(struct rt_out *o, const char *fmt, ...)
 }
 
 /* Bytes as they are (the terminating NUL is kept in place by the caller). */
-static void rt_out_put(struct rt_out *o, const char *s, size_t n)
+static inline __attribute__((always_inline)) void rt_out_put(struct rt_out *o, const char *s,
+							     size_t n)
 {
 	if (o->len < o->size) {
 		size_t room = o->size - o->len - 1;
@@ -118,7 +119,8 @@ static void rt_out_put(struct rt_out *o, const char *s, size_t n)
 }
 
 /* %d %u %x %X of a narrowed value, as snprintf would print it. */
-static void rt_out_int(struct rt_out *o, char conv, uint64_t u, int negative)
+static inline __attribute__((always_inline)) void rt_out_int(struct rt_out *o, char conv,
+							     uint64_t u, int negative)
 {
 	char tmp[24], *e = tmp + sizeof(tmp), *p = e;
 	if (conv == 'x' || conv == 'X') {
@@ -128,10 +130,17 @@ static void rt_out_int(struct rt_out *o, char conv, uint64_t u, int negative)
 			u >>= 4;
 		} while (u);
 	} else {
-		do {
-			*--p = (char)('0' + u % 10);
-			u /= 10;
-		} while (u);
+		/* Decimal, the common case: straight into buf where it fits. */
+		size_t n = rt_dec_len(u) + (size_t)negative;
+		if (o->len + n < o->size) {
+			char *d = o->buf + o->len;
+			if (negative)
+				*d = '-';
+			rt_dec_back(d + n, u);
+			o->len += n;
+			return;
+		}
+		p = rt_dec_back(e, u);
 		if (negative)
 			*--p = '-';
 	}
@@ -320,10 +329,52 @@ int rt_format_segs(const struct rt_fmt_seg *segs, uint32_t nseg, const struct rt
 	if (size)
 		buf[0] = 0;
 	for (uint32_t i = 0; i < nseg; i++) {
-		if (!segs[i].conv)
-			rt_out_put(&o, segs[i].lit, segs[i].litlen);
-		else
-			rt_format_conv(&o, &segs[i], args, nargs, &ai);
+		const struct rt_fmt_seg *sg = &segs[i];
+		if (!sg->conv) {
+			rt_out_put(&o, sg->lit, sg->litlen);
+			continue;
+		}
+		/* The common conversions without a call: an integer printed in
+		 * decimal or hex, a string as it is (as rt_format_conv does). */
+		if (sg->simple && ai < nargs) {
+			const struct rt_arg *a = &args[ai];
+			uint64_t u = a->v;
+			switch (sg->conv) {
+			case 'd':
+			case 'i': {
+				int64_t v = (int64_t)u;
+				if (sg->hh)
+					v = (signed char)v;
+				else if (sg->h)
+					v = (short)v;
+				else if (!sg->wide)
+					v = (int)v;
+				rt_out_int(&o, 'd', v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
+				ai++;
+				continue;
+			}
+			case 'u':
+			case 'x':
+			case 'X':
+				if (sg->hh)
+					u = (unsigned char)u;
+				else if (sg->h)
+					u = (unsigned short)u;
+				else if (!sg->wide)
+					u = (unsigned int)u;
+				rt_out_int(&o, sg->conv, u, 0);
+				ai++;
+				continue;
+			case 's':
+				if (a->type == RINGTRACE_PF_STRING) {
+					rt_out_put(&o, a->s, a->slen);
+					ai++;
+					continue;
+				}
+				break;
+			}
+		}
+		rt_format_conv(&o, sg, args, nargs, &ai);
 	}
 	return rt_out_done(&o);
 }
@@ -394,7 +445,7 @@ static const char *rt_render(const struct ringtrace_value *v, char **at, char *e
 }
 
 int rt_record_format(const char *print_fmt, const struct rt_fmt_seg *segs, uint32_t nseg,
-		     const struct ringtrace_field_desc *fields, uint32_t nfields,
+		     const struct ringtrace_field_desc *fields, uint32_t nfields, int checked,
 		     const void *payload, size_t len, char *buf, size_t size)
 {
 	struct ringtrace_value vals[64];
@@ -403,17 +454,16 @@ int rt_record_format(const char *print_fmt, const struct rt_fmt_seg *segs, uint3
 	char *at = scratch, *end = scratch + sizeof(scratch);
 	if (nfields > 64)
 		return rt_error(RINGTRACE_EINVAL, "record_format: %u fields (at most 64)", nfields);
-	int n = ringtrace_record_decode(fields, nfields, payload, len, vals);
+	int n = rt_record_decode(fields, nfields, payload, len, vals, checked);
 	if (n < 0)
 		return n;
 	uint32_t na = 0;
-	for (uint32_t i = 0; i < nfields; i++) {
+	for (uint32_t i = nfields && rt_field_hidden(fields, 0); i < nfields; i++) {
 		const struct ringtrace_value *v = &vals[i];
 		const struct ringtrace_field_desc *f = v->field;
 		struct rt_arg *a = &args[na];
-		if (rt_field_hidden(fields, i))
-			continue;
-		memset(a, 0, sizeof(*a));
+		a->s = NULL;
+		a->slen = 0;
 		switch (f->type) {
 		case RINGTRACE_FT_INT:
 		case RINGTRACE_FT_BOOL:
@@ -469,7 +519,7 @@ int ringtrace_record_format(const char *print_fmt, const struct ringtrace_field_
 			    uint32_t nfields, const void *payload, size_t len, char *buf,
 			    size_t size)
 {
-	return rt_record_format(print_fmt, NULL, 0, fields, nfields, payload, len, buf, size);
+	return rt_record_format(print_fmt, NULL, 0, fields, nfields, 0, payload, len, buf, size);
 }
 
 /* ---- binary printf records ------------------------------------------------------ */

@@ -82,6 +82,14 @@ static inline int rt_field_hidden(const struct ringtrace_field_desc *fields, uin
  */
 RT_HIDDEN int rt_field_check(const struct ringtrace_field_desc *f, char *buf, size_t size,
 			     const char **why);
+/*
+ * ringtrace_record_decode, with the field descriptions already checked
+ * (checked 1: a schema every field of which passed rt_field_check, such
+ * as a parsed metadata's) or not (0: checked on the way).
+ */
+RT_HIDDEN int rt_record_decode(const struct ringtrace_field_desc *fields, uint32_t nfields,
+			       const void *payload, size_t len, struct ringtrace_value *values,
+			       int checked);
 /* "signed integer", "float", "string", ...: the field's type in words. */
 RT_HIDDEN const char *rt_field_type_name(const struct ringtrace_field_desc *f);
 /* Bytes of a fixed-size field's data (scalars, arrays); 0 for strings and bytes. */
@@ -135,10 +143,12 @@ RT_HIDDEN int rt_format_args(const char *fmt, const struct rt_arg *args, uint32_
 
 /*
  * ringtrace_record_format with the print format already cut (segs, or
- * NULL to cut print_fmt as it goes).
+ * NULL to cut print_fmt as it goes), and the fields checked already or
+ * not (as rt_record_decode).
  */
 RT_HIDDEN int rt_record_format(const char *print_fmt, const struct rt_fmt_seg *segs, uint32_t nseg,
 			       const struct ringtrace_field_desc *fields, uint32_t nfields,
-			       const void *payload, size_t len, char *buf, size_t size);
+			       int checked, const void *payload, size_t len, char *buf,
+			       size_t size);
 
 #endif /* RINGTRACE_SCHEMA_API_H */
