@@ -462,6 +462,7 @@ int rt_record_format(const char *print_fmt, const struct rt_fmt_seg *segs, uint3
 		const struct ringtrace_value *v = &vals[i];
 		const struct ringtrace_field_desc *f = v->field;
 		struct rt_arg *a = &args[na];
+		a->v = 0; /* what an integer conversion of a string prints */
 		a->s = NULL;
 		a->slen = 0;
 		switch (f->type) {
