@@ -16,7 +16,8 @@ static char out[512], err[512];
 static int run(const char *args)
 {
 	char cmd[2048];
-	snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", RINGTRACE_TOOL, args, out, err);
+	int n = snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", RINGTRACE_TOOL, args, out, err);
+	CHECKF(n > 0 && (size_t)n < sizeof(cmd), "command line of %d bytes", n);
 	int st = system(cmd);
 	CHECK(st != -1 && WIFEXITED(st));
 	return WEXITSTATUS(st);
