@@ -29,6 +29,9 @@
  *  - Writer state is per (thread, buffer). A thread that exits publishes
  *    its last page and frees its writer slot. After fork() the child starts
  *    with no writer state: its first event claims a fresh slot and page.
+ *    A child of _Fork() or vfork(), which run no fork handlers, must not
+ *    record before it execs: it would write through the copy of its
+ *    parent thread's writer state, into the parent's page.
  *
  * Return codes: 0 on success, a negative RINGTRACE_E* on error
  * (ringtrace/error.h); ringtrace_last_error() gives a sentence naming what
