@@ -22,6 +22,9 @@
  *     of two) print as snprintf prints them, into buffers of every size
  *     around the text (the formatter writes digits straight into the
  *     buffer where they fit, through a copy where they do not).
+ *  8. A width or precision larger than 4096, written in the format or
+ *     given as a '*' argument, prints as 4096 (a format can come from a
+ *     trace's metadata: "%999999999d" must not ask for a gigabyte).
  * Each is a case; 2-5 check the records that printf_record() makes. 1
  * and 4 count the call sites registered in the process: they run alone.
  */
@@ -534,6 +537,48 @@ static void test_digit_counts(void)
 	check_ints(UINT64_MAX);
 }
 
+/* ---- 8. widths clamped ------------------------------------------------------ */
+
+static void test_width_clamp(void)
+{
+	static const uint8_t types[2] = {RINGTRACE_PF_S64, RINGTRACE_PF_U64};
+	char rec[24];
+	size_t len = int_record(rec, -42, 7);
+	static char got[16384], want[16384];
+	static const struct {
+		const char *fmt, *same; /* the format, and what it must print as */
+	} cases[] = {
+		{"%999999999lld|%llu", "%4096lld|%llu"},
+		{"%-99999999999999999999999lld|%llu", "%-4096lld|%llu"},
+		{"%.999999999lld|%09999llu", "%.4096lld|%04096llu"},
+		{"%4096lld|%4097llu", "%4096lld|%4096llu"},
+		{"%*lld|%llu", NULL}, /* a star width of -42: left-aligned in 42 */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r = ringtrace_printf_format(cases[i].fmt, types, 2, rec, len, got, sizeof(got));
+		int w = cases[i].same ? snprintf(want, sizeof(want), cases[i].same, -42ll, 7ull)
+				      : snprintf(want, sizeof(want), "%-42llu|", 7ull);
+		if (!cases[i].same) /* the star took -42; the rest has no argument */
+			w += snprintf(want + w, sizeof(want) - (size_t)w, "<missing>");
+		CHECKF(r == w, "\"%s\": %d bytes, want %d", cases[i].fmt, r, w);
+		CHECKF(strcmp(got, want) == 0, "\"%s\" printed differently from \"%s\"",
+		       cases[i].fmt, cases[i].same ? cases[i].same : "%-42llu|<missing>");
+	}
+	/* a string's precision from the format, clamped too */
+	static const uint8_t stype[1] = {RINGTRACE_PF_STRING};
+	char srec[24] = {0};
+	uint32_t site = 1, nbytes = 8, slen = 3;
+	memcpy(srec, &site, 4);
+	memcpy(srec + 4, &nbytes, 4);
+	memcpy(srec + 8, &slen, 4);
+	memcpy(srec + 12, "abc", 3);
+	int r = ringtrace_printf_format("%99999999999.99999999999s", stype, 1, srec, 16, got,
+					sizeof(got));
+	snprintf(want, sizeof(want), "%4096.3s", "abc");
+	CHECK_EQ_U64(r, 4096);
+	CHECK(strcmp(got, want) == 0);
+}
+
 /* 1 and 4 count the call sites registered: in a process of their own. */
 /* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
@@ -545,6 +590,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(printf_damaged_records_refused_and_output_truncated_like_snprintf, test_damaged),
 	CHECK_CASE(printf_threads_racing_on_a_new_site_share_its_id, test_race),
 	CHECK_CASE(printf_integers_of_every_digit_count_print_as_snprintf_does, test_digit_counts),
+	CHECK_CASE(printf_format_widths_and_precisions_clamped_to_4096, test_width_clamp),
 };
 /* clang-format on */
 

@@ -144,9 +144,13 @@ static void case_fork_storm(void)
 	pthread_sigmask(SIG_UNBLOCK, &rt, NULL);
 	my_src = 0;
 	for (uint32_t i = 0; i < NCHILD; i++) {
-		/* the forking thread writes first (its own state must not leak into the child) */
-		CHECK(wr(0, 0, i) == 0);
-		sh->ok[0][0]++;
+		/* the forking thread writes first (its own state must not leak into
+		 * the child); the pool may be full (the flusher lags on a loaded
+		 * machine): then the event is counted as failed, as the others */
+		if (wr(0, 0, i) == 0)
+			sh->ok[0][0]++;
+		else
+			sh->fail[0][0]++;
 		uint32_t src = i + 2;
 		pid_t pid = fork();
 		CHECK(pid >= 0);

@@ -296,6 +296,61 @@ static void test_malformed_line(void)
 	corrupt_done(&c);
 }
 
+/* An event or site id defined twice is refused, naming the second line
+ * (found in constant time per line: a long metadata is not quadratic). */
+static void test_duplicate_ids(void)
+{
+	struct corrupt c;
+	corrupt_trace(&c);
+	const char *meta = c.meta;
+	const size_t mlen = c.mlen, bstart = c.bstart;
+	for (int k = 0; k < 2; k++) {
+		char ins[512];
+		size_t at;
+		if (k == 0) {
+			/* before the second event line (after the first one's
+			 * fields): an event with the first one's id, no fields */
+			const char *e1 = strstr(meta + bstart, "\nevent ");
+			CHECK(e1 != NULL);
+			const char *e2 = strstr(e1 + 1, "\nevent ");
+			CHECK(e2 != NULL);
+			unsigned id;
+			CHECK(sscanf(e1 + 1, "event %u", &id) == 1);
+			snprintf(ins, sizeof(ins), "event %u 0 again 0 x\n", id);
+			at = (size_t)(e2 + 1 - meta);
+		} else {
+			/* a copy of the first site line, right after it */
+			const char *l = strstr(meta + bstart, "\nsite ");
+			CHECK(l != NULL);
+			const char *e = strchr(l + 1, '\n');
+			CHECK((size_t)(e - l) < sizeof(ins));
+			memcpy(ins, l + 1, (size_t)(e - l));
+			ins[e - l] = 0;
+			at = (size_t)(e + 1 - meta);
+		}
+		size_t n = strlen(ins);
+		char *mb = malloc(mlen + n + 1);
+		memcpy(mb, meta, at);
+		memcpy(mb + at, ins, n);
+		memcpy(mb + at + n, meta + at, mlen - at);
+		tt_write_file(c.mpath, mb, mlen + n);
+		unsigned line = 1;
+		for (size_t i = 0; i < at; i++)
+			line += meta[i] == '\n';
+		ringtrace_trace *t;
+		CHECK(ringtrace_trace_open(c.dir, NULL, NULL, &t) < 0);
+		char want[80];
+		snprintf(want, sizeof(want), "/metadata: line %u: %s id ", line,
+			 k ? "site" : "event");
+		CHECKF(strstr(ringtrace_trace_open_error(), want) &&
+			       strstr(ringtrace_trace_open_error(), "defined twice"),
+		       "%s (want \"%s... defined twice\")", ringtrace_trace_open_error(), want);
+		free(mb);
+	}
+	tt_write_file(c.mpath, meta, mlen);
+	corrupt_done(&c);
+}
+
 /* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
 static const struct check_case cases[] = {
@@ -303,6 +358,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(trace_corrupt_schema_bytes_parse_or_fail_naming_metadata, test_schema_bytes),
 	CHECK_CASE(trace_corrupt_schema_cut_anywhere_refused_naming_a_line, test_schema_cut),
 	CHECK_CASE(trace_corrupt_malformed_schema_line_named_by_number, test_malformed_line),
+	CHECK_CASE(trace_corrupt_duplicate_event_and_site_ids_refused_naming_the_line, test_duplicate_ids),
 };
 /* clang-format on */
 

@@ -322,6 +322,106 @@ static void test_extra_file(void)
 	tool_done(&tl);
 }
 
+/* ---- control characters --------------------------------------------------- */
+
+static void *ctl_writer(void *arg)
+{
+	(void)arg;
+	/* a thread name, strings and a printf format with control bytes */
+	pthread_setname_np(pthread_self(), "t\x1b]0;x\x07");
+	for (int i = 0; i < 10; i++) {
+		trace_tr_str((int16_t)i, "a\x1b[31mb\nc\x7f\xc2\x9b"
+					 "d\xc3\xa9");
+		ringtrace_printf("p\r%d\n", i);
+	}
+	ringtrace_rb_writer_release(rb);
+	return NULL;
+}
+
+/* Control bytes from a trace (thread names, string fields, formats) reach
+ * no terminal raw: report and stat print them as \xNN, one line a record. */
+static void test_control_chars(void)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/tmp/ringtrace-tool-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(out, sizeof(out), "%s.out", dir);
+	snprintf(err, sizeof(err), "%s.err", dir);
+	struct ringtrace_rb_config cfg;
+	ringtrace_rb_config_init(&cfg);
+	cfg.page_size = 4096;
+	cfg.pool_size = 4096 * 16;
+	CHECK(ringtrace_rb_create(&cfg, &rb) == 0);
+	CHECK(ringtrace_events_set_buffer(rb) == 0);
+	CHECK(ringtrace_event_enable("tr_str") == 1);
+	CHECK(ringtrace_event_enable("ringtrace_printf") == 1);
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, ctl_writer, NULL) == 0);
+	CHECK(pthread_join(th, NULL) == 0);
+	CHECK(ringtrace_events_set_buffer(NULL) == 0);
+	struct tt_trace tt;
+	memset(&tt, 0, sizeof(tt));
+	struct ringtrace_trace_stats tst = {20, 0, 0, 20, 1, 4096, 1, 0};
+	tt_write_trace(rb, dir, &tt, &tst);
+	CHECK(tt.n == 20);
+
+	char a[1024];
+	snprintf(a, sizeof(a), "report '%s'", dir);
+	CHECK(run(a) == 0);
+	size_t olen;
+	char *o = slurp(out, &olen);
+	CHECK_EQ_U64(count_lines(o), 20);
+	for (size_t i = 0; i < olen; i++) {
+		unsigned char b = (unsigned char)o[i];
+		CHECKF((b >= 0x20 && b != 0x7f && !(b == 0xc2 && (unsigned char)o[i + 1] < 0xa0)) ||
+			       b == '\n',
+		       "report: byte 0x%02x at %zu reached the output raw", b, i);
+	}
+	CHECKF(strstr(o, "s=a\\x1b[31mb\\x0ac\\x7f\\xc2\\x9bd\xc3\xa9"),
+	       "report: string not escaped as expected:\n%s", o);
+	CHECKF(strstr(o, "ringtrace_printf: p\\x0d3\\x0a"), "report: printf text:\n%s", o);
+	/* (the reader shows a thread name's control bytes as '?') */
+	CHECKF(strstr(o, "t?]0;x?-"), "report: thread name not made safe:\n%s", o);
+	free(o);
+	snprintf(a, sizeof(a), "stat '%s'", dir);
+	CHECK(run(a) == 0);
+	o = slurp(out, &olen);
+	CHECKF(strstr(o, "t?]0;x?") && !strchr(o, 0x1b), "stat: thread name:\n%s", o);
+	free(o);
+	/* an event name with control bytes, written into the metadata as a
+	 * hostile writer would: list and stat escape it */
+	char mpath[512];
+	snprintf(mpath, sizeof(mpath), "%s/metadata", dir);
+	size_t mlen;
+	char *m;
+	tt_read_file(mpath, &m, &mlen);
+	char *blk = strstr(m, "/* ringtrace-schema 1");
+	CHECK(blk != NULL);
+	char *name = strstr(blk, " tr_str ");
+	CHECK(name != NULL);
+	char *m2 = malloc(mlen + 16);
+	size_t at = (size_t)(name - m) + 1;
+	memcpy(m2, m, at);
+	memcpy(m2 + at, "tr%1B%0Astr", 11);
+	memcpy(m2 + at + 11, m + at + 6, mlen - at - 6);
+	tt_write_file(mpath, m2, mlen + 5);
+	for (int k = 0; k < 2; k++) {
+		snprintf(a, sizeof(a), "%s '%s'", k ? "stat" : "list", dir);
+		CHECK(run(a) == 0);
+		o = slurp(out, &olen);
+		CHECKF(strstr(o, "tr\\x1b\\x0astr") && !strchr(o, 0x1b),
+		       "%s: event name not escaped:\n%s", k ? "stat" : "list", o);
+		free(o);
+	}
+	free(m2);
+	free(m);
+	unlink(out);
+	unlink(err);
+	free(tt.ev);
+	ringtrace_rb_destroy(rb);
+	tt_rm_dir(dir);
+}
+
 /* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
 static const struct check_case cases[] = {
@@ -331,6 +431,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(trace_tool_stat_and_list_summarise_the_trace, test_stat_list),
 	CHECK_CASE(trace_tool_truncated_stream_printed_in_part_and_exit_1, test_damaged),
 	CHECK_CASE(trace_tool_unexpected_file_in_trace_named_and_exit_1, test_extra_file),
+	CHECK_CASE(trace_tool_control_characters_from_the_trace_printed_escaped, test_control_chars),
 };
 /* clang-format on */
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "output.h"
 #include "ringtrace/trace.h"
 
 static void export_usage(FILE *f)
@@ -25,7 +26,7 @@ static void export_usage(FILE *f)
 static void on_error(void *arg, const char *msg)
 {
 	(void)arg;
-	fprintf(stderr, "ringtrace export: %s\n", msg);
+	fprintf(stderr, "ringtrace export: %s\n", out_esc(msg));
 }
 
 int ringtrace_cmd_export(int argc, char **argv)
@@ -69,7 +70,7 @@ int ringtrace_cmd_export(int argc, char **argv)
 	}
 	ringtrace_trace *t;
 	if (ringtrace_trace_open(argv[optind], on_error, NULL, &t) < 0) {
-		fprintf(stderr, "ringtrace export: %s\n", ringtrace_trace_open_error());
+		fprintf(stderr, "ringtrace export: %s\n", out_esc(ringtrace_trace_open_error()));
 		return 1;
 	}
 	FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");

@@ -24,7 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
+#include "output.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/format.h"
 #include "ringtrace/ring.h"
@@ -152,18 +154,6 @@ static int append(char **list, const char *sep, const char *a, const char *b, co
 	return 0;
 }
 
-static int valid_size(const char *s)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || v == 0)
-		return 0;
-	if (*end && strchr("kKmMgG", *end))
-		end++;
-	return *end == 0;
-}
-
 static uint64_t dir_bytes(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -235,7 +225,8 @@ static void print_summary(const char *dir)
 		comm[16] = 0;
 		fprintf(stderr,
 			"%-8u %-16s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
-			last.tid, comm, events, (uint64_t)last.events_discarded, lostpages, bytes);
+			last.tid, out_esc(comm), events, (uint64_t)last.events_discarded, lostpages,
+			bytes);
 	}
 	closedir(d);
 }
@@ -339,10 +330,22 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			"ringtrace record: no command to run (ringtrace record [options] -- CMD)\n");
 		return 2;
 	}
-	if ((bufsize && !valid_size(bufsize)) || (pagesize && !valid_size(pagesize))) {
-		fprintf(stderr,
-			"ringtrace record: --buffer-size/--page-size: '%s' is not a size (e.g. 64m, 64k)\n",
-			bufsize && !valid_size(bufsize) ? bufsize : pagesize);
+	/* Checked here, by the rules the library applies to the same strings
+	 * (RINGTRACE_BUFFER_SIZE, RINGTRACE_PAGE_SIZE), so that a bad value is
+	 * a usage error before CMD runs, not a trace that never starts. */
+	uint64_t pool = 0, page = 0;
+	char why[200];
+	const char *bad = NULL;
+	if (bufsize && arg_size(bufsize, 1, UINT64_MAX, &pool, why, sizeof(why)) < 0)
+		bad = "--buffer-size";
+	else if (pagesize && arg_size(pagesize, 1, UINT64_MAX, &page, why, sizeof(why)) < 0)
+		bad = "--page-size";
+	else if (arg_pool_geometry(pool, page, why, sizeof(why)) < 0)
+		bad = pagesize && bufsize ? "--buffer-size with --page-size"
+		      : pagesize          ? "--page-size (with the default buffer size)"
+					  : "--buffer-size (with the default page size)";
+	if (bad) {
+		fprintf(stderr, "ringtrace record: %s: %s\n", bad, why);
 		return 2;
 	}
 	char defdir[64];
@@ -511,14 +514,14 @@ int ringtrace_cmd_snapshot(int argc, char **argv)
 		fprintf(stderr, "usage: ringtrace snapshot PID\n");
 		return 2;
 	}
-	char *end;
-	long pid = strtol(argv[1], &end, 10);
-	if (*end || pid <= 0) {
-		fprintf(stderr, "ringtrace snapshot: '%s' is not a process id\n", argv[1]);
+	int pid;
+	char why[200];
+	if (arg_pid(argv[1], &pid, why, sizeof(why)) < 0) {
+		fprintf(stderr, "ringtrace snapshot: PID: %s\n", why);
 		return 2;
 	}
 	if (kill((pid_t)pid, SIGUSR2) < 0) {
-		fprintf(stderr, "ringtrace snapshot: process %ld: %s\n", pid, strerror(errno));
+		fprintf(stderr, "ringtrace snapshot: process %d: %s\n", pid, strerror(errno));
 		return 1;
 	}
 	return 0;

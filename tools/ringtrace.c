@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
+#include "output.h"
 #include "ringtrace/trace.h"
 
 static const char *prog = "ringtrace";
@@ -61,14 +63,14 @@ static void on_error(void *arg, const char *msg)
 {
 	(void)arg;
 	fflush(stdout);
-	fprintf(stderr, "%s: %s\n", prog, msg);
+	fprintf(stderr, "%s: %s\n", prog, out_esc(msg));
 }
 
 static ringtrace_trace *open_trace(const char *dir)
 {
 	ringtrace_trace *t;
 	if (ringtrace_trace_open(dir, on_error, NULL, &t) < 0) {
-		fprintf(stderr, "%s: %s\n", prog, ringtrace_trace_open_error());
+		fprintf(stderr, "%s: %s\n", prog, out_esc(ringtrace_trace_open_error()));
 		return NULL;
 	}
 	return t;
@@ -98,36 +100,15 @@ static const char report_help[] =
 	"  --to SEC       only events at or before SEC\n"
 	"  --raw          print raw clock ticks instead of seconds\n"
 	"\n"
+	"Control bytes in names and strings are printed as \\xNN.\n"
 	"Exits 1 if any damage was found (after printing everything readable).\n";
-
-/* SEC[.FRACTION] to nanoseconds, exactly (digits past 1 ns are ignored). */
-static int parse_sec(const char *s, uint64_t *ns)
-{
-	uint64_t sec = 0, frac = 0;
-	int nd = 0, nf = 0;
-	for (; *s >= '0' && *s <= '9'; s++, nd++) {
-		if (sec > (UINT64_MAX / 1000000000u - 9) / 10)
-			return -1;
-		sec = sec * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s == '.') {
-		for (s++; *s >= '0' && *s <= '9'; s++, nf++)
-			if (nf < 9)
-				frac = frac * 10 + (uint64_t)(*s - '0');
-		for (int i = nf; i < 9; i++)
-			frac *= 10;
-	}
-	if (*s || (nd == 0 && nf == 0))
-		return -1;
-	*ns = sec * 1000000000u + frac;
-	return 0;
-}
 
 static int cmd_report(int argc, char **argv)
 {
 	const char *dir = NULL, *glob = NULL;
 	uint64_t from = 0, to = UINT64_MAX;
 	int raw = 0;
+	char why[200];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (cmd_is_help(a)) {
@@ -143,8 +124,9 @@ static int cmd_report(int argc, char **argv)
 			const char *v = argv[++i];
 			if (a[2] == 'e')
 				glob = v;
-			else if (parse_sec(v, a[2] == 'f' ? &from : &to) < 0)
-				return usage_error("report", "invalid number of seconds: %s", v);
+			else if (arg_seconds(v, a[2] == 'f' ? &from : &to, why, sizeof(why)) < 0)
+				return usage_error("report",
+						   a[2] == 'f' ? "--from: %s" : "--to: %s", why);
 		} else if (a[0] == '-' && a[1]) {
 			return usage_error("report", "unknown option %s", a);
 		} else if (!dir) {
@@ -155,6 +137,9 @@ static int cmd_report(int argc, char **argv)
 	}
 	if (!dir)
 		return usage_error("report", "%s", "missing trace directory");
+	if (from > to)
+		return usage_error("report", "%s",
+				   "--from is after --to: nothing would be printed");
 	ringtrace_trace *t = open_trace(dir);
 	if (!t)
 		return 1;
@@ -299,7 +284,8 @@ static int cmd_stat(int argc, char **argv)
 		const struct ringtrace_trace_stream_info *s = ringtrace_trace_stream(t, i);
 		printf("%-10" PRIu64 " %-8u %-16s %12" PRIu64 " %10" PRIu64 " %10" PRIu64
 		       " %12" PRIu64 " ",
-		       s->id, s->tid, s->comm, s->events, s->dropped, s->overrun, s->bytes);
+		       s->id, s->tid, out_esc(s->comm), s->events, s->dropped, s->overrun,
+		       s->bytes);
 		if (s->events) {
 			print_span(t, s->first_ts, s->last_ts);
 			if (s->first_ts < t0)
@@ -345,9 +331,10 @@ static int cmd_stat(int argc, char **argv)
 	qsort(nc, k, sizeof(*nc), cmp_count);
 	printf("\n%-34s %12s %12s\n", "events by name:", "events", "rejected");
 	for (uint32_t i = 0; i < k; i++) {
-		printf("  %-32s %12" PRIu64 " %12" PRIu64, nc[i].name, nc[i].n, nc[i].rejected);
+		printf("  %-32s %12" PRIu64 " %12" PRIu64, out_esc(nc[i].name), nc[i].n,
+		       nc[i].rejected);
 		if (nc[i].filter)
-			printf("  filter: %s", nc[i].filter);
+			printf("  filter: %s", out_esc(nc[i].filter));
 		putchar('\n');
 	}
 	(void)other;
@@ -359,7 +346,7 @@ static int cmd_stat(int argc, char **argv)
 			/* The spec is free text of any length: it goes last, after the
 			 * numbers, like the filters above, so that the columns stay put. */
 			printf("  %12" PRIu64 " %12" PRIu64 "  %s\n", tg->fired, tg->skipped,
-			       tg->spec);
+			       out_esc(tg->spec));
 		}
 	}
 	uint32_t nst = ringtrace_trace_stat_count(t);
@@ -367,7 +354,7 @@ static int cmd_stat(int argc, char **argv)
 		printf("\nrecorder:\n");
 		for (uint32_t i = 0; i < nst; i++) {
 			const struct ringtrace_trace_stat *st = ringtrace_trace_stat(t, i);
-			printf("  %-32s %12" PRIu64 "\n", st->key, st->value);
+			printf("  %-32s %12" PRIu64 "\n", out_esc(st->key), st->value);
 		}
 	}
 	int rc = 0;
@@ -444,33 +431,35 @@ static int cmd_list(int argc, char **argv)
 	printf("events (%u):\n", ne);
 	for (uint32_t i = 0; i < ne; i++) {
 		const struct ringtrace_trace_event_def *d = ringtrace_trace_event(t, i);
-		printf("  %u %s (%s)\n", d->id, d->name, d->kind < 4 ? kind_names[d->kind] : "?");
+		printf("  %u %s (%s)\n", d->id, out_esc(d->name),
+		       d->kind < 4 ? kind_names[d->kind] : "?");
 		for (uint32_t k = 0; k < d->nfields; k++) {
 			const struct ringtrace_field_desc *f = &d->fields[k];
-			printf("      %-20s ", f->name);
+			printf("      %-20s ", out_esc(f->name));
 			print_type(f);
 			if (f->type == RINGTRACE_FT_ENUM && f->enm) {
 				printf(" {");
 				for (uint32_t e = 0; e < f->enm->count; e++)
 					printf("%s %s=%" PRId64, e ? "," : "",
-					       f->enm->values[e].name, f->enm->values[e].value);
+					       out_esc(f->enm->values[e].name),
+					       f->enm->values[e].value);
 				printf(" }");
 			}
 			putchar('\n');
 		}
-		printf("      print \"%s\"\n", d->print_fmt);
+		printf("      print \"%s\"\n", out_esc(d->print_fmt));
 	}
 	uint32_t nsite = ringtrace_trace_site_count(t);
 	printf("printf sites (%u):\n", nsite);
 	for (uint32_t i = 0; i < nsite; i++) {
 		const struct ringtrace_trace_site *s = ringtrace_trace_site(t, i);
-		printf("  %u \"%s\" args", s->id, s->fmt);
+		printf("  %u \"%s\" args", s->id, out_esc(s->fmt));
 		static const char *const tn[] = {"?", "s64", "u64", "double", "string", "pointer"};
 		for (uint32_t a = 0; a < s->nargs; a++)
 			printf("%s%s", a ? "," : " ", s->types[a] <= 5 ? tn[s->types[a]] : "?");
 		if (!s->nargs)
 			printf(" none");
-		printf(" at %s:%u\n", s->file, s->line);
+		printf(" at %s:%u\n", out_esc(s->file), s->line);
 	}
 	fflush(stdout);
 	ringtrace_trace_close(t);

@@ -113,6 +113,10 @@ const char *ringtrace_trace_event_name(const struct ringtrace_trace_record *rec)
  *   COMM-TID [CPU] SECONDS.MICROS: EVENT: FIELDS
  * (clock ticks instead of seconds if raw), or for lost events
  *   COMM-TID [CPU] SECONDS.MICROS: *** N events lost ***
+ * Control bytes from the trace (C0 controls, DEL, and the C1 controls in
+ * their UTF-8 form, 0xc2 0x80..0x9f) are written as \xNN, so that a line
+ * is one line and nothing in a trace reaches a terminal as a command; a
+ * thread name's control bytes show as '?'.
  * Returns the length (as snprintf; buf is NUL-terminated when size > 0),
  * or a negative error (damage is reported through the callback).
  */

@@ -93,6 +93,13 @@ RT_HIDDEN int rt_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 RT_HIDDEN int rt_parse_u64(const char *s, uint64_t max, uint64_t *out);
 /* The same with an optional '-' (int64_t range; "-0" refused). */
 RT_HIDDEN int rt_parse_i64(const char *s, int64_t *out);
+/*
+ * A size: a strict decimal number with an optional k, m or g suffix (KiB,
+ * MiB, GiB, either case), no overflow: 0 and *out, or -1. The rules of
+ * `ringtrace record --buffer-size` (tools/args.c), which hands the same
+ * strings to the library through the environment.
+ */
+RT_HIDDEN int rt_parse_size(const char *s, uint64_t *out);
 
 /* ---- I/O (io.c) ---- */
 

@@ -96,3 +96,24 @@ int rt_parse_i64(const char *s, int64_t *out)
 	*out = (int64_t)u;
 	return 0;
 }
+
+int rt_parse_size(const char *s, uint64_t *out)
+{
+	char digits[32];
+	size_t n = strlen(s);
+	unsigned shift = 0;
+	if (n && strchr("kKmMgG", s[n - 1])) {
+		char c = s[n - 1];
+		shift = c == 'k' || c == 'K' ? 10 : c == 'm' || c == 'M' ? 20 : 30;
+		n--;
+	}
+	if (n == 0 || n >= sizeof(digits))
+		return -1;
+	memcpy(digits, s, n);
+	digits[n] = 0;
+	uint64_t v;
+	if (rt_parse_u64(digits, UINT64_MAX >> shift, &v) < 0)
+		return -1;
+	*out = v << shift;
+	return 0;
+}

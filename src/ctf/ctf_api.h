@@ -77,6 +77,10 @@ struct rt_ctf_doc {
 	/* (filter lines, kept until every event line is read) */
 	struct rt_ctf_filter_line *filters;
 	uint32_t nfilters, cap_filters;
+	/* (while parsing: the event and site ids defined so far, a bit each,
+	 * so a duplicate is found in O(1); scanning the earlier lines made a
+	 * long metadata quadratic) */
+	uint8_t *ev_seen, *site_seen;
 };
 
 /*

@@ -127,6 +127,18 @@ struct rt_parse {
 	int ntok;
 };
 
+/* Mark id in *bits (max_id + 1 bits, allocated on first use): 1 if it was
+ * marked already, 0 if not, -1 out of memory. */
+static int rt_seen(uint8_t **bits, uint32_t max_id, uint64_t id)
+{
+	if (!*bits && !(*bits = calloc(max_id / 8 + 1, 1)))
+		return -1;
+	uint8_t m = (uint8_t)(1u << (id & 7));
+	int was = ((*bits)[id >> 3] & m) != 0;
+	(*bits)[id >> 3] |= m;
+	return was;
+}
+
 /* A message "DIR/metadata: ..." in the caller's buffer; returns -code. */
 static int rt_fail(struct rt_parse *p, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -338,10 +350,12 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		if (!ev->name[0])
 			return RT_META_FAIL(p, "event %llu has an empty name",
 					    (unsigned long long)id);
-		for (uint32_t i = 0; i < t->nevents; i++)
-			if (t->events[i].id == id)
-				return RT_META_FAIL(p, "event id %llu defined twice",
-						    (unsigned long long)id);
+		int dup = rt_seen(&p->t->ev_seen, RINGTRACE_EV_MAX_ID, id);
+		if (dup < 0)
+			return RT_META_FAIL(p, "out of memory");
+		if (dup)
+			return RT_META_FAIL(p, "event id %llu defined twice",
+					    (unsigned long long)id);
 		ev->id = (uint32_t)id;
 		ev->kind = (uint32_t)kind;
 		ev->nfields = (uint32_t)nf;
@@ -451,10 +465,12 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		RT_STR(p, s->fmt, 4, "site format");
 		RT_STR(p, s->file, 5, "site file");
 		RT_NUM(p, ln, 6, UINT32_MAX, "site line");
-		for (uint32_t i = 0; i < t->nsites; i++)
-			if (t->sites[i].id == id)
-				return RT_META_FAIL(p, "site id %llu defined twice",
-						    (unsigned long long)id);
+		int dup = rt_seen(&p->t->site_seen, RT_CTF_MAX_SITE_ID, id);
+		if (dup < 0)
+			return RT_META_FAIL(p, "out of memory");
+		if (dup)
+			return RT_META_FAIL(p, "site id %llu defined twice",
+					    (unsigned long long)id);
 		s->id = (uint32_t)id;
 		s->nargs = (uint32_t)nargs;
 		s->line = (uint32_t)ln;
@@ -657,6 +673,8 @@ void rt_ctf_doc_free(struct rt_ctf_doc *doc)
 	free(doc->filters);
 	free(doc->by_id);
 	free(doc->site_by_id);
+	free(doc->ev_seen);
+	free(doc->site_seen);
 	rt_arena_free(&doc->arena);
 	memset(doc, 0, sizeof(*doc));
 }

@@ -15,23 +15,13 @@
 
 #include "record/record_internal.h"
 
-static int rt_parse_size(const char *s, size_t *out)
+/* A size by the strict rules of rt_parse_size, and one size_t can hold. */
+static int rt_env_size(const char *s, size_t *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	uint64_t v;
+	if (rt_parse_size(s, &v) < 0 || v > SIZE_MAX)
 		return -1;
-	unsigned long long mul = 1;
-	if (*end == 'k' || *end == 'K')
-		mul = 1024, end++;
-	else if (*end == 'm' || *end == 'M')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'g' || *end == 'G')
-		mul = 1024ull * 1024 * 1024, end++;
-	if (*end)
-		return -1;
-	*out = (size_t)(v * mul);
+	*out = (size_t)v;
 	return 0;
 }
 
@@ -55,10 +45,14 @@ void rt_env_start(void)
 			mode);
 		return;
 	}
-	if ((bs && rt_parse_size(bs, &cfg.pool_size) < 0) ||
-	    (ps && rt_parse_size(ps, &cfg.page_size) < 0)) {
+	const char *bad = bs && rt_env_size(bs, &cfg.pool_size) < 0   ? "RINGTRACE_BUFFER_SIZE"
+			  : ps && rt_env_size(ps, &cfg.page_size) < 0 ? "RINGTRACE_PAGE_SIZE"
+								      : NULL;
+	if (bad) {
 		fprintf(stderr,
-			"ringtrace: RINGTRACE_BUFFER_SIZE/RINGTRACE_PAGE_SIZE: not a size (e.g. 64m, 64k); not tracing\n");
+			"ringtrace: %s=\"%.40s\" is not a size (digits and an optional k, m or g, "
+			"e.g. 64m, 64k); not tracing\n",
+			bad, bad[10] == 'B' ? bs : ps);
 		return;
 	}
 	if (rt_session_start(&cfg, 1) < 0) {

@@ -25,6 +25,30 @@
 
 /* ---- cutting a format -------------------------------------------------------- */
 
+/*
+ * A width or precision written in the format: its digits at *q (moved past
+ * all of them), written to spec clamped to RT_FMT_MAX_WIDTH; returns the
+ * bytes written (at most 4). A print format comes from a trace's metadata,
+ * which anyone can write: "%999999999d" asked snprintf for a gigabyte of
+ * padding per record (a width read from a record is clamped the same way).
+ */
+static size_t rt_fmt_number(const char **q, char *spec)
+{
+	uint32_t v = 0;
+	for (; **q >= '0' && **q <= '9'; (*q)++)
+		if (v <= RT_FMT_MAX_WIDTH)
+			v = v * 10 + (uint32_t)(**q - '0');
+	if (v > RT_FMT_MAX_WIDTH)
+		v = RT_FMT_MAX_WIDTH;
+	char tmp[8], *e = tmp + sizeof(tmp), *p = e;
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(spec, p, (size_t)(e - p));
+	return (size_t)(e - p);
+}
+
 int rt_fmt_next(const char **fmtp, struct rt_fmt_seg *sg)
 {
 	const char *f = *fmtp;
@@ -56,16 +80,16 @@ int rt_fmt_next(const char **fmtp, struct rt_fmt_seg *sg)
 		sg->star_w = 1;
 		sg->spec[k++] = *q++;
 	}
-	while (*q >= '0' && *q <= '9' && k < 30)
-		sg->spec[k++] = *q++;
+	if (*q >= '0' && *q <= '9')
+		k += rt_fmt_number(&q, sg->spec + k);
 	if (*q == '.') {
 		sg->spec[k++] = *q++;
 		if (*q == '*') {
 			sg->star_p = 1;
 			sg->spec[k++] = *q++;
 		}
-		while (*q >= '0' && *q <= '9' && k < 40)
-			sg->spec[k++] = *q++;
+		if (*q >= '0' && *q <= '9')
+			k += rt_fmt_number(&q, sg->spec + k);
 	}
 	sg->spec[k] = 0;
 	sg->speclen = (uint8_t)k;
@@ -159,7 +183,9 @@ static void rt_format_conv(struct rt_out *o, const struct rt_fmt_seg *sg, const 
 	for (int st = 0; st < sg->star_w + sg->star_p; st++) {
 		int64_t w = *ai < nargs ? (int64_t)args[*ai].v : 0;
 		/* a width read from a record is data, not trusted */
-		stars[nstars++] = w > 4096 ? 4096 : w < -4096 ? -4096 : (int)w;
+		stars[nstars++] = w > (int64_t)RT_FMT_MAX_WIDTH    ? (int)RT_FMT_MAX_WIDTH
+				  : w < -(int64_t)RT_FMT_MAX_WIDTH ? -(int)RT_FMT_MAX_WIDTH
+								   : (int)w;
 		(*ai)++;
 	}
 	if (*ai >= nargs) {

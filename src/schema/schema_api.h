@@ -111,6 +111,9 @@ struct rt_arg {
  * A caller that formats many records with one format keeps its pieces
  * (the trace reader does, per event) instead of cutting them every time.
  */
+/* The widest field width or precision printed (larger ones are clamped). */
+#define RT_FMT_MAX_WIDTH 4096u
+
 struct rt_fmt_seg {
 	const char *lit; /* literal text (conv == 0) */
 	uint32_t litlen;
@@ -119,7 +122,7 @@ struct rt_fmt_seg {
 	uint8_t star_w, star_p; /* width / precision given as '*' (an argument each) */
 	uint8_t hh, h, wide;    /* length modifier: hh, h, or any wider one */
 	uint8_t speclen;
-	char spec[45]; /* "%" flags width "." precision, as written (no modifier) */
+	char spec[45]; /* "%" flags width "." precision (clamped), no modifier */
 };
 
 /*
