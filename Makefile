@@ -83,18 +83,24 @@ check-release:
 	@echo "== Release and MinSizeRel build warning-free with gcc and clang"
 
 # libFuzzer (clang, ASan+UBSan) on the trace reader's stream decoding, seeded
-# with a real trace (FUZZ_SECONDS), and on the filter-expression compiler
+# with a real trace (FUZZ_SECONDS), on its metadata parser and formatter,
+# each input within a time limit (FUZZ_META_SECONDS), and on the filter-expression compiler
 # and evaluator and the trigger-spec parser (FUZZ_FILTER_SECONDS).
 FUZZ_SECONDS ?= 60
 FUZZ_FILTER_SECONDS ?= 30
+FUZZ_META_SECONDS ?= 30
 check-fuzz:
 	cmake -S . -B build-fuzz -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-	cmake --build build-fuzz -j$(JOBS) --target fuzz_stream fuzz_filter test_trace_gen
+	cmake --build build-fuzz -j$(JOBS) --target fuzz_stream fuzz_metadata fuzz_filter test_trace_gen
 	rm -rf build-fuzz/seed-trace build-fuzz/corpus && mkdir -p build-fuzz/corpus
 	./build-fuzz/bin/test_trace_gen build-fuzz/seed-trace 3000 2 >/dev/null
 	cp build-fuzz/seed-trace/stream_* build-fuzz/corpus/
 	RINGTRACE_FUZZ_TRACE=build-fuzz/seed-trace ./build-fuzz/bin/fuzz_stream build-fuzz/corpus \
 		-max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1
+	rm -rf build-fuzz/meta-corpus && mkdir -p build-fuzz/meta-corpus
+	cp build-fuzz/seed-trace/metadata build-fuzz/meta-corpus/
+	RINGTRACE_FUZZ_TRACE=build-fuzz/seed-trace ./build-fuzz/bin/fuzz_metadata build-fuzz/meta-corpus \
+		-max_total_time=$(FUZZ_META_SECONDS) -timeout=10 -max_len=65536 -print_final_stats=1
 	rm -rf build-fuzz/filter-corpus && mkdir -p build-fuzz/filter-corpus
 	printf 'value & 1' > build-fuzz/filter-corpus/a
 	printf 's32 < -5 && (name ~ "eth*" || !flag)' > build-fuzz/filter-corpus/b
