@@ -146,12 +146,13 @@ files_record_group_option_shares_the_trace() { # case
 
 # ---- recover ----
 
-# crashed NAME: a program traced with a named pool, killed: $d, $shm.
+# crashed NAME [MODE]: a program traced with a named pool, killed: $d, $shm.
 crashed() {
 	d="$tmp/$1"
 	shm="$shmp-$1"
 	st=0
-	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$bin/test_crash_prog" 20000 "$d" kill > /dev/null 2>&1 || st=$?
+	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" RINGTRACE_MODE="${2:-discard}" \
+		"$bin/test_crash_prog" 20000 "$d" kill > /dev/null 2>&1 || st=$?
 	[ "$st" = 137 ] || fail "$1: the program exited $st, not killed"
 	[ -e "/dev/shm$shm" ] || fail "$1: no pool left"
 }
@@ -194,16 +195,19 @@ files_recover_refused_while_the_program_records() { # case
 	"$rt" stat "$d" > /dev/null || fail "the program's trace is damaged"
 }
 
+# (overwrite mode: every page is still in the pool, none in a file, so
+# recover must make both stream files, where the links are)
 files_recover_does_not_follow_symlink_at_stream() { # case
-	crashed slink
+	crashed slink overwrite
+	[ -z "$(ls "$d" | grep stream_)" ] || fail "overwrite mode wrote stream files while running"
 	echo "$PRECIOUS" > "$tmp/target"
-	mv "$d/stream_1" "$tmp/stream_1.saved"
 	ln -s "$tmp/target" "$d/stream_1"
+	ln -s "$tmp/target" "$d/stream_2"
 	st=0
 	"$rt" recover "$shm" "$d" 2> "$tmp/slink.err" || st=$?
-	[ "$(cat "$tmp/target")" = "$PRECIOUS" ] || fail "recover wrote through $d/stream_1"
+	[ "$(cat "$tmp/target")" = "$PRECIOUS" ] || fail "recover wrote through a link at a stream file"
 	[ "$st" = 1 ] || fail "recover did not report the link (status $st)"
-	grep -q "stream_1 is a symbolic link" "$tmp/slink.err" || fail "not named: $(cat "$tmp/slink.err")"
+	grep -q "stream_[12] is a symbolic link" "$tmp/slink.err" || fail "not named: $(cat "$tmp/slink.err")"
 }
 
 files_recover_does_not_follow_symlink_at_metadata_tmp() { # case

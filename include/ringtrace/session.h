@@ -42,7 +42,8 @@
  *     a second recorder on it, in another process or this one (a snapshot
  *     into it), is refused with a message naming the directory and the
  *     process holding it. The lock goes when the session stops or the
- *     process dies.
+ *     process dies (a child forked without exec shares it until it exits:
+ *     it still writes into the session's pool).
  *   - metadata, stream_<N>: 0600 (0640 and the group with a group), each
  *     opened through the directory's descriptor, created new (O_EXCL),
  *     never through a symbolic link; something planted at one of these
