@@ -284,6 +284,25 @@ static int rt_tdir_own(const struct rt_tdir *d, int fd, const char *name)
 	return 0;
 }
 
+/* PATH (modified) as its parent and its last name; trailing '/' dropped. */
+static void rt_split(char *path, const char **pdir, const char **name)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = 0;
+	char *slash = strrchr(path, '/');
+	*pdir = ".";
+	*name = path;
+	if (slash == path) {
+		*pdir = "/";
+		*name = path + 1;
+	} else if (slash) {
+		*slash = 0;
+		*pdir = path;
+		*name = slash + 1;
+	}
+}
+
 int rt_tdir_create(struct rt_tdir *d, int atfd, const char *path, const char *shown, long group)
 {
 	rt_tdir_init(d);
@@ -295,18 +314,16 @@ int rt_tdir_create(struct rt_tdir *d, int atfd, const char *path, const char *sh
 	char *copy = strdup(path);
 	if (!copy)
 		return rt_error(RINGTRACE_ENOMEM, "output directory \"%s\": out of memory", shown);
-	size_t len = strlen(copy);
-	while (len > 1 && copy[len - 1] == '/')
-		copy[--len] = 0;
-	char *slash = strrchr(copy, '/');
-	const char *pdir = ".", *name = copy;
-	if (slash == copy) {
-		pdir = "/";
-		name = copy + 1;
-	} else if (slash) {
-		*slash = 0;
-		pdir = copy;
-		name = slash + 1;
+	const char *pdir, *name;
+	rt_split(copy, &pdir, &name);
+	if (atfd == AT_FDCWD && (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)) {
+		/* "." (an empty current directory): the directory it stands for,
+		 * by its name in its parent */
+		free(copy);
+		if (!(copy = realpath(path, NULL)))
+			return rt_error(RINGTRACE_ESYS, "output directory \"%s\": %s", shown,
+					strerror(errno));
+		rt_split(copy, &pdir, &name);
 	}
 	int err = 0;
 	struct stat st;
