@@ -2,14 +2,24 @@
  * ringtrace export --format=json DIR -o FILE: the Chrome/Perfetto trace
  * event format, written by the reader library (src/read/json.c describes
  * it), loadable in Perfetto's UI and chrome://tracing.
+ *
+ * FILE is written as FILE.XXXXXX beside it (mkostemp: created new, 0600,
+ * never through a symbolic link) and renamed over FILE when complete: a
+ * name planted at FILE (a symbolic link to a file of someone else's) is
+ * never written through, and a half-written export is never left under
+ * FILE. An existing FILE that is not a regular file is refused: rename
+ * would replace a device node or a link as readily as a file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "output.h"
@@ -20,13 +30,55 @@ static void export_usage(FILE *f)
 	fprintf(f, "usage: ringtrace export --format=json DIR -o FILE\n\n"
 		   "Write the trace in DIR as Chrome/Perfetto trace event JSON (FILE '-' is\n"
 		   "stdout). Events defined with RINGTRACE_EVENT_KIND BEGIN/END/COUNTER become\n"
-		   "B/E/C events, the others instant events.\n");
+		   "B/E/C events, the others instant events.\n\n"
+		   "FILE is made new (mode 0600) and renamed into place when complete; an\n"
+		   "existing FILE is replaced only if it is a regular file (a symbolic link\n"
+		   "there is refused, never written through).\n");
 }
 
 static void on_error(void *arg, const char *msg)
 {
 	(void)arg;
 	fprintf(stderr, "ringtrace export: %s\n", out_esc(msg));
+}
+
+static const char *kind(mode_t m)
+{
+	return S_ISLNK(m)    ? "a symbolic link"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+			     : "not a regular file";
+}
+
+/* The temporary file for OUT (its name in tmp): a stream, or NULL with a
+ * message. */
+static FILE *open_output(const char *out, char *tmp, size_t size)
+{
+	struct stat st;
+	if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fprintf(stderr,
+			"ringtrace export: %s is %s, not a regular file: not replaced (-o - "
+			"writes to stdout)\n",
+			out, kind(st.st_mode));
+		return NULL;
+	}
+	if ((size_t)snprintf(tmp, size, "%s.XXXXXX", out) >= size) {
+		fprintf(stderr, "ringtrace export: %s: name too long\n", out);
+		return NULL;
+	}
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		fprintf(stderr, "ringtrace export: cannot create %s: %s\n", tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+	}
+	return f;
 }
 
 int ringtrace_cmd_export(int argc, char **argv)
@@ -73,9 +125,9 @@ int ringtrace_cmd_export(int argc, char **argv)
 		fprintf(stderr, "ringtrace export: %s\n", out_esc(ringtrace_trace_open_error()));
 		return 1;
 	}
-	FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+	char tmp[4200];
+	FILE *f = strcmp(out, "-") == 0 ? stdout : open_output(out, tmp, sizeof(tmp));
 	if (!f) {
-		fprintf(stderr, "ringtrace export: cannot create %s: %s\n", out, strerror(errno));
 		ringtrace_trace_close(t);
 		return 1;
 	}
@@ -83,10 +135,18 @@ int ringtrace_cmd_export(int argc, char **argv)
 	setvbuf(f, obuf, _IOFBF, sizeof(obuf));
 	int werr = ringtrace_trace_write_json(t, f, argv[optind]) < 0;
 
-	if (f != stdout)
+	if (f != stdout) {
 		werr |= fclose(f) != 0;
-	else
+		if (!werr && rename(tmp, out) != 0) {
+			fprintf(stderr, "ringtrace export: renaming %s to %s: %s\n", tmp, out,
+				strerror(errno));
+			werr = 1;
+		}
+		if (werr)
+			unlink(tmp);
+	} else {
 		fflush(f);
+	}
 	uint64_t errors = ringtrace_trace_errors(t);
 	ringtrace_trace_close(t);
 	if (werr) {

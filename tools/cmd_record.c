@@ -6,19 +6,37 @@
  * constructor in the traced program: see include/ringtrace/session.h), so
  * any program linked with libringtrace can be traced without code
  * changes. The pool is a named shared-memory object, which lets this
- * process map it and show a live status line while the program runs.
+ * process map it and show a live status line while the program runs,
+ * and recover the trace from it if the program dies.
+ *
+ * The pool's name has a random part (getrandom): nobody can create an
+ * object at that name before the program does, to block the recording
+ * or capture it. The program's library creates it O_CREAT|O_EXCL, 0600
+ * (an existing object is an error, never used), and this process maps it
+ * (live view, recovery) only if it is the program's: owned by our
+ * effective uid (the program runs with our credentials; a set-user-ID
+ * program ignores RINGTRACE_*), with no access for anyone else. Creating
+ * the object here and handing the program a descriptor would close the
+ * window between the program's exit and our look at the name too, but it
+ * needs the pool to be built in an object someone else made (the ring
+ * buffer creates its own), and the named object is what a user recovers
+ * by hand with `ringtrace recover` when this process died as well: the
+ * name stays. After the program's O_EXCL create, the name cannot be taken
+ * over (/dev/shm is sticky, the object is 0600).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,7 +82,12 @@ static void record_usage(FILE *f)
 		"                         (write DIR.snapshot-K), traceoff, traceon,\n"
 		"                         enable_event:NAME, disable_event:NAME; run at most N\n"
 		"                         times if :N is given; may be repeated\n"
-		"  -o, --output DIR       trace directory (default: ringtrace-YYYYmmdd-HHMMSS)\n"
+		"  -o, --output DIR       trace directory (default: ringtrace-YYYYmmdd-HHMMSS):\n"
+		"                         created 0700, files 0600; an existing DIR must be\n"
+		"                         ours, empty and writable by nobody else\n"
+		"      --group GROUP      let GROUP (a name or number) read the trace:\n"
+		"                         directory 0750, files 0640, given that group\n"
+		"                         (default: RINGTRACE_GROUP if set, else private)\n"
 		"      --overwrite        flight recorder: keep only the last buffer's worth,\n"
 		"                         written when CMD exits or on `ringtrace snapshot PID`\n"
 		"      --buffer-size SIZE ring buffer pool (default 16m; k/m/g suffixes)\n"
@@ -154,6 +177,57 @@ static int append(char **list, const char *sep, const char *a, const char *b, co
 	return 0;
 }
 
+/* A pool name nobody can guess (or create before the program does). */
+static int random_shm_name(char *buf, size_t size)
+{
+	uint64_t r;
+	ssize_t n;
+	while ((n = getrandom(&r, sizeof(r), 0)) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(r)) {
+		fprintf(stderr, "ringtrace record: getrandom: %s\n",
+			n < 0 ? strerror(errno) : "short read");
+		return -1;
+	}
+	snprintf(buf, size, "/ringtrace-rec-%d-%016" PRIx64, (int)getpid(), r);
+	return 0;
+}
+
+/*
+ * --group: the group's number (a name resolved here, so that the program
+ * does not look it up), checked to be one we can give files to (root, or
+ * one of our groups): -1 with a message if not.
+ */
+static long group_arg(const char *g)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(g, &end, 10);
+	long gid;
+	if (*g >= '0' && *g <= '9' && !*end && !errno && v < (gid_t)-1) {
+		gid = (long)v;
+	} else {
+		struct group *gr = getgrnam(g);
+		if (!gr) {
+			fprintf(stderr, "ringtrace record: --group %s: no such group\n", g);
+			return -1;
+		}
+		gid = (long)gr->gr_gid;
+	}
+	if (geteuid() == 0 || (gid_t)gid == getegid())
+		return gid;
+	gid_t groups[1024];
+	int n = getgroups(1024, groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == (gid_t)gid)
+			return gid;
+	fprintf(stderr,
+		"ringtrace record: --group %s: not one of your groups (a file can be given only "
+		"to a group one is a member of)\n",
+		g);
+	return -1;
+}
+
 static uint64_t dir_bytes(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -161,11 +235,10 @@ static uint64_t dir_bytes(const char *dir)
 		return 0;
 	uint64_t n = 0;
 	struct dirent *e;
-	char path[4200];
 	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		struct stat st; /* (never through a symbolic link) */
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
 			n += (uint64_t)st.st_size;
 	}
 	closedir(d);
@@ -196,11 +269,17 @@ static void print_summary(const char *dir)
 	while ((e = readdir(d)) != NULL) {
 		if (strncmp(e->d_name, "stream_", 7) != 0)
 			continue;
-		char path[4200];
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		FILE *f = fopen(path, "rb");
-		if (!f)
+		/* A regular file only: a FIFO must not hang us, a symbolic link
+		 * must not show another file. */
+		int fd = ringtrace_ctf_open_file(dir, e->d_name);
+		FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+		if (!f) {
+			if (fd < 0)
+				fprintf(stderr, "ringtrace record: %s\n", ringtrace_last_error());
+			else
+				close(fd);
 			continue;
+		}
 		struct ringtrace_page_header h, last;
 		memset(&last, 0, sizeof(last));
 		uint64_t events = 0, bytes = 0, pages = 0, lostpages = 0, off = 0;
@@ -237,6 +316,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	const char *last_e = NULL; /* the -e a -f applies to */
 	int last_e_filtered = 0;
 	int overwrite = 0, quiet = 0;
+	long group = -1;
 	static const struct option longopts[] = {
 		{"events", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
@@ -245,6 +325,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		{"overwrite", no_argument, NULL, 'w'},
 		{"buffer-size", required_argument, NULL, 'b'},
 		{"page-size", required_argument, NULL, 'p'},
+		{"group", required_argument, NULL, 'G'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -312,6 +393,10 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		case 'p':
 			pagesize = optarg;
 			break;
+		case 'G':
+			if ((group = group_arg(optarg)) < 0)
+				return 2;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -365,7 +450,8 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		return 1;
 	}
 	char shm[64];
-	snprintf(shm, sizeof(shm), "/ringtrace-rec-%d", (int)getpid());
+	if (random_shm_name(shm, sizeof(shm)) < 0)
+		return 1;
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -397,6 +483,11 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			setenv("RINGTRACE_BUFFER_SIZE", bufsize, 1);
 		if (pagesize)
 			setenv("RINGTRACE_PAGE_SIZE", pagesize, 1);
+		if (group >= 0) { /* (else RINGTRACE_GROUP as inherited, if any) */
+			char g[32];
+			snprintf(g, sizeof(g), "%ld", group);
+			setenv("RINGTRACE_GROUP", g, 1);
+		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGUSR2, SIG_DFL);
@@ -424,7 +515,8 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			continue;
 		struct timespec d = {0, 500 * 1000 * 1000};
 		nanosleep(&d, NULL);
-		if (!rb && ringtrace_rb_attach_name(shm, &rb) < 0)
+		char why[512]; /* (not there yet, or not the program's: no live view) */
+		if (!rb && ringtrace_pool_attach(shm, geteuid(), &rb, why, sizeof(why)) < 0)
 			rb = NULL;
 		if (rb) {
 			struct ringtrace_rb_stats s;

@@ -49,7 +49,8 @@ static int append_page(const char *dir, const struct ringtrace_page_header *p, s
 	return 0;
 }
 
-/* Total size of the stream files in dir. */
+/* Total size of the stream files in dir (regular files only: a symbolic
+ * link is not followed). */
 static uint64_t streams_bytes(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -60,10 +61,9 @@ static uint64_t streams_bytes(const char *dir)
 	while ((e = readdir(d)) != NULL) {
 		if (strncmp(e->d_name, "stream_", 7) != 0)
 			continue;
-		char path[4400];
 		struct stat st;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
 			n += (uint64_t)st.st_size;
 	}
 	closedir(d);
@@ -94,12 +94,14 @@ static int patch_metadata(const char *dir, const struct ringtrace_rb_stats *s, u
  * first cut to whole pages (a page half written when the program died). */
 static int64_t last_seq(const char *path, size_t ps)
 {
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	/* Never through a symbolic link, never blocking on a FIFO (appending
+	 * to such a name is refused after this anyway). */
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	struct stat st;
 	int64_t seq = -1;
-	if (fstat(fd, &st) == 0) {
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		off_t whole = st.st_size - st.st_size % (off_t)ps;
 		if (whole != st.st_size && ftruncate(fd, whole) != 0)
 			fprintf(stderr, "ringtrace recover: %s: %s\n", path, strerror(errno));
@@ -162,6 +164,49 @@ static int save_orphans(ringtrace_rb *rb, const char *dir, size_t ps)
 	return saved;
 }
 
+int ringtrace_pool_attach(const char *shm, uid_t owner, ringtrace_rb **out, char *err,
+			  size_t errsize)
+{
+	*out = NULL;
+	int fd = shm_open(shm, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errsize, "cannot map the pool %s: %s", shm, strerror(errno));
+		return -1;
+	}
+	/* The object must be the one the program made: created O_EXCL, 0600,
+	 * by the program's user. One that someone else made at that name (to
+	 * feed us a forged pool, or to read what we write into it) is not. */
+	struct stat st;
+	const char *why = NULL;
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errsize, "the pool %s: fstat: %s", shm, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode))
+		why = "not a shared-memory object";
+	else if (st.st_uid != owner)
+		why = "owned by another user";
+	else if (st.st_mode & 077)
+		why = "open to other users";
+	if (why) {
+		snprintf(err, errsize,
+			 "the pool %s is not the one the program made: %s (uid %u, mode %04o; "
+			 "expected uid %u, mode 0600)",
+			 shm, why, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 (unsigned)owner);
+		close(fd);
+		return -1;
+	}
+	int r = ringtrace_rb_attach_fd(fd, out);
+	close(fd);
+	if (r < 0) {
+		snprintf(err, errsize, "cannot map the pool %s: %s", shm, ringtrace_last_error());
+		return -1;
+	}
+	return 0;
+}
+
 int ringtrace_recover(const char *shm, const char *dir, int quiet)
 {
 	char meta[4200];
@@ -173,10 +218,26 @@ int ringtrace_recover(const char *shm, const char *dir, int quiet)
 			meta, strerror(errno));
 		return 1;
 	}
-	ringtrace_rb *rb;
-	if (ringtrace_rb_attach_name(shm, &rb) < 0) {
-		fprintf(stderr, "ringtrace recover: cannot map the pool %s: %s\n", shm,
-			ringtrace_last_error());
+	/* The recorder's lock: a program still recording there holds it (and
+	 * its pages are its own), so does a second recover. */
+	int lock = ringtrace_ctf_lock_dir(dir);
+	if (lock < 0) {
+		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
+		return 1;
+	}
+	/* The pool belongs to whoever owns the trace: the same program made
+	 * both. */
+	struct stat dst;
+	char why[512];
+	ringtrace_rb *rb = NULL;
+	int bad = fstat(lock, &dst) < 0;
+	if (bad)
+		snprintf(why, sizeof(why), "%s: %s", dir, strerror(errno));
+	else
+		bad = ringtrace_pool_attach(shm, dst.st_uid, &rb, why, sizeof(why)) < 0;
+	if (bad) {
+		fprintf(stderr, "ringtrace recover: %s\n", why);
+		close(lock);
 		return 1;
 	}
 	size_t ps = ringtrace_rb_page_size(rb);
@@ -212,6 +273,7 @@ int ringtrace_recover(const char *shm, const char *dir, int quiet)
 			"ringtrace: recovered %" PRIu64 " pages from the pool %s into %s (%" PRIu64
 			" events committed, %" PRIu64 " dropped, %" PRIu64 " overwritten)\n",
 			recovered, shm, dir, s.hit, s.missed, s.overrun);
+	close(lock);
 	return rc;
 }
 
@@ -226,7 +288,10 @@ int ringtrace_cmd_recover(int argc, char **argv)
 		       "up to its last committed event. The pool is removed afterwards.\n"
 		       "`ringtrace record` does this by itself when its program dies.\n\n"
 		       "The program must have exited: recovering from a live one would take its\n"
-		       "recorder's pages away.\n\n"
+		       "recorder's pages away (DIR is refused while its recorder holds its lock).\n"
+		       "SHM must be the object the program made: owned by DIR's owner, mode 0600.\n"
+		       "Files are added to DIR as the recorder makes them: never through a\n"
+		       "symbolic link, new ones 0600 (0640 if DIR is readable by its group).\n\n"
 		       "exit status: 0 recovered, 1 nothing could be recovered, 2 usage error\n");
 		return 0;
 	}

@@ -3,6 +3,7 @@
 #define RINGTRACE_TOOLS_COMMANDS_H
 
 #include <string.h>
+#include <sys/types.h>
 
 /* Whether a command-line argument asks for help. */
 static inline int cmd_is_help(const char *a)
@@ -17,5 +18,14 @@ int ringtrace_cmd_list_program(int argc, char **argv);
 int ringtrace_cmd_recover(int argc, char **argv);
 /* Recover the trace of a dead program from its pool SHM into DIR: 0 or 1. */
 int ringtrace_recover(const char *shm, const char *dir, int quiet);
+/*
+ * Map the pool SHM for reading if it is the object the program made: a
+ * shared-memory object of uid `owner`, no access for group or others
+ * (the library creates it O_EXCL, 0600). 0 and *out, or -1 with a message
+ * in err (cmd_recover.c).
+ */
+struct ringtrace_rb;
+int ringtrace_pool_attach(const char *shm, uid_t owner, struct ringtrace_rb **out, char *err,
+			  size_t errsize);
 
 #endif

@@ -106,14 +106,38 @@ int ringtrace_ctf_write_metadata(const struct ringtrace_rb *rb, FILE *out,
 
 /*
  * Append one page, unchanged, to the file of its stream in trace
- * directory `dir` (created if missing). 0, or a negative error with a
- * message naming the file.
+ * directory `dir`: created new (0600, or 0640 with the directory's group
+ * when the directory is readable by its group) if missing; an existing
+ * one is written only if it is a regular file with one link, ours or the
+ * directory owner's. `dir` must be a directory (not a symbolic link),
+ * ours (any, for root), writable by nobody else. No symbolic link is
+ * followed. Does not lock the directory (ringtrace_ctf_lock_dir). 0, or
+ * a negative error with a message naming the file.
  */
 int ringtrace_ctf_append_page(const char *dir, const struct ringtrace_page_header *page,
 			      size_t page_size);
 
 /* DIR/stream_N: the file of stream N in a trace directory. */
 void ringtrace_ctf_stream_path(char *buf, size_t size, const char *dir, uint64_t stream);
+
+/*
+ * Open file `name` (e.g. "metadata", "stream_3") of trace directory `dir`
+ * to read: a regular file only, never through a symbolic link, and
+ * without blocking (a FIFO, socket, device or symbolic link there is an
+ * error naming it). An fd (close it), or a negative error with a message.
+ */
+int ringtrace_ctf_open_file(const char *dir, const char *name);
+
+/*
+ * Take the lock a recorder holds on its trace directory while it writes
+ * (flock on the directory): a descriptor that holds it until closed, or
+ * a negative error whose message names the directory and, where known,
+ * the process holding it. `dir` must be a directory (not a symbolic
+ * link), ours (any, for root), writable by nobody else. Writers of the
+ * same process must not lock again while it is held (the second lock is
+ * refused like any other).
+ */
+int ringtrace_ctf_lock_dir(const char *dir);
 
 /*
  * The value of one `stat` line of DIR/metadata (the recorder's
@@ -126,8 +150,10 @@ int ringtrace_ctf_get_stat(const char *dir, const char *key, uint64_t *value);
 /*
  * Replace the `stat` lines of DIR/metadata with these (the trace's events,
  * sites, filters and triggers stay as they are); the file is written anew
- * from what its schema block says, under a temporary name, and renamed.
- * 0, or a negative error with a message naming the file and line.
+ * from what its schema block says, under a temporary name (made new:
+ * whatever was at that name is removed, never followed), and renamed.
+ * `dir` as for ringtrace_ctf_append_page; not locked. 0, or a negative
+ * error with a message naming the file and line.
  */
 int ringtrace_ctf_set_stats(const char *dir, const struct ringtrace_trace_stat *stats,
 			    uint32_t nstats);

@@ -19,7 +19,42 @@
  *   RINGTRACE_EVENTS=SPEC      events to enable ("sched_*,net_rx,-x"); default all
  *   RINGTRACE_MODE=discard|overwrite
  *   RINGTRACE_BUFFER_SIZE=N[k|m|g]   pool size     RINGTRACE_PAGE_SIZE=N[k|m]
- *   RINGTRACE_SHM=/name        name the pool's shm object (for live status)
+ *   RINGTRACE_SHM=/name        name the pool's shm object (for live status);
+ *                              created new (O_EXCL), 0600: an existing object
+ *                              of that name is an error, never used
+ *   RINGTRACE_GROUP=NAME|GID   share the trace with a group (config.group)
+ *   (and RINGTRACE_FILTERS, RINGTRACE_TRIGGERS: ringtrace/filter.h;
+ *   RINGTRACE_CLOCK=monotonic)
+ *
+ * A program running with AT_SECURE (set-user-ID or set-group-ID, or with
+ * file capabilities) ignores every RINGTRACE_* variable, silently: the
+ * user who started it chose its environment, and must not make it write
+ * files where that user says, with its privileges, or change what it
+ * records. Such a program records only through the functions below.
+ *
+ * What a session creates, and what it refuses:
+ *   - The output directory, made 0700 (0750 with a group), exactly,
+ *     whatever the umask. An existing directory is taken only if it is a
+ *     directory (a symbolic link there is refused, not followed), belongs
+ *     to the process's effective uid, is writable by nobody else, and is
+ *     empty; its mode is left as it is.
+ *   - It is locked while the session records (flock on the directory):
+ *     a second recorder on it, in another process or this one (a snapshot
+ *     into it), is refused with a message naming the directory and the
+ *     process holding it. The lock goes when the session stops or the
+ *     process dies (a child forked without exec shares it until it exits:
+ *     it still writes into the session's pool).
+ *   - metadata, stream_<N>: 0600 (0640 and the group with a group), each
+ *     opened through the directory's descriptor, created new (O_EXCL),
+ *     never through a symbolic link; something planted at one of these
+ *     names is an error naming it, and the session goes on counting
+ *     (ringtrace_session_stop returns the error; the trace written so far
+ *     stays). The metadata is written as .metadata.tmp (made new, whatever
+ *     was at that name removed, never followed) and renamed over metadata.
+ *   - Snapshots (ringtrace_session_snapshot, SIGUSR2, snapshot triggers):
+ *     a new directory each, made and checked as the output directory;
+ *     DIR.snapshot-K is made beside DIR through the descriptor of DIR's
+ *     parent, opened at start.
  *
  * One session per process at a time. These functions take a mutex and
  * may block; do not call them from a signal handler or a probe.
@@ -38,13 +73,20 @@ extern "C" {
 #endif
 
 struct ringtrace_session_config {
-	const char *output_dir; /* created if missing; must be empty if it exists */
+	const char *output_dir; /* created if missing; if it exists: ours, empty (see above) */
 	const char *events;     /* enable spec as RINGTRACE_EVENTS; NULL: "*" */
 	enum ringtrace_rb_mode mode;
 	size_t page_size;     /* 0: default */
 	size_t pool_size;     /* 0: default */
 	uint32_t max_writers; /* 0: default */
 	const char *shm_name; /* NULL: anonymous */
+	/*
+	 * NULL: the trace is private (directory 0700, files 0600). A group
+	 * name or number: shared with that group for reading (directory
+	 * 0750, files 0640, both given that group; the process must be a
+	 * member, or root). RINGTRACE_GROUP sets it from the environment.
+	 */
+	const char *group;
 };
 
 void ringtrace_session_config_init(struct ringtrace_session_config *cfg);
@@ -53,7 +95,8 @@ int ringtrace_session_start(const struct ringtrace_session_config *cfg);
 int ringtrace_session_stop(void);
 /*
  * Write the buffer's current content as a complete trace in DIR (created;
- * must not exist or be empty), without stopping the session. In overwrite
+ * if it exists, it is taken as output_dir would be), without stopping the
+ * session. In overwrite
  * mode this is the flight recorder's dump; in discard mode it holds what the
  * consumer has not written yet.
  */

@@ -7,7 +7,8 @@
  *
  * Layers, lowest first (each may use those before it, never after; a
  * lower layer that must act upward calls a hook the upper one registers):
- *   base    errors, clock, heap, I/O helpers
+ *   base    errors, clock, heap, I/O helpers, the environment, trace
+ *           directories' files (opened safely: tdir.c)
  *   ring    the pool, writers, FIFO, flush, readers, snapshots, accounting
  *   schema  field types, record decoding and formatting (pure code)
  *   event   registry, read-side sections, probes, printf records
@@ -22,7 +23,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "ringtrace/error.h"
 #include "ringtrace/static/cpu.h"
@@ -147,5 +151,71 @@ static inline unsigned rt_dec_len(uint64_t v)
 	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
 	return t + 1 - ((v | 1) < rt_pow10[t]); /* t is 19 at most; 0 has one digit */
 }
+
+/* ---- the environment (environ.c) ---- */
+
+/* 1 if the program runs with AT_SECURE (set-user-ID, set-group-ID, file
+ * capabilities): its environment was chosen by someone less privileged. */
+RT_HIDDEN int rt_secure_mode(void);
+/* getenv for RINGTRACE_* variables: NULL, whatever is set, in a program
+ * running with AT_SECURE (environ.c says why). */
+RT_HIDDEN const char *rt_getenv(const char *name);
+
+/* ---- trace directories and their files (tdir.c: the rules) ---- */
+
+/* "a FIFO", "a symbolic link", ...: the file type of a st_mode. */
+RT_HIDDEN const char *rt_file_kind(unsigned mode);
+
+/*
+ * Read side: open NAME of directory dirfd (shown as DIR in messages) to
+ * read, a regular file only, never following a symbolic link and never
+ * blocking: an fd and *st, or -RINGTRACE_ECORRUPT (something else is
+ * there: "DIR/NAME: a FIFO, not a regular file ...") or -RINGTRACE_ESYS,
+ * with the message in err.
+ */
+RT_HIDDEN int rt_open_regular_at(int dirfd, const char *dir, const char *name, struct stat *st,
+				 char *err, size_t errsize);
+
+/* A trace directory being written. */
+struct rt_tdir {
+	int fd;             /* the directory: every file of the trace is opened relative to it */
+	int parent;         /* its parent (O_PATH; -1 if not kept): DIR.snapshot-K are made there */
+	char *name;         /* its name in parent (NULL if not kept) */
+	char *path;         /* for messages */
+	unsigned file_mode; /* 0600, or 0640 when shared with a group */
+	uid_t uid;          /* given to created files ((uid_t)-1: left as created) */
+	gid_t gid;          /* the same for the group */
+	uid_t owner;        /* the directory's owner */
+};
+
+/* RINGTRACE_GROUP / the group option: NULL or "" (*gid -1), a group name
+ * or a number: 0, or a negative error naming it. */
+RT_HIDDEN int rt_tdir_group(const char *spec, long *gid);
+/*
+ * Create directory PATH (relative to atfd) for a new trace, 0700, or
+ * 0750 and group `group` if group >= 0 (files then 0640), or take an
+ * existing one if it is a directory (not a symbolic link), ours, writable
+ * by nobody else and empty; locked until rt_tdir_close. `shown` (NULL:
+ * path) names it in messages. 0, or a negative error naming the
+ * directory (and the lock's holder where known).
+ */
+RT_HIDDEN int rt_tdir_create(struct rt_tdir *d, int atfd, const char *path, const char *shown,
+			     long group);
+/* Open an existing trace directory to add to it (recover): a directory
+ * (not a symbolic link), ours (any, for root), writable by nobody else;
+ * new files get its sharing and owner. Not locked (rt_tdir_lock). */
+RT_HIDDEN int rt_tdir_open(struct rt_tdir *d, const char *path);
+/* flock the directory open as fd: 0, or an error naming path and holder. */
+RT_HIDDEN int rt_tdir_lock(int fd, const char *path);
+RT_HIDDEN void rt_tdir_close(struct rt_tdir *d);
+/* A new file NAME in d (O_EXCL, O_NOFOLLOW): an fd, or a negative error. */
+RT_HIDDEN int rt_tdir_create_file(const struct rt_tdir *d, const char *name);
+/* NAME in d opened to append: created new, or an existing regular file
+ * with one link, ours or the directory owner's. An fd, or an error. */
+RT_HIDDEN int rt_tdir_append_file(const struct rt_tdir *d, const char *name);
+/* Replace NAME atomically: fill(f, arg) writes .NAME.tmp (made new), then
+ * it is renamed over NAME. 0, or fill's error or one naming the file. */
+RT_HIDDEN int rt_tdir_replace(const struct rt_tdir *d, const char *name,
+			      int (*fill)(FILE *f, void *arg), void *arg);
 
 #endif /* RINGTRACE_BASE_H */

@@ -38,7 +38,7 @@ uint64_t rt_mono_ns(void)
 
 static int rt_have_invariant_counter(void)
 {
-	const char *env = getenv("RINGTRACE_CLOCK");
+	const char *env = rt_getenv("RINGTRACE_CLOCK");
 	if (env && strcmp(env, "monotonic") == 0)
 		return 0;
 #if defined(__x86_64__) || defined(__i386__)

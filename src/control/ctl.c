@@ -176,10 +176,10 @@ static uint64_t rt_rejected(const struct rt_ectl *x)
 
 static void rt_hook_read_env(void)
 {
-	const char *f = getenv("RINGTRACE_FILTERS");
+	const char *f = rt_getenv("RINGTRACE_FILTERS");
 	if (f && *f && rt_filters_configure_locked(f, 1) < 0)
 		fprintf(stderr, "ringtrace: RINGTRACE_FILTERS: %s\n", ringtrace_last_error());
-	const char *t = getenv("RINGTRACE_TRIGGERS");
+	const char *t = rt_getenv("RINGTRACE_TRIGGERS");
 	if (t && *t && rt_triggers_configure_locked(t, 1) < 0)
 		fprintf(stderr, "ringtrace: RINGTRACE_TRIGGERS: %s\n", ringtrace_last_error());
 }

@@ -10,7 +10,9 @@
  *                   percent-encoding
  *   tsdl.c          the TSDL, the whole metadata file, DIR/metadata read
  *                   and written (atomically), ringtrace_ctf_set_stats
- *   stream.c        stream files: their names, appending pages
+ *   stream.c        stream files: their names, appending pages; the
+ *                   public face of src/base/tdir.c (a trace's file opened
+ *                   to read, its directory's lock)
  *   metadata.c      the description of the running process (the
  *                   registry, printf sites, filters and triggers): the
  *                   only part that needs the tracing runtime, kept apart
@@ -51,9 +53,10 @@ struct rt_ctf_meta {
 RT_HIDDEN void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m);
 /* The whole metadata: TSDL, then the block. 0 or a negative error. */
 RT_HIDDEN int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m);
-/* DIR/metadata, written under a temporary name and renamed (a reader
- * never sees half of it). 0 or a negative error naming the file. */
-RT_HIDDEN int rt_ctf_write_file(const char *dir, const struct rt_ctf_meta *m);
+/* D/metadata, written under a temporary name and renamed (a reader
+ * never sees half of it; src/base/tdir.c). 0 or a negative error naming
+ * the file. */
+RT_HIDDEN int rt_ctf_write_file(const struct rt_tdir *d, const struct rt_ctf_meta *m);
 
 /* ---- reading (schema_block.c, tsdl.c) ---- */
 
@@ -92,22 +95,28 @@ struct rt_ctf_doc {
  */
 RT_HIDDEN int rt_ctf_parse(struct rt_ctf_doc *doc, const char *dir, char *text, size_t len,
 			   char *err, size_t errsize);
-/* Read DIR/metadata (a regular file of at most RT_CTF_MAX_METADATA bytes)
- * and parse it; errors as rt_ctf_parse, naming the file. */
+/* Read DIR/metadata (a regular file of at most RT_CTF_MAX_METADATA bytes:
+ * a FIFO, device or symbolic link there is an error naming it) and parse
+ * it; errors as rt_ctf_parse, naming the file. */
 RT_HIDDEN int rt_ctf_read(struct rt_ctf_doc *doc, const char *dir, char *err, size_t errsize);
+/* The same in the directory open as dirfd (DIR names it in messages). */
+RT_HIDDEN int rt_ctf_read_at(struct rt_ctf_doc *doc, int dirfd, const char *dir, char *err,
+			     size_t errsize);
 RT_HIDDEN void rt_ctf_doc_free(struct rt_ctf_doc *doc);
 
 /* ---- stream files (stream.c) ---- */
 
 /* DIR/stream_N. */
 RT_HIDDEN void rt_ctf_stream_path(char *buf, size_t n, const char *dir, uint64_t stream);
-/* Open DIR/stream_N to append (created if missing): an fd, or -errno. */
-RT_HIDDEN int rt_ctf_stream_open(const char *dir, uint64_t stream);
+/* Open D/stream_N to append (created new if missing, else only the
+ * regular file we wrote: rt_tdir_append_file): an fd, or a negative error
+ * naming the file. */
+RT_HIDDEN int rt_ctf_stream_open(const struct rt_tdir *d, uint64_t stream);
 
 /* ---- the running process (metadata.c) ---- */
 
-/* DIR/metadata for buffer rb and this process's registry. */
-RT_HIDDEN int rt_ctf_write_live(const struct ringtrace_rb *rb, const char *dir,
+/* D/metadata for buffer rb and this process's registry. */
+RT_HIDDEN int rt_ctf_write_live(const struct ringtrace_rb *rb, const struct rt_tdir *d,
 				const struct ringtrace_trace_stats *st);
 
 #endif /* RINGTRACE_CTF_API_H */

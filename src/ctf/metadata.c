@@ -121,13 +121,13 @@ int ringtrace_ctf_write_metadata(const ringtrace_rb *rb, FILE *f,
 	return err;
 }
 
-int rt_ctf_write_live(const ringtrace_rb *rb, const char *dir,
+int rt_ctf_write_live(const ringtrace_rb *rb, const struct rt_tdir *d,
 		      const struct ringtrace_trace_stats *st)
 {
 	struct rt_live l;
 	int err = rt_live_build(&l, rb, st);
 	if (err == 0)
-		err = rt_ctf_write_file(dir, &l.m);
+		err = rt_ctf_write_file(d, &l.m);
 	rt_live_free(&l);
 	return err;
 }

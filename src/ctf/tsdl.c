@@ -219,40 +219,33 @@ int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m)
 	return 0;
 }
 
-int rt_ctf_write_file(const char *dir, const struct rt_ctf_meta *m)
+static int rt_ctf_fill(FILE *f, void *m)
 {
-	char path[4096], tmp[4200];
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	/* Written under another name and renamed: a reader never sees half of it
-	 * (a name CTF readers would skip: it starts with a dot). */
-	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", dir);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return rt_error(RINGTRACE_ESYS, "cannot create %s: %s", tmp, strerror(errno));
-	int err = rt_ctf_write(f, m);
-	if (fclose(f) != 0 && err == 0)
-		err = rt_error(RINGTRACE_ESYS, "writing %s: %s", tmp, strerror(errno));
-	if (err == 0 && rename(tmp, path) != 0)
-		err = rt_error(RINGTRACE_ESYS, "renaming %s: %s", tmp, strerror(errno));
-	if (err < 0)
-		unlink(tmp);
-	return err;
+	return rt_ctf_write(f, m);
 }
 
-int rt_ctf_read(struct rt_ctf_doc *doc, const char *dir, char *err, size_t errsize)
+int rt_ctf_write_file(const struct rt_tdir *d, const struct rt_ctf_meta *m)
+{
+	/* Written under another name and renamed (src/base/tdir.c): a reader
+	 * never sees half of it, and a name planted there is never followed.
+	 * The temporary name starts with a dot (CTF readers skip it). */
+	return rt_tdir_replace(d, "metadata", rt_ctf_fill, (void *)m);
+}
+
+int rt_ctf_read_at(struct rt_ctf_doc *doc, int dirfd, const char *dir, char *err, size_t errsize)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/metadata", dir);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errsize, "%s: %s", path, strerror(errno));
-		return -RINGTRACE_ESYS;
-	}
+	/* A regular file only: a FIFO there must not block the reader, a
+	 * symbolic link must not make it read another file. */
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > RT_CTF_MAX_METADATA) {
+	int fd = rt_open_regular_at(dirfd, dir, "metadata", &st, err, errsize);
+	if (fd < 0)
+		return fd;
+	if (st.st_size > RT_CTF_MAX_METADATA) {
 		close(fd);
-		snprintf(err, errsize, "%s: not a regular file of at most %u bytes", path,
-			 RT_CTF_MAX_METADATA);
+		snprintf(err, errsize, "%s: %lld bytes, more than the %u a metadata may have", path,
+			 (long long)st.st_size, RT_CTF_MAX_METADATA);
 		return -RINGTRACE_ECORRUPT;
 	}
 	size_t len = (size_t)st.st_size;
@@ -278,24 +271,42 @@ int rt_ctf_read(struct rt_ctf_doc *doc, const char *dir, char *err, size_t errsi
 	return r;
 }
 
+int rt_ctf_read(struct rt_ctf_doc *doc, const char *dir, char *err, size_t errsize)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+		return -RINGTRACE_ESYS;
+	}
+	int r = rt_ctf_read_at(doc, dfd, dir, err, errsize);
+	close(dfd);
+	return r;
+}
+
 int ringtrace_ctf_set_stats(const char *dir, const struct ringtrace_trace_stat *stats,
 			    uint32_t nstats)
 {
 	if (!dir || (nstats && !stats))
 		return rt_error(RINGTRACE_EINVAL, "ctf_set_stats: NULL argument");
+	struct rt_tdir d;
+	int err = rt_tdir_open(&d, dir);
+	if (err < 0)
+		return err;
 	struct rt_ctf_doc doc;
 	char msg[1024];
 	memset(&doc, 0, sizeof(doc));
-	int err = rt_ctf_read(&doc, dir, msg, sizeof(msg));
+	err = rt_ctf_read_at(&doc, d.fd, dir, msg, sizeof(msg));
 	if (err < 0) {
 		rt_ctf_doc_free(&doc);
+		rt_tdir_close(&d);
 		return rt_error(-err, "%s", msg);
 	}
 	struct rt_ctf_meta m = doc.meta;
 	m.stats = stats;
 	m.nstats = nstats;
-	err = rt_ctf_write_file(dir, &m);
+	err = rt_ctf_write_file(&d, &m);
 	rt_ctf_doc_free(&doc);
+	rt_tdir_close(&d);
 	return err;
 }
 

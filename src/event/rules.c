@@ -175,7 +175,7 @@ void rt_read_env_locked(void)
 	if (rt_env_read)
 		return;
 	rt_env_read = 1;
-	const char *env = getenv("RINGTRACE_EVENTS");
+	const char *env = rt_getenv("RINGTRACE_EVENTS");
 	if (env && *env && rt_configure_locked(env, 1, 1) < 0)
 		fprintf(stderr,
 			"ringtrace: RINGTRACE_EVENTS=\"%s\": %s (no event enabled from it)\n", env,

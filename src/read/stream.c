@@ -3,7 +3,9 @@
  * cursor (ringtrace/format.h), and all streams merged by timestamp with
  * the merge heap (src/base/heap.h).
  *
- * Nothing from the directory is trusted: a packet header is checked with
+ * Nothing from the directory is trusted: only regular files are opened
+ * (src/base/tdir.c: a FIFO, device, socket or symbolic link at a stream
+ * name is an error naming it); a packet header is checked with
  * ringtrace_page_check() against the packet size it declares and the size
  * of the file; events are walked with rt_page_next(), whose every
  * step is bounded by the content end (itself bounded by the file). Damage
@@ -33,11 +35,17 @@ static int rt_cmp_stream(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int rt_open_streams(ringtrace_trace *t)
+int rt_open_streams(ringtrace_trace *t, int dirfd)
 {
-	DIR *d = opendir(t->dir);
-	if (!d)
-		return rt_open_fail(RINGTRACE_ESYS, "%s: %s", t->dir, strerror(errno));
+	/* (a descriptor of its own: readdir moves its position) */
+	int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (!d) {
+		int e = errno;
+		if (lfd >= 0)
+			close(lfd);
+		return rt_open_fail(RINGTRACE_ESYS, "%s: %s", t->dir, strerror(e));
+	}
 	uint32_t cap = 0;
 	int ret = 0;
 	struct dirent *de;
@@ -76,13 +84,14 @@ int rt_open_streams(ringtrace_trace *t)
 		s->info.id = id;
 		s->info.path = path;
 		t->nstreams++;
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* A regular file only, never followed, never blocking: a FIFO
+		 * named stream_1 must not hang the reader, a symbolic link must
+		 * not make it read (and print) another file. */
 		struct stat st;
-		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			ret = rt_open_fail(RINGTRACE_ESYS, "%s: %s", path,
-					   fd < 0 ? strerror(errno) : "not a regular file");
-			if (fd >= 0)
-				close(fd);
+		char msg[1024];
+		int fd = rt_open_regular_at(dirfd, t->dir, n, &st, msg, sizeof(msg));
+		if (fd < 0) {
+			ret = rt_open_fail(-fd, "%s", msg);
 			break;
 		}
 		s->size = (size_t)st.st_size;

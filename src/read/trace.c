@@ -4,11 +4,14 @@
  * stream files (stream.c); the accessors of ringtrace/trace.h.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "read/trace_internal.h"
 
@@ -45,9 +48,9 @@ void rt_damage(ringtrace_trace *t, struct rt_tstream *s, uint64_t off, const cha
 }
 
 /* The metadata: the ctf layer's strict parse, then what the reader adds. */
-static int rt_read_metadata(ringtrace_trace *t)
+static int rt_read_metadata(ringtrace_trace *t, int dirfd)
 {
-	int r = rt_ctf_read(&t->doc, t->dir, rt_open_err, sizeof(rt_open_err));
+	int r = rt_ctf_read_at(&t->doc, dirfd, t->dir, rt_open_err, sizeof(rt_open_err));
 	if (r < 0)
 		return r;
 	/* ringtrace_printf records decode (as a call site and its arguments)
@@ -82,9 +85,17 @@ int ringtrace_trace_open(const char *dir, ringtrace_trace_error_fn err, void *ar
 	t->err = err;
 	t->err_arg = arg;
 	t->pending = -1;
-	int r = rt_read_metadata(t);
+	/* Every file is opened through this descriptor (only regular files:
+	 * src/base/tdir.c), and the directory is read once: what a path names
+	 * cannot change between the metadata and the streams. */
+	int dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = dirfd < 0 ? rt_open_fail(RINGTRACE_ESYS, "%s/metadata: %s (opening the directory)",
+					 t->dir, strerror(errno))
+			  : rt_read_metadata(t, dirfd);
 	if (r == 0)
-		r = rt_open_streams(t);
+		r = rt_open_streams(t, dirfd);
+	if (dirfd >= 0)
+		close(dirfd);
 	if (r < 0) {
 		char save[sizeof(rt_open_err)];
 		memcpy(save, rt_open_err, sizeof(save));

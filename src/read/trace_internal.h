@@ -74,7 +74,8 @@ RT_HIDDEN int rt_open_fail(int code, const char *fmt, ...) __attribute__((format
 RT_HIDDEN void rt_damage(ringtrace_trace *t, struct rt_tstream *s, uint64_t off, const char *fmt,
 			 ...) __attribute__((format(printf, 4, 5)));
 
-/* stream.c */
-RT_HIDDEN int rt_open_streams(ringtrace_trace *t);
+/* stream.c: the stream files of the directory open as dirfd (regular
+ * files only: anything else at a stream_<N> name is an error naming it). */
+RT_HIDDEN int rt_open_streams(ringtrace_trace *t, int dirfd);
 
 #endif /* RINGTRACE_READ_TRACE_INTERNAL_H */

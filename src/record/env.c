@@ -5,6 +5,10 @@
  * The session starts at load (src/record/runtime.c calls rt_env_start from
  * a constructor) and stops at exit; SIGUSR2 takes a snapshot, SIGINT and
  * SIGTERM save the trace before they take their usual effect.
+ *
+ * In a program running with AT_SECURE (set-user-ID, set-group-ID, file
+ * capabilities) no RINGTRACE_* variable is read (rt_getenv): its caller
+ * chose them, and must not make it write where the caller says.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,16 +31,20 @@ static int rt_env_size(const char *s, size_t *out)
 
 void rt_env_start(void)
 {
-	const char *out = getenv("RINGTRACE_OUTPUT");
+	/* rt_getenv: nothing, in a program running with AT_SECURE (a
+	 * set-user-ID program must not write where its caller says:
+	 * src/base/environ.c). */
+	const char *out = rt_getenv("RINGTRACE_OUTPUT");
 	if (!out || !*out)
 		return;
 	struct ringtrace_session_config cfg;
 	ringtrace_session_config_init(&cfg);
 	cfg.output_dir = out;
-	cfg.events = getenv("RINGTRACE_EVENTS");
-	const char *mode = getenv("RINGTRACE_MODE");
-	const char *bs = getenv("RINGTRACE_BUFFER_SIZE"), *ps = getenv("RINGTRACE_PAGE_SIZE");
-	cfg.shm_name = getenv("RINGTRACE_SHM");
+	cfg.events = rt_getenv("RINGTRACE_EVENTS");
+	const char *mode = rt_getenv("RINGTRACE_MODE");
+	const char *bs = rt_getenv("RINGTRACE_BUFFER_SIZE"), *ps = rt_getenv("RINGTRACE_PAGE_SIZE");
+	cfg.shm_name = rt_getenv("RINGTRACE_SHM");
+	cfg.group = rt_getenv("RINGTRACE_GROUP");
 	if (mode && strcmp(mode, "overwrite") == 0)
 		cfg.mode = RINGTRACE_RB_OVERWRITE;
 	else if (mode && strcmp(mode, "discard") != 0) {

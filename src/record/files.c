@@ -1,45 +1,19 @@
 /*
- * The recorder's files: the output directory (created, or an empty one),
- * and the stream files a consumer appends pages to, a bounded number open
- * at once (a program with thousands of short-lived threads has thousands
- * of streams), least recently used closed first.
+ * The recorder's stream files: those a consumer appends pages to, a
+ * bounded number open at once (a program with thousands of short-lived
+ * threads has thousands of streams), least recently used closed first.
+ * They are opened through the trace directory's descriptor, created new
+ * and never through a symbolic link (src/base/tdir.c, where the directory
+ * itself is made and locked).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "record/record_internal.h"
 
-int rt_mkdir_empty(const char *dir)
-{
-	if (mkdir(dir, 0755) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return rt_error(RINGTRACE_ESYS, "cannot create output directory \"%s\": %s", dir,
-				strerror(errno));
-	/* An existing directory must be empty: never mix two traces. */
-	DIR *d = opendir(dir);
-	if (!d)
-		return rt_error(RINGTRACE_ESYS, "output \"%s\" is not a usable directory: %s", dir,
-				strerror(errno));
-	struct dirent *e;
-	int empty = 1;
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			empty = 0;
-	closedir(d);
-	if (!empty)
-		return rt_error(
-			RINGTRACE_EINVAL,
-			"output directory \"%s\" is not empty (a trace is written only into an empty or new directory)",
-			dir);
-	return 0;
-}
-
-int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock, uint64_t stream)
+int rt_stream_fd(const struct rt_tdir *d, struct rt_file *files, uint64_t *clock, uint64_t stream)
 {
 	struct rt_file *victim = NULL;
 	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
@@ -53,12 +27,8 @@ int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock, uint64
 	}
 	if (victim->fd >= 0)
 		close(victim->fd);
-	int fd = rt_ctf_stream_open(dir, stream);
-	if (fd < 0) {
-		errno = -fd;
-		fd = -1;
-	}
-	victim->fd = fd;
+	int fd = rt_ctf_stream_open(d, stream);
+	victim->fd = fd < 0 ? -1 : fd;
 	victim->stream = stream;
 	victim->last_use = ++*clock;
 	return fd;

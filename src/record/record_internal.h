@@ -1,7 +1,7 @@
 /*
  * src/record/record_internal.h - the recorder, shared by its files:
  *   session.c  sessions: the buffer, the consumer thread, stop, snapshots
- *   files.c    the output directory and the stream files
+ *   files.c    the stream files (the directory: src/base/tdir.c)
  *   env.c      the session started from the environment (RINGTRACE_OUTPUT)
  *   runtime.c  what the tracing library does at load: the hooks between
  *              layers, the environment's session; ringtrace_runtime_
@@ -30,12 +30,10 @@ struct rt_file {
 	uint64_t last_use;
 };
 
-/* Create `dir`, or accept it if it exists and is empty: 0 or -error. */
-RT_HIDDEN int rt_mkdir_empty(const char *dir);
 RT_HIDDEN void rt_files_init(struct rt_file *files);
-/* The file of a stream, opened to append if needed (LRU): an fd, or -1
- * with errno set. */
-RT_HIDDEN int rt_stream_fd(const char *dir, struct rt_file *files, uint64_t *clock,
+/* The file of a stream in d, opened to append if needed (LRU): an fd, or
+ * a negative error with a message naming the file. */
+RT_HIDDEN int rt_stream_fd(const struct rt_tdir *d, struct rt_file *files, uint64_t *clock,
 			   uint64_t stream);
 RT_HIDDEN void rt_stream_close(struct rt_file *files, uint64_t stream);
 RT_HIDDEN void rt_close_all(struct rt_file *files);

@@ -14,7 +14,6 @@
  * metadata last (a library loaded late has registered its events by then).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,20 +34,23 @@ static struct {
 	pthread_mutex_t lock;
 	int active;
 	ringtrace_rb *rb;
-	char *dir;
+	struct rt_tdir out; /* the output directory: open, locked (src/base/tdir.c) */
+	const char *dir;    /* out.path: for messages */
+	long group;         /* the group the trace is shared with, -1 none */
 	enum ringtrace_rb_mode mode;
 	pthread_t consumer;
 	int stop; /* consumer: drain and exit */
 	struct rt_file files[RT_MAX_OPEN_FILES];
 	uint64_t use_clock;
 	uint64_t pages, bytes, t0_ns;
-	int write_errno; /* first write error, 0 if none */
+	int write_errno;     /* a write error happened: pages are no longer saved */
+	char write_err[256]; /* its message */
 	int from_env;
 	pid_t pid; /* the process the session records in */
 	int stopping;
 	unsigned nsnap;
 	uint32_t meta_events, meta_sites; /* registry size at the last live metadata */
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = {.fd = -1, .parent = -1}};
 
 /* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
  * on different threads; lock-free atomics are async-signal-safe). */
@@ -88,13 +90,17 @@ static void rt_save_page(const struct ringtrace_page_header *p)
 	if (S.write_errno)
 		return; /* after a write error, pages are read (and counted) but not saved */
 	size_t ps = ringtrace_rb_page_size(S.rb);
-	int fd = rt_stream_fd(S.dir, S.files, &S.use_clock, p->stream_instance_id);
-	int err = fd < 0 ? -errno : rt_write_all(fd, p, ps);
+	int fd = rt_stream_fd(&S.out, S.files, &S.use_clock, p->stream_instance_id);
+	int err = fd < 0 ? fd : rt_write_all(fd, p, ps);
 	if (err < 0) {
-		S.write_errno = -err;
-		fprintf(stderr,
-			"ringtrace: writing stream_%llu in %s: %s (the rest of the trace is not saved)\n",
-			(unsigned long long)p->stream_instance_id, S.dir, strerror(-err));
+		S.write_errno = 1;
+		if (fd < 0) /* the message names the file and what is wrong with it */
+			snprintf(S.write_err, sizeof(S.write_err), "%s", ringtrace_last_error());
+		else
+			snprintf(S.write_err, sizeof(S.write_err), "writing %s/stream_%llu: %s",
+				 S.dir, (unsigned long long)p->stream_instance_id, strerror(-err));
+		fprintf(stderr, "ringtrace: %s (the rest of the trace is not saved)\n",
+			S.write_err);
 		return;
 	}
 	__atomic_add_fetch(&S.pages, 1, __ATOMIC_RELAXED);
@@ -142,7 +148,7 @@ static void rt_fill_stats(struct ringtrace_trace_stats *st)
 	st->mode = (uint32_t)S.mode;
 }
 
-static int rt_snapshot_locked(const char *dir);
+static int rt_snapshot_locked(const struct rt_tdir *sd);
 static int rt_stop_from_consumer(void);
 
 /*
@@ -158,10 +164,13 @@ static void rt_live_metadata(void)
 	uint32_t ne = ringtrace_event_count(), ns = ringtrace_printf_site_count();
 	if (ne == S.meta_events && ns == S.meta_sites)
 		return;
-	if (rt_ctf_write_live(S.rb, S.dir, NULL) == 0) {
-		S.meta_events = ne;
-		S.meta_sites = ns;
-	}
+	/* Tried once per change of the registry: a failure here (the
+	 * directory damaged by someone) must not become a loop; the final
+	 * metadata at stop is written anyway. */
+	S.meta_events = ne;
+	S.meta_sites = ns;
+	if (rt_ctf_write_live(S.rb, &S.out, NULL) < 0)
+		fprintf(stderr, "ringtrace: live metadata: %s\n", ringtrace_last_error());
 }
 
 static void *rt_consumer(void *arg)
@@ -174,14 +183,25 @@ static void *rt_consumer(void *arg)
 	for (;;) {
 		rt_live_metadata();
 		if (__atomic_exchange_n(&rt_snapshot_requested, 0, __ATOMIC_ACQ_REL)) {
-			char dir[4200];
+			char name[4200], shown[4200];
+			struct rt_tdir sd;
 			pthread_mutex_lock(&S.lock);
-			snprintf(dir, sizeof(dir), "%s.snapshot-%u", S.dir, ++S.nsnap);
-			if (rt_snapshot_locked(dir) < 0)
+			/* A sibling of the output directory, made through the
+			 * parent's descriptor (the program may have chdir'ed, the
+			 * path may have changed since). */
+			++S.nsnap;
+			snprintf(name, sizeof(name), "%s.snapshot-%u", S.out.name, S.nsnap);
+			snprintf(shown, sizeof(shown), "%s.snapshot-%u", S.dir, S.nsnap);
+			int err = rt_tdir_create(&sd, S.out.parent, name, shown, S.group);
+			if (err == 0) {
+				err = rt_snapshot_locked(&sd);
+				rt_tdir_close(&sd);
+			}
+			if (err < 0)
 				fprintf(stderr, "ringtrace: snapshot: %s\n",
 					ringtrace_last_error());
 			else
-				fprintf(stderr, "ringtrace: snapshot written to %s\n", dir);
+				fprintf(stderr, "ringtrace: snapshot written to %s\n", shown);
 			pthread_mutex_unlock(&S.lock);
 		}
 		int sig = __atomic_exchange_n(&rt_exit_signal, 0, __ATOMIC_ACQ_REL);
@@ -257,23 +277,24 @@ int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_en
 	if (cfg->max_writers)
 		rc.max_writers = cfg->max_writers;
 	rc.shm_name = cfg->shm_name;
-	if ((err = rt_mkdir_empty(cfg->output_dir)) < 0)
+	long group;
+	if ((err = rt_tdir_group(cfg->group, &group)) < 0)
 		goto out;
-	if ((err = ringtrace_rb_create(&rc, &S.rb)) < 0)
+	/* Made (or an empty one of ours taken) and locked; every file is
+	 * opened through its descriptor from now on. */
+	if ((err = rt_tdir_create(&S.out, AT_FDCWD, cfg->output_dir, NULL, group)) < 0)
 		goto out;
+	S.dir = S.out.path;
+	S.group = group;
+	if ((err = ringtrace_rb_create(&rc, &S.rb)) < 0) {
+		rt_tdir_close(&S.out);
+		goto out;
+	}
 	if ((err = ringtrace_events_configure(cfg->events ? cfg->events : "*")) < 0 &&
 	    err != -RINGTRACE_ENOENT) {
 		ringtrace_rb_destroy(S.rb);
 		S.rb = NULL;
-		goto out;
-	}
-	/* Absolute: the program may chdir() while recording. */
-	S.dir = realpath(cfg->output_dir, NULL);
-	if (!S.dir) {
-		err = rt_error(RINGTRACE_ESYS, "output directory \"%s\": %s", cfg->output_dir,
-			       strerror(errno));
-		ringtrace_rb_destroy(S.rb);
-		S.rb = NULL;
+		rt_tdir_close(&S.out);
 		goto out;
 	}
 	S.mode = cfg->mode;
@@ -290,7 +311,7 @@ int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_en
 		ringtrace_events_set_buffer(NULL);
 		ringtrace_rb_destroy(S.rb);
 		S.rb = NULL;
-		free(S.dir);
+		rt_tdir_close(&S.out);
 		S.dir = NULL;
 		err = rt_error(RINGTRACE_ESYS, "session_start: cannot start the consumer thread");
 		goto out;
@@ -313,13 +334,13 @@ static int rt_finish_locked(void)
 	rt_close_all(S.files);
 	struct ringtrace_trace_stats st;
 	rt_fill_stats(&st);
-	int err = rt_ctf_write_live(S.rb, S.dir, &st);
+	int err = rt_ctf_write_live(S.rb, &S.out, &st);
 	if (err == 0 && S.write_errno)
 		err = rt_error(RINGTRACE_ESYS, "the trace in %s is incomplete: %s", S.dir,
-			       strerror(S.write_errno));
+			       S.write_err);
 	ringtrace_rb_destroy(S.rb);
 	S.rb = NULL;
-	free(S.dir);
+	rt_tdir_close(&S.out); /* and with it the lock */
 	S.dir = NULL;
 	S.active = 0;
 	__atomic_store_n(&rt_session_live, 0, __ATOMIC_RELEASE);
@@ -374,12 +395,11 @@ static int rt_stop_from_consumer(void)
 	return done;
 }
 
-/* Copy the buffer's content into DIR as a complete trace. Lock held. */
-static int rt_snapshot_locked(const char *dir)
+/* Copy the buffer's content into sd (made and locked) as a complete
+ * trace. Lock held. */
+static int rt_snapshot_locked(const struct rt_tdir *sd)
 {
-	int err = rt_mkdir_empty(dir);
-	if (err < 0)
-		return err;
+	int err;
 	ringtrace_snapshot *snap;
 	if ((err = ringtrace_rb_snapshot(S.rb, &snap)) < 0)
 		return err;
@@ -389,18 +409,23 @@ static int rt_snapshot_locked(const char *dir)
 	size_t ps = ringtrace_rb_page_size(S.rb);
 	for (uint32_t i = 0; i < ringtrace_snapshot_page_count(snap) && err == 0; i++) {
 		const struct ringtrace_page_header *p = ringtrace_snapshot_page(snap, i);
-		int fd = rt_stream_fd(dir, files, &clock, p->stream_instance_id);
-		int w = fd < 0 ? -errno : rt_write_all(fd, p, ps);
+		int fd = rt_stream_fd(sd, files, &clock, p->stream_instance_id);
+		if (fd < 0) {
+			err = fd; /* the message names the file */
+			break;
+		}
+		int w = rt_write_all(fd, p, ps);
 		if (w < 0)
-			err = rt_error(RINGTRACE_ESYS, "snapshot: writing %s/stream_%llu: %s", dir,
-				       (unsigned long long)p->stream_instance_id, strerror(-w));
+			err = rt_error(RINGTRACE_ESYS, "snapshot: writing %s/stream_%llu: %s",
+				       sd->path, (unsigned long long)p->stream_instance_id,
+				       strerror(-w));
 	}
 	rt_close_all(files);
 	ringtrace_snapshot_free(snap);
 	if (err == 0) {
 		struct ringtrace_trace_stats st;
 		rt_fill_stats(&st);
-		err = rt_ctf_write_live(S.rb, dir, &st);
+		err = rt_ctf_write_live(S.rb, sd, &st);
 	}
 	return err;
 }
@@ -410,9 +435,14 @@ int ringtrace_session_snapshot(const char *dir)
 	if (!dir)
 		return rt_error(RINGTRACE_EINVAL, "session_snapshot: NULL directory");
 	pthread_mutex_lock(&S.lock);
-	int err = S.active
-			  ? rt_snapshot_locked(dir)
-			  : rt_error(RINGTRACE_EINVAL, "session_snapshot: no session is recording");
+	int err;
+	struct rt_tdir sd;
+	if (!S.active)
+		err = rt_error(RINGTRACE_EINVAL, "session_snapshot: no session is recording");
+	else if ((err = rt_tdir_create(&sd, AT_FDCWD, dir, NULL, S.group)) == 0) {
+		err = rt_snapshot_locked(&sd);
+		rt_tdir_close(&sd);
+	}
 	pthread_mutex_unlock(&S.lock);
 	return err;
 }
