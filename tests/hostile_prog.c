@@ -19,7 +19,13 @@
  *   page_header  the header of this thread's current page scribbled over
  * Exit status: 0, or 2 on a usage or setup error (never because of the
  * damage: the library must neither crash nor hang the program).
+ *
+ *   test_hostile_prog --damage SHM WAY
+ *
+ * Damages the pool SHM (a POSIX shm name) of a program that is gone, for
+ * `ringtrace recover` to read (queue_index, seq_ahead, geometry).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,8 +130,23 @@ static void damage(char *b, const char *way)
 	}
 }
 
+static int damage_by_name(const char *shm, const char *way)
+{
+	int fd = shm_open(shm, O_RDWR | O_CLOEXEC, 0);
+	size_t size;
+	char *b = fd >= 0 ? pl_map(fd, &size) : NULL;
+	if (!b) {
+		fprintf(stderr, "test_hostile_prog: cannot map %s\n", shm);
+		return 2;
+	}
+	damage(b, way);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "--damage") == 0)
+		return damage_by_name(argv[2], argv[3]);
 	if (argc != 3) {
 		fprintf(stderr, "usage: test_hostile_prog WAY N\n");
 		return 2;

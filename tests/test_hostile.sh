@@ -69,4 +69,34 @@ record_pool_page_header_scribbled_reported_and_skipped() { # case
 	hostile page_header "published page [0-9]* damaged (page header: bad magic"
 }
 
+# recover WAY: a program dies while recording (test_crash_prog), its pool
+# is damaged by WAY, and `ringtrace recover` reads it: it neither hangs
+# (it used to spin on a FIFO sequence ahead) nor crashes, says the pool is
+# damaged, and keeps what the trace held
+recover() {
+	way=$1
+	d="$tmp/recover-$way"
+	shm="/ringtrace-test-hostile-$$-$way"
+	st=0
+	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$bin/test_crash_prog" 30000 "$d" kill > "$d.out" 2>&1 || st=$?
+	[ "$st" = 137 ] || fail "recover $way: the program exited $st"
+	"$prog" --damage "$shm" "$way" || fail "recover $way: cannot damage $shm"
+	st=0
+	timeout -k 5 60 "$rt" recover "$shm" "$d" > "$d.rec.out" 2> "$d.rec.err" || st=$?
+	rm -f "/dev/shm$shm"
+	[ "$st" != 124 ] || fail "recover $way: hung (cut after 60 s)"
+	[ "$st" = 0 ] || { cat "$d.rec.err" >&2; fail "recover $way: exit $st"; }
+	grep -q "is damaged: " "$d.rec.err" || { cat "$d.rec.err" >&2; fail "recover $way: the damage was not said"; }
+	"$rt" report --raw "$d" > "$d.txt" || fail "recover $way: report failed"
+	echo "test_hostile: recover $way: $(grep -m1 "is damaged" "$d.rec.err")"
+}
+
+recover_pool_queue_sequence_ahead_reported_not_hung() { # case
+	recover seq_ahead
+}
+
+recover_pool_queue_index_out_of_range_reported_not_crashed() { # case
+	recover queue_index
+}
+
 rt_run_cases "$@"
