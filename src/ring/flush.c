@@ -166,6 +166,9 @@ static int rt_reclaim_dead(struct ringtrace_rb *rb, uint32_t i, uint32_t w)
 	return n > 0 ? 1 : 0;
 }
 
+/* How long one flush waits, in all, for asked writers to leave their event. */
+#define RT_FLUSH_WAIT_NS 2000000ull
+
 struct rt_flush_pass {
 	uint32_t min_age_ms;
 	uint32_t *asked; /* slots asked for their page: at most max_writers */
@@ -226,18 +229,31 @@ static int rt_flush_pass(struct ringtrace_rb *rb, void *arg)
 	 */
 	int own_only = rb->mb_cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED;
 	uint64_t cookie = own_only ? RT_LOAD(&rt_identity()->cookie) : 0;
+	/*
+	 * A writer is inside one event for far less than a microsecond, unless
+	 * it was preempted there; then it publishes at its next event. So the
+	 * waits for writers to leave their event are bounded in time, for the
+	 * whole flush: RT_FLUSH_WAIT_NS, whatever the slots' nest words say
+	 * (a slot whose nest stays raised, by a writer stuck in a signal
+	 * handler or by whoever wrote the pool, costs this once per flush,
+	 * not 2000 sched_yield() calls each, which on a busy machine were
+	 * seconds).
+	 */
+	uint64_t deadline = rt_mono_ns() + RT_FLUSH_WAIT_NS;
 	for (uint32_t k = 0; k < nasked; k++) {
 		uint32_t i = a->asked[k];
 		struct rt_slot *s = &rb->slots[i];
 		if (own_only && RT_LOAD(&s->owner_cookie) != cookie)
 			continue;
-		/* (bounded: a writer is inside one event for far less than this) */
 		uint32_t spins = 0;
 		while (RT_LOAD_ACQ(&s->h.nest) != 0 && spins < 2000) {
-			if (++spins > 100)
-				sched_yield();
-			else
+			if (++spins <= 100) {
 				ringtrace_cpu_relax_();
+				continue;
+			}
+			if (rt_mono_ns() > deadline)
+				break;
+			sched_yield();
 		}
 		if (RT_LOAD_ACQ(&s->h.nest) != 0)
 			continue; /* busy in a write: it will publish at its next event */
