@@ -433,6 +433,74 @@ static void test_slot_page(void)
 	ringtrace_rb_destroy(rb);
 }
 
+/* ---- writers that never leave their event ------------------------------------ */
+
+#define STUCK 32
+
+static ringtrace_rb *stuck_rb;
+static volatile int stuck_go, hogs_stop;
+
+static void *stuck_writer(void *arg)
+{
+	(void)arg;
+	char buf[EV_LEN] = {0};
+	CHECK_OK(ringtrace_rb_write(stuck_rb, 7, buf, sizeof(buf)));
+	__atomic_add_fetch(&stuck_go, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&stuck_go, __ATOMIC_SEQ_CST) > 0)
+		tu_sleep_us(1000);
+	return NULL;
+}
+
+static void *hog(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&hogs_stop, __ATOMIC_RELAXED))
+		sched_yield();
+	return NULL;
+}
+
+/*
+ * Writers whose slots say they are inside an event forever (nest raised,
+ * as by a scribble or a writer stuck in a signal handler), while other
+ * threads keep the CPUs busy: each flush used to wait 2000 rounds, 1900
+ * of them sched_yield(), for every such slot (found by fuzz_pool: seconds
+ * a flush, a test far past its time limit); the whole flush now waits a
+ * bounded time, and takes no page from them.
+ */
+static void test_flush_stuck_writers(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, PS, NPAGES, RINGTRACE_RB_DISCARD);
+	cfg.max_writers = STUCK;
+	stuck_rb = tu_create(&cfg);
+	pthread_t w[STUCK], h[2];
+	for (int i = 0; i < STUCK; i++)
+		CHECK(pthread_create(&w[i], NULL, stuck_writer, NULL) == 0);
+	while (__atomic_load_n(&stuck_go, __ATOMIC_SEQ_CST) < STUCK)
+		tu_sleep_us(1000);
+	size_t size;
+	char *b = map_of(stuck_rb, &size);
+	for (uint32_t i = 0; i < STUCK; i++)
+		pl_set_u32(b, pl_slot(b, i) + PL_SLOT_NEST, 1);
+	for (int i = 0; i < 2; i++)
+		CHECK(pthread_create(&h[i], NULL, hog, NULL) == 0);
+	for (int k = 0; k < 50; k++)
+		CHECK_EQ_U64(ringtrace_rb_flush(stuck_rb, 0), 0);
+	__atomic_store_n(&hogs_stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(h[i], NULL);
+	for (uint32_t i = 0; i < STUCK; i++)
+		pl_set_u32(b, pl_slot(b, i) + PL_SLOT_NEST, 0);
+	/* out of their event: the next flush takes their pages */
+	CHECK_EQ_U64(ringtrace_rb_flush(stuck_rb, 0), STUCK);
+	__atomic_store_n(&stuck_go, 0, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < STUCK; i++)
+		pthread_join(w[i], NULL);
+	CHECK_EQ_U64(tu_stats(stuck_rb).pages_published, STUCK);
+	munmap(b, size);
+	ringtrace_rb_destroy(stuck_rb);
+}
+
 /* ---- the control block after attach ------------------------------------------ */
 
 static ringtrace_rb *thread_rb;
@@ -770,6 +838,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_untrusted_free_list_head_out_of_range_refuses_the_event, test_free_head),
 	CHECK_CASE(ring_untrusted_free_list_link_out_of_range_refuses_the_event, test_free_link),
 	CHECK_CASE(ring_untrusted_slot_current_page_out_of_range_named_by_flush, test_slot_page),
+	CHECK_CASE(ring_untrusted_flush_waits_bounded_for_writers_stuck_in_an_event, test_flush_stuck_writers),
 	CHECK_CASE(ring_untrusted_control_block_geometry_not_reread_and_change_named, test_control_changed),
 	CHECK_CASE(ring_untrusted_page_with_damaged_header_skipped_and_counted, test_page_header),
 	CHECK_CASE(ring_untrusted_put_page_of_a_foreign_pointer_ignored, test_put_foreign),
