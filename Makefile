@@ -84,14 +84,17 @@ check-release:
 
 # libFuzzer (clang, ASan+UBSan) on the trace reader's stream decoding, seeded
 # with a real trace (FUZZ_SECONDS), on its metadata parser and formatter,
-# each input within a time limit (FUZZ_META_SECONDS), and on the filter-expression compiler
-# and evaluator and the trigger-spec parser (FUZZ_FILTER_SECONDS).
+# each input within a time limit (FUZZ_META_SECONDS), on the filter-expression
+# compiler and evaluator and the trigger-spec parser (FUZZ_FILTER_SECONDS),
+# and on pools damaged in every part (FUZZ_POOL_SECONDS; tests/fuzz/fuzz_pool.c
+# says what an input is; each input limited to 10 s).
 FUZZ_SECONDS ?= 60
 FUZZ_FILTER_SECONDS ?= 30
 FUZZ_META_SECONDS ?= 30
+FUZZ_POOL_SECONDS ?= 60
 check-fuzz:
 	cmake -S . -B build-fuzz -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-	cmake --build build-fuzz -j$(JOBS) --target fuzz_stream fuzz_metadata fuzz_filter test_trace_gen
+	cmake --build build-fuzz -j$(JOBS) --target fuzz_stream fuzz_metadata fuzz_filter fuzz_pool test_trace_gen
 	rm -rf build-fuzz/seed-trace build-fuzz/corpus && mkdir -p build-fuzz/corpus
 	./build-fuzz/bin/test_trace_gen build-fuzz/seed-trace 3000 2 >/dev/null
 	cp build-fuzz/seed-trace/stream_* build-fuzz/corpus/
@@ -109,6 +112,20 @@ check-fuzz:
 	printf 'fz_*: traceoff' > build-fuzz/filter-corpus/e
 	./build-fuzz/bin/fuzz_filter build-fuzz/filter-corpus -max_total_time=$(FUZZ_FILTER_SECONDS) \
 		-max_len=512 -print_final_stats=1
+	rm -rf build-fuzz/pool-corpus && mkdir -p build-fuzz/pool-corpus && cd build-fuzz/pool-corpus && \
+	printf '' > clean && printf '\004' > live-clean && \
+	printf '\000\002\030\000\000\003\377\377\000\000' > cell-index && \
+	printf '\000\002\020\000\000\007\120\000\000\000\000\000\000\000' > cell-seq-ahead && \
+	printf '\001\000\040\000\000' > shrunk-after-attach && \
+	printf '\002\000\020\000\000' > shrunk-before-attach && \
+	printf '\000\000\020\000\000\003\377\377\377\177' > npages && \
+	printf '\000\000\200\000\000\007\377\000\000\000\001\000\000\000' > free-head && \
+	printf '\000\001\014\000\000\003\177\000\000\000' > slot-page && \
+	printf '\000\005\000\000\000\017\245\245\245\245\245\245\245\245\245\245\245\245\245\245\245\245' > page-header && \
+	printf '\004\002\030\000\000\003\377\377\000\000' > live-cell-index && \
+	printf '\004\002\000\000\000\007\050\000\000\000\000\000\000\000' > live-cell-seq
+	./build-fuzz/bin/fuzz_pool build-fuzz/pool-corpus -max_total_time=$(FUZZ_POOL_SECONDS) \
+		-timeout=10 -max_len=512 -close_fd_mask=2 -print_final_stats=1
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-Release-* build-MinSizeRel-*

@@ -520,7 +520,16 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			rb = NULL;
 		if (rb) {
 			struct ringtrace_rb_stats s;
-			ringtrace_rb_get_stats(rb, &s);
+			/* The pool is the program's: damaged, it is said once and
+			 * left alone (the program's library says what it does). */
+			if (ringtrace_rb_get_stats(rb, &s) < 0) {
+				fprintf(stderr, "\nringtrace record: live status stopped: %s\n",
+					ringtrace_last_error());
+				ringtrace_rb_destroy(rb);
+				rb = NULL;
+				live = 0;
+				continue;
+			}
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 			double rate = now > last_t ? (double)(s.hit - last_hit) * 1e9 /

@@ -262,7 +262,15 @@ int ringtrace_recover(const char *shm, const char *dir, int quiet)
 			break;
 	}
 	struct ringtrace_rb_stats s;
-	ringtrace_rb_get_stats(rb, &s);
+	/* A damaged pool: what passed every check is recovered; say what. */
+	if (ringtrace_rb_get_stats(rb, &s) < 0 && !quiet)
+		fprintf(stderr,
+			"ringtrace recover: %s; recovered what passed every check (%" PRIu64
+			" damaged pages skipped)\n",
+			ringtrace_last_error(), s.pages_skipped);
+	else if (s.pages_skipped && !quiet)
+		fprintf(stderr, "ringtrace recover: %" PRIu64 " damaged pages of %s skipped\n",
+			s.pages_skipped, shm);
 	unsigned mode = (unsigned)ringtrace_rb_mode(rb);
 	ringtrace_rb_destroy(rb);
 	uint64_t bytes = streams_bytes(dir);

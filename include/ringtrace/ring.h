@@ -91,12 +91,35 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
  * Map a buffer created by another process, to read it (by page, by event,
  * snapshot, stats). fd: the creator's ringtrace_rb_fd() (passed over a unix
  * socket, inherited, or opened as /proc/PID/fd/N). A reader attached this
- * way must not write.
+ * way must not write (its events are refused and counted as missed).
+ *
+ * The pool is untrusted input (anyone who can write it can write anything
+ * there; docs/format.md, "What a reader trusts"): its geometry is read
+ * once, here, and checked against the object's size (-RINGTRACE_ECORRUPT
+ * naming the field otherwise); every index and sequence read later is
+ * checked against it; every loop over the pool is bounded; an object
+ * shrunk under the reader makes the calls fail (-RINGTRACE_ECORRUPT, or
+ * NULL with ringtrace_last_error() set) instead of raising SIGBUS (a
+ * process-wide SIGBUS handler is installed at the first attach, passing
+ * on every fault outside an attached pool to the handler it replaced).
+ * Pages are handed out as private copies (ringtrace_rb_get_page,
+ * ringtrace_rb_page_at), so that reading them cannot fault either.
  */
 int ringtrace_rb_attach_fd(int fd, ringtrace_rb **out);
 int ringtrace_rb_attach_name(const char *shm_name, ringtrace_rb **out);
 /* Unmap (and, for the creator, free) the buffer. No thread may be writing. */
 void ringtrace_rb_destroy(ringtrace_rb *rb);
+/*
+ * 0, or -RINGTRACE_ECORRUPT (ringtrace_last_error() naming what was found,
+ * and where) once this handle found the pool damaged: an index, sequence
+ * or geometry field that failed its check, a loop over the pool that went
+ * round its bound, or (attached) the object shrunk under it. From then on
+ * this process's writers refuse every event (counted as missed), and a
+ * creating process said so once on stderr; readers go on with what still
+ * passes every check (each page and FIFO cell is checked on its own).
+ * Process-local: nothing in the pool says it.
+ */
+int ringtrace_rb_damaged(const ringtrace_rb *rb);
 /* The shared memory file descriptor. */
 int ringtrace_rb_fd(const ringtrace_rb *rb);
 size_t ringtrace_rb_page_size(const ringtrace_rb *rb);
@@ -141,11 +164,15 @@ void ringtrace_rb_writer_release(ringtrace_rb *rb);
 /* ---- consuming by page -------------------------------------------------- */
 
 /*
- * Take the oldest published page, or NULL if none. The page is the
- * caller's (no copy, never recycled under it) until ringtrace_rb_put_page.
- * Its header is final: content_size, events, timestamp_end are set.
- * Calls ringtrace_rb_flush() by itself when no page is ready and a flush
- * interval has passed.
+ * Take the oldest published page, or NULL if none (or if the buffer is
+ * damaged beyond what can be read: ringtrace_rb_damaged() says). The page
+ * is the caller's (never recycled under it) until ringtrace_rb_put_page:
+ * in the creating process the page itself (no copy), in an attached
+ * reader a private copy. Its header is final (content_size, events,
+ * timestamp_end are set) and passed ringtrace_page_check(); a published
+ * page whose header does not is skipped, given back and counted
+ * (ringtrace_rb_stats.pages_skipped). Calls ringtrace_rb_flush() by
+ * itself when no page is ready and a flush interval has passed.
  */
 const struct ringtrace_page_header *ringtrace_rb_get_page(ringtrace_rb *rb);
 /*
@@ -157,6 +184,8 @@ const struct ringtrace_page_header *ringtrace_rb_get_page(ringtrace_rb *rb);
  * ringtrace_rb_page_at() to read them (NULL if the index is out of range).
  */
 uint32_t ringtrace_rb_orphan_pages(const ringtrace_rb *rb, uint32_t *out, uint32_t max);
+/* (An attached reader gets a private copy of the page, valid until the
+ * handle is destroyed; the caller checks it with ringtrace_page_check.) */
 const struct ringtrace_page_header *ringtrace_rb_page_at(const ringtrace_rb *rb, uint32_t index);
 void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header *page);
 
@@ -228,6 +257,10 @@ struct ringtrace_rb_stats {
 	uint64_t pages_flushed; /* of which taken from idle writers */
 	uint32_t writers_active;
 	uint32_t pages_free;
+	/* pages this handle's readers skipped: their header failed its checks */
+	uint64_t pages_skipped;
+	/* 1 once this handle found the pool damaged (ringtrace_rb_damaged) */
+	uint32_t damaged;
 };
 
 struct ringtrace_rb_writer_stats {
@@ -238,6 +271,11 @@ struct ringtrace_rb_writer_stats {
 	uint64_t pages; /* pages published */
 };
 
+/*
+ * 0, or -RINGTRACE_ECORRUPT if the buffer is damaged: then *st is still
+ * filled as far as the counters can be read, the events this process's
+ * writers refused since counted in `missed`.
+ */
 int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st);
 /*
  * Stats of the writers active now: fills up to `max` entries, returns how

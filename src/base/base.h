@@ -21,6 +21,7 @@
 #ifndef RINGTRACE_BASE_H
 #define RINGTRACE_BASE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,16 @@
 /* Record a message for ringtrace_last_error() and return -code. */
 RT_HIDDEN int rt_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 RT_HIDDEN void rt_error_clear(void);
+/*
+ * Format into buf (always NUL-terminated, cut at n - 1 bytes) with an
+ * async-signal-safe subset of printf: %s, %c, %%, and %u %d %x with the
+ * length modifiers l, ll and z. No locale, no allocation, no lock: for
+ * messages written where vsnprintf may not be called (a writer that finds
+ * its pool damaged inside a signal handler). Returns the length written.
+ */
+RT_HIDDEN size_t rt_format_safe(char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+RT_HIDDEN size_t rt_vformat_safe(char *buf, size_t n, const char *fmt, va_list ap);
 
 /* ---- the trace clock (clock.c) ---- */
 

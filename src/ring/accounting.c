@@ -9,15 +9,20 @@
 
 #include "ring/ring_internal.h"
 
-/* Add n to a tagged per-slot counter, or to `retired` if the stream is gone. */
+/*
+ * Add n to a tagged per-slot counter, or to `retired` if the stream is
+ * gone. The slot number comes from a page header (shared memory): one
+ * that names no slot goes to `retired` too. Bounded: a counter that keeps
+ * changing under the compare-and-swap (RT_CAS_MAX times) is damage.
+ */
 static void rt_slot_add(struct ringtrace_rb *rb, uint32_t slot, uint64_t stream, int which,
-			uint64_t n)
+			uint64_t n, int writer)
 {
 	struct rt_shm *shm = rb->shm;
 	uint64_t *retired = which ? &shm->retired_read : &shm->retired_overrun;
 	if (n == 0)
 		return;
-	if (slot >= shm->max_writers) {
+	if (slot >= rb->g.max_writers) {
 		__atomic_fetch_add(retired, n, __ATOMIC_RELAXED);
 		return;
 	}
@@ -25,7 +30,7 @@ static void rt_slot_add(struct ringtrace_rb *rb, uint32_t slot, uint64_t stream,
 	uint64_t *ctr = which ? &s->read : &s->overrun;
 	uint64_t tag = RT_TAG(stream);
 	uint64_t v = RT_LOAD(ctr);
-	for (;;) {
+	for (uint32_t tries = 0; tries < RT_CAS_MAX; tries++) {
 		if ((v & ~RT_COUNT_MASK) != tag) {
 			__atomic_fetch_add(retired, n, __ATOMIC_RELAXED);
 			return;
@@ -34,16 +39,19 @@ static void rt_slot_add(struct ringtrace_rb *rb, uint32_t slot, uint64_t stream,
 						__ATOMIC_RELAXED))
 			return;
 	}
+	rt_pool_damaged(rb, writer,
+			"writer slot %u: its %s counter changed %u times during one add", slot,
+			which ? "read" : "overrun", RT_CAS_MAX);
 }
 
 void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header *h)
 {
-	rt_slot_add(rb, h->writer, h->stream_instance_id, 1, h->events);
+	rt_slot_add(rb, h->writer, h->stream_instance_id, 1, h->events, 0);
 }
 
-void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h)
+void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h, int writer)
 {
-	rt_slot_add(rb, h->writer, h->stream_instance_id, 0, h->events);
+	rt_slot_add(rb, h->writer, h->stream_instance_id, 0, h->events, writer);
 }
 
 /*
@@ -66,13 +74,18 @@ void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s)
 
 /* ---- queries ---------------------------------------------------------------- */
 
-int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st)
+/*
+ * Stats are read from counters anyone can write: whatever they hold, the
+ * reading is bounded (one pass over max_writers slots of the handle's
+ * geometry). On a damaged buffer the stats are still filled as far as the
+ * counters say, with the events this process's writers refused since
+ * counted as missed, and the call returns -RINGTRACE_ECORRUPT.
+ */
+static int rt_stats_pass(struct ringtrace_rb *rb, void *arg)
 {
-	if (!rb || !st)
-		return rt_error(RINGTRACE_EINVAL, "stats: NULL argument");
+	struct ringtrace_rb_stats *st = arg;
 	const struct rt_shm *shm = rb->shm;
-	memset(st, 0, sizeof(*st));
-	for (uint32_t i = 0; i < shm->max_writers; i++) {
+	for (uint32_t i = 0; i < rb->g.max_writers; i++) {
 		const struct rt_slot *s = &rb->slots[i];
 		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->h.state)) != RT_SLOT_ACTIVE)
 			continue;
@@ -86,26 +99,42 @@ int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st
 	st->missed += RT_LOAD(&shm->retired_missed) + RT_LOAD(&shm->missed_noslot);
 	st->overrun += RT_LOAD(&shm->retired_overrun);
 	st->read += RT_LOAD(&shm->retired_read);
-	uint64_t gone = st->read + st->overrun;
-	st->entries = st->hit > gone ? st->hit - gone : 0;
 	st->pages_published = RT_LOAD(&shm->pages_published);
 	st->pages_flushed = RT_LOAD(&shm->pages_flushed);
 	st->pages_free = RT_LOAD(&shm->free_count);
-	return 0;
+	return rt_check_control(rb);
 }
 
-int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
-				  uint32_t max)
+int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st)
 {
-	if (!rb || (!out && max))
-		return rt_error(RINGTRACE_EINVAL, "writer_stats: NULL argument");
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < rb->shm->max_writers; i++) {
+	if (!rb || !st)
+		return rt_error(RINGTRACE_EINVAL, "stats: NULL argument");
+	memset(st, 0, sizeof(*st));
+	int err = rt_guard_run(rb, rt_stats_pass, st);
+	st->missed += RT_LOAD(&rb->refused);
+	st->pages_skipped = RT_LOAD(&rb->pages_skipped);
+	uint64_t gone = st->read + st->overrun;
+	st->entries = st->hit > gone ? st->hit - gone : 0;
+	st->damaged = RT_LOAD_ACQ(&rb->damaged) ? 1 : 0;
+	if (err == 0)
+		err = rt_pool_check_damaged(rb, 0);
+	return err;
+}
+
+struct rt_wstats_pass {
+	struct ringtrace_rb_writer_stats *out;
+	uint32_t max, n;
+};
+
+static int rt_wstats_pass(struct ringtrace_rb *rb, void *arg)
+{
+	struct rt_wstats_pass *a = arg;
+	for (uint32_t i = 0; i < rb->g.max_writers; i++) {
 		const struct rt_slot *s = &rb->slots[i];
 		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->h.state)) != RT_SLOT_ACTIVE)
 			continue;
-		if (n < max) {
-			struct ringtrace_rb_writer_stats *w = &out[n];
+		if (a->n < a->max) {
+			struct ringtrace_rb_writer_stats *w = &a->out[a->n];
 			w->slot = i;
 			w->tid = RT_LOAD(&s->tid);
 			w->stream = RT_LOAD(&s->stream);
@@ -117,7 +146,19 @@ int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_wr
 			uint64_t gone = w->read + w->overrun;
 			w->entries = w->hit > gone ? w->hit - gone : 0;
 		}
-		n++;
+		a->n++;
 	}
-	return (int)n;
+	return rt_check_control(rb);
+}
+
+int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
+				  uint32_t max)
+{
+	if (!rb || (!out && max))
+		return rt_error(RINGTRACE_EINVAL, "writer_stats: NULL argument");
+	struct rt_wstats_pass a = {out, max, 0};
+	int err = rt_guard_run(rb, rt_wstats_pass, &a);
+	if (err == 0)
+		err = rt_pool_check_damaged(rb, 0);
+	return err < 0 ? err : (int)a.n;
 }

@@ -13,10 +13,11 @@
 
 #include "ring/ring_internal.h"
 
-int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
+/* (pid and tid come from the pool: they only name a /proc file to read) */
+static int rt_comm_pass(struct ringtrace_rb *rb, void *arg)
 {
-	int n = 0;
-	for (uint32_t i = 0; i < rb->shm->max_writers; i++) {
+	int *n = arg;
+	for (uint32_t i = 0; i < rb->g.max_writers; i++) {
 		struct rt_slot *s = &rb->slots[i];
 		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->h.state)) != RT_SLOT_ACTIVE)
 			continue;
@@ -44,7 +45,14 @@ int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
 			RT_STORE(&s->comm[0], cm[0]);
 			RT_STORE(&s->comm[1], cm[1]);
 		}
-		n++;
+		(*n)++;
 	}
-	return n;
+	return 0;
+}
+
+int ringtrace_rb_refresh_comm(ringtrace_rb *rb)
+{
+	int n = 0;
+	int err = rt_guard_run(rb, rt_comm_pass, &n);
+	return err < 0 ? err : n;
 }

@@ -168,6 +168,22 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 	shm->off_pages = off_pages;
 	shm->creator_pid = (uint32_t)getpid();
 	shm->next_stream = 1;
+	/* The handle's geometry: its own, never read back from the pool. */
+	rb->g = (struct rt_geom){
+		.page_size = (uint32_t)cfg->page_size,
+		.npages = npages,
+		.max_writers = cfg->max_writers,
+		.qcap = qcap,
+		.mode = (uint32_t)cfg->mode,
+		.flush_ms = cfg->flush_interval_ms,
+		.total_size = total,
+		.off_slots = off_slots,
+		.off_qcells = off_q,
+		.off_free_next = off_fn,
+		.off_gen = off_gen,
+		.off_pages = off_pages,
+	};
+	rb->clock = *clk;
 	rt_bind(rb, base);
 	for (uint32_t i = 0; i < qcap; i++)
 		rb->qcells[i].seq = i;

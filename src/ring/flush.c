@@ -11,6 +11,7 @@
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,14 +55,26 @@ static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint
 		commit = rb->h.page_size;
 	if (commit <= RINGTRACE_PAGE_HEADER_SIZE) {
 		rt_fifo_fill(rb, pos, RT_NO_PAGE);
-		rt_free_push(rb, p);
-		return 0;
+		int r = rt_free_push(rb, p, 0);
+		return r < 0 ? r : 0;
 	}
 	rt_page_finalize(h, commit, flags);
 	rt_fifo_fill(rb, pos, p);
 	__atomic_fetch_add(&rb->shm->pages_published, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&rb->shm->pages_flushed, 1, __ATOMIC_RELAXED);
 	return 1;
+}
+
+/*
+ * A slot's current page as read from the pool: its index, RT_NO_PAGE, or
+ * damage (an index past the pool).
+ */
+static int rt_slot_page(struct ringtrace_rb *rb, uint32_t slot, uint32_t p)
+{
+	if (p == RT_NO_PAGE || p < rb->g.npages)
+		return 0;
+	return rt_pool_damaged(rb, 0, "writer slot %u: current page %u >= %u pages", slot, p,
+			       rb->g.npages);
 }
 
 /*
@@ -73,15 +86,21 @@ static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint
  * numbers mean other processes), and never when the namespace is unknown.
  * A number reused by a new process or thread keeps the slot longer, never
  * takes it from a live owner; an owner we may not signal (EPERM) counts as
- * alive.
+ * alive. (The numbers come from the pool: signal 0 sends nothing, so a
+ * wrong one only misjudges that slot. Pids that are no process, 0 and
+ * numbers that would be negative as a pid_t, name process groups or
+ * everyone to kill(): judged alive without asking.)
  */
 static int rt_owner_gone(uint64_t cookie, uint64_t pidns, uint32_t pid, uint32_t tid)
 {
 	const struct rt_identity *me = rt_identity();
 	if (cookie == RT_LOAD(&me->cookie))
-		return syscall(SYS_tgkill, (pid_t)RT_LOAD(&me->pid), (pid_t)tid, 0) < 0 &&
+		return tid != 0 && tid <= INT32_MAX &&
+		       syscall(SYS_tgkill, (pid_t)RT_LOAD(&me->pid), (pid_t)tid, 0) < 0 &&
 		       errno == ESRCH;
 	if (pidns == 0 || pidns != RT_LOAD(&me->pidns))
+		return 0;
+	if (pid == 0 || pid > INT32_MAX)
 		return 0;
 	if (pid == RT_LOAD(&me->pid))
 		return 1; /* another process had our pid: it is gone */
@@ -94,9 +113,9 @@ static int rt_owner_gone(uint64_t cookie, uint64_t pidns, uint32_t pid, uint32_t
  * slot. An event it was in the middle of is not committed and is not
  * published.
  */
-static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s, uint32_t w)
+static int rt_reclaim_dead(struct ringtrace_rb *rb, uint32_t i, uint32_t w)
 {
-	struct rt_shm *shm = rb->shm;
+	struct rt_slot *s = &rb->slots[i];
 	/*
 	 * Take the slot away from other flushers, and only if it is still the
 	 * owner that was judged: a slot that changed hands since has another
@@ -108,46 +127,68 @@ static int rt_reclaim_dead(struct ringtrace_rb *rb, struct rt_slot *s, uint32_t 
 		return 0;
 	int n = 0;
 	uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
+	int err = rt_slot_page(rb, i, p);
 	/*
 	 * The page is ours only if it was not taken by a flush that asked the
 	 * writer for it before the writer died (TAKEN), and if such a flush,
 	 * now in its second loop, does not take it first: win it the way it
-	 * does (it then leaves a tombstone).
+	 * does (it then leaves a tombstone). (Bounded: a flush changes the
+	 * word once per request.)
 	 */
 	uint32_t st = RT_LOAD_ACQ(&s->h.steal);
+	uint32_t tries = 0;
 	while (st != RT_STEAL_TAKEN &&
 	       !__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE))
-		;
-	if (p < shm->npages && st != RT_STEAL_TAKEN) {
+		if (++tries >= RT_CAS_MAX)
+			return rt_pool_damaged(rb, 0,
+					       "writer slot %u: its steal word changed %u times "
+					       "during one reclaim",
+					       i, RT_CAS_MAX);
+	if (err == 0 && p != RT_NO_PAGE && st != RT_STEAL_TAKEN) {
 		uint64_t pos;
-		if (rt_fifo_claim(rb, &pos))
+		int r = rt_fifo_claim(rb, &pos, 0);
+		if (r > 0)
 			n = rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_LAST);
+		else if (r == 0)
+			n = rt_free_push(rb, p, 0);
 		else
-			rt_free_push(rb, p);
+			n = r;
+		if (n < 0)
+			return n;
 	}
-	rt_slot_fold(shm, s);
+	rt_slot_fold(rb->shm, s);
 	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 	/* (release: a flush that reads them reads cur_page as left above) */
 	RT_STORE_REL(&s->h.steal, RT_STEAL_NONE);
 	RT_STORE_REL(&s->h.nest, 0);
 	RT_STORE_REL(&s->h.state, RT_SLOT_NEXT(wr, RT_SLOT_FREE));
-	return n;
+	return n > 0 ? 1 : 0;
 }
 
-int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
+/* How long one flush waits, in all, for asked writers to leave their event. */
+#define RT_FLUSH_WAIT_NS 2000000ull
+
+struct rt_flush_pass {
+	uint32_t min_age_ms;
+	uint32_t *asked; /* slots asked for their page: at most max_writers */
+	uint32_t nflushed;
+};
+
+static int rt_flush_pass(struct ringtrace_rb *rb, void *arg)
 {
+	struct rt_flush_pass *a = arg;
 	struct rt_shm *shm = rb->shm;
+	/* (a changed control block is damage; the flush goes on: every index
+	 * is checked against the handle's own geometry) */
+	rt_check_control(rb);
 	uint64_t now = rt_ticks(rb->h.is_tsc);
-	uint64_t age = (uint64_t)min_age_ms * (rb->clock.freq / 1000);
-	uint32_t nasked = 0, nflushed = 0;
-	uint32_t *asked = malloc(sizeof(uint32_t) * shm->max_writers);
-	if (!asked)
-		return rt_error(RINGTRACE_ENOMEM, "flush: out of memory");
+	uint64_t age = (uint64_t)a->min_age_ms * (rb->clock.freq / 1000);
+	uint32_t nasked = 0;
 	uint32_t ask = RT_STEAL_ASKED_BY(__atomic_add_fetch(&shm->flush_seq, 1, __ATOMIC_RELAXED));
 	RT_STORE(&shm->last_flush_ticks, now);
 
-	for (uint32_t i = 0; i < shm->max_writers; i++) {
+	for (uint32_t i = 0; i < rb->g.max_writers; i++) {
 		struct rt_slot *s = &rb->slots[i];
 		uint32_t w = RT_LOAD_ACQ(&s->h.state);
 		if (RT_SLOT_STATE(w) != RT_SLOT_ACTIVE)
@@ -156,12 +197,15 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		 * then the reclaim's exchange from w fails, see RT_SLOT_NEXT) */
 		if (rt_owner_gone(RT_LOAD(&s->owner_cookie), RT_LOAD(&s->pidns), RT_LOAD(&s->pid),
 				  RT_LOAD(&s->tid))) {
-			nflushed += rt_reclaim_dead(rb, s, w);
+			int r = rt_reclaim_dead(rb, i, w);
+			if (r < 0)
+				return r;
+			a->nflushed += (uint32_t)r;
 			continue;
 		}
 		uint32_t st = RT_LOAD_ACQ(&s->h.steal);
 		uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
-		if (st == RT_STEAL_TAKEN || p >= shm->npages)
+		if (rt_slot_page(rb, i, p) < 0 || st == RT_STEAL_TAKEN || p == RT_NO_PAGE)
 			continue;
 		if (RT_LOAD_ACQ(&rt_page(rb, p)->commit) <= RINGTRACE_PAGE_HEADER_SIZE)
 			continue;
@@ -172,14 +216,12 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		if (!__atomic_compare_exchange_n(&s->h.steal, &st, ask, 0, __ATOMIC_SEQ_CST,
 						 __ATOMIC_RELAXED))
 			continue;
-		asked[nasked++] = i;
+		a->asked[nasked++] = i;
 	}
-	if (nasked == 0 || rb->mb_cmd == 0 || rt_membarrier(rb->mb_cmd) != 0) {
-		/* Without membarrier the writers answer at their next event. (The
-		 * pages of writers that were gone are published already.) */
-		free(asked);
-		return (int)nflushed;
-	}
+	/* Without membarrier the writers answer at their next event. (The
+	 * pages of writers that were gone are published already.) */
+	if (nasked == 0 || rb->mb_cmd == 0 || rt_membarrier(rb->mb_cmd) != 0)
+		return 0;
 	/*
 	 * A private barrier orders only this process's threads: the writers of
 	 * another process sharing the pool (a forked child) answer at their
@@ -187,22 +229,37 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 	 */
 	int own_only = rb->mb_cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED;
 	uint64_t cookie = own_only ? RT_LOAD(&rt_identity()->cookie) : 0;
+	/*
+	 * A writer is inside one event for far less than a microsecond, unless
+	 * it was preempted there; then it publishes at its next event. So the
+	 * waits for writers to leave their event are bounded in time, for the
+	 * whole flush: RT_FLUSH_WAIT_NS, whatever the slots' nest words say
+	 * (a slot whose nest stays raised, by a writer stuck in a signal
+	 * handler or by whoever wrote the pool, costs this once per flush,
+	 * not 2000 sched_yield() calls each, which on a busy machine were
+	 * seconds).
+	 */
+	uint64_t deadline = rt_mono_ns() + RT_FLUSH_WAIT_NS;
 	for (uint32_t k = 0; k < nasked; k++) {
-		struct rt_slot *s = &rb->slots[asked[k]];
+		uint32_t i = a->asked[k];
+		struct rt_slot *s = &rb->slots[i];
 		if (own_only && RT_LOAD(&s->owner_cookie) != cookie)
 			continue;
 		uint32_t spins = 0;
 		while (RT_LOAD_ACQ(&s->h.nest) != 0 && spins < 2000) {
-			if (++spins > 100)
-				sched_yield();
-			else
+			if (++spins <= 100) {
 				ringtrace_cpu_relax_();
+				continue;
+			}
+			if (rt_mono_ns() > deadline)
+				break;
+			sched_yield();
 		}
 		if (RT_LOAD_ACQ(&s->h.nest) != 0)
 			continue; /* busy in a write: it will publish at its next event */
 		uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
 		uint32_t st = ask;
-		if (p >= shm->npages) {
+		if (rt_slot_page(rb, i, p) < 0 || p == RT_NO_PAGE) {
 			__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0,
 						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 			continue;
@@ -213,7 +270,10 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		 * this one.
 		 */
 		uint64_t pos;
-		if (!rt_fifo_claim(rb, &pos))
+		int r = rt_fifo_claim(rb, &pos, 0);
+		if (r < 0)
+			return r;
+		if (r == 0)
 			continue;
 		/*
 		 * Only while our request is there: not if the writer answered it
@@ -230,9 +290,21 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		uint32_t exp = p;
 		__atomic_compare_exchange_n(&s->h.cur_page, &exp, RT_NO_PAGE, 0, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED);
-		if (rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_FLUSHED))
-			nflushed++;
+		if ((r = rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_FLUSHED)) < 0)
+			return r;
+		a->nflushed += (uint32_t)r;
 	}
-	free(asked);
-	return (int)nflushed;
+	return 0;
+}
+
+int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
+{
+	struct rt_flush_pass a = {min_age_ms, malloc(sizeof(uint32_t) * rb->g.max_writers), 0};
+	if (!a.asked)
+		return rt_error(RINGTRACE_ENOMEM, "flush: out of memory");
+	int err = rt_guard_run(rb, rt_flush_pass, &a);
+	free(a.asked);
+	if (err < 0 && a.nflushed == 0)
+		return err;
+	return (int)a.nflushed;
 }

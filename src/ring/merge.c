@@ -72,6 +72,20 @@ void rt_merge_add(struct rt_merge *m, const struct ringtrace_page_header *page)
 	s->tail = idx;
 }
 
+/*
+ * A cursor on a page, its end clamped to the page size: the page was
+ * checked when it was added, but a page in shared memory may be written
+ * again after that (by a wild pointer of the traced program), and the
+ * decoder must not follow a content size that grew beyond the page.
+ */
+static void rt_merge_cursor(const struct rt_merge *m, struct ringtrace_page_cursor *c,
+			    const struct ringtrace_page_header *page)
+{
+	ringtrace_page_cursor_init(c, page);
+	if (m->page_size && c->end > m->page_size)
+		c->end = m->page_size;
+}
+
 /* Decode the next event of a stream, moving along its chain of pages. */
 static int rt_src_advance(struct rt_merge *m, struct rt_src *s)
 {
@@ -85,7 +99,7 @@ static int rt_src_advance(struct rt_merge *m, struct rt_src *s)
 			return 0;
 		struct rt_src *n = &m->src[s->chain];
 		s->chain = n->next;
-		ringtrace_page_cursor_init(&s->cur, n->page);
+		rt_merge_cursor(m, &s->cur, n->page);
 	}
 }
 
@@ -97,7 +111,7 @@ void rt_merge_start(struct rt_merge *m)
 		if (!s->head)
 			continue;
 		s->chain = s->next;
-		ringtrace_page_cursor_init(&s->cur, s->page);
+		rt_merge_cursor(m, &s->cur, s->page);
 		if (rt_src_advance(m, s))
 			rt_heap_push(m->heap, &m->nheap, i, rt_src_less, m);
 	}

@@ -19,7 +19,7 @@ int ringtrace_rb_reader_open(ringtrace_rb *rb, ringtrace_rb_reader **out)
 	if (!rb || !out)
 		return rt_error(RINGTRACE_EINVAL, "reader_open: NULL argument");
 	/* Hold at most half the pool so writers keep pages to write into. */
-	uint32_t cap = rb->shm->npages / 2;
+	uint32_t cap = rb->g.npages / 2;
 	if (cap > 64)
 		cap = 64;
 	if (cap < 1)
@@ -36,6 +36,7 @@ int ringtrace_rb_reader_open(ringtrace_rb *rb, ringtrace_rb_reader **out)
 		free(r);
 		return rt_error(RINGTRACE_ENOMEM, "reader_open: out of memory");
 	}
+	r->m.page_size = rb->g.page_size;
 	r->rb = rb;
 	*out = r;
 	return 0;

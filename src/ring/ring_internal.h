@@ -8,6 +8,7 @@
  *   create.c      create a pool (memfd or POSIX shm), prefault it
  *   identity.c    who this process is (cookie, pid, pid namespace)
  *   fifo.c        the free list and the FIFO of published pages
+ *   guard.c       the SIGBUS guard of attached readers' passes
  *   writer.c      per-thread writer state, slot claim and retire, the
  *                 general write path, thread exit and fork
  *   flush.c       flush (taking pages from idle writers), reclaiming the
@@ -171,6 +172,47 @@
  * committed before the page) and events_discarded (events the stream had
  * dropped before the page): a reader computes exactly what it lost
  * between two pages of a stream.
+ *
+ * UNTRUSTED POOLS
+ *
+ * Whoever can write the pool can write anything into it: a wild pointer
+ * of the traced program, or a hostile process that maps it. So nothing
+ * read from shared memory is trusted, by a reader in another process (the
+ * live view of `ringtrace record`, `ringtrace recover`) nor by the
+ * library in the traced program:
+ *
+ *  - The geometry (page size, page count, slot count, FIFO cells, mode,
+ *    region offsets, total size) is read once, at attach, checked against
+ *    the object's size with arithmetic that cannot overflow, and kept in
+ *    the handle (rb->g); nothing re-reads it. A control block whose
+ *    geometry changes later is damage (rt_check_control).
+ *  - Every index (a page from a FIFO cell, the free list or a slot's
+ *    cur_page), offset, length and sequence read from the pool is checked
+ *    against that copy before it is used; page headers are checked
+ *    before a page is handed out (ringtrace_page_check), and the decoder
+ *    checks every event.
+ *  - Every loop over shared data is bounded: by the geometry (slot scans,
+ *    free-list walks, FIFO ranges), by RT_CAS_MAX (compare-and-swap
+ *    retries), or by the FIFO's own invariants (fifo.c: a cell whose
+ *    sequence runs ahead of the queue's position, or lags by more than a
+ *    lap, cannot happen).
+ *  - A check that fails marks the handle damaged (process-local, never a
+ *    flag in the pool): the calls return -RINGTRACE_ECORRUPT with
+ *    ringtrace_last_error() naming what was wrong and where; the writers
+ *    of the process stop (each of its slots' steal word is set to
+ *    RT_STEAL_STOPPED, which sends the inline fast path to the general
+ *    path, and that refuses every event, counted in rb->refused and shown
+ *    as missed); a creating handle says so once on stderr. Readers go on
+ *    where they safely can: each page and cell is still checked, what
+ *    fails is skipped and counted, so what was recorded before the damage
+ *    is still drained.
+ *  - An attached reader's passes over the mapping run under a SIGBUS guard
+ *    (guard.c): an object shrunk under it ends the pass with an error, and
+ *    it hands out private copies of pages, so that the caller's own
+ *    reading of a page can neither fault nor see the page change under it.
+ * The writing program's fast path is unchanged: a writer's page pointer,
+ * offset and limit are its own (thread-local), so whatever the pool holds,
+ * an event is written inside the writer's page.
  */
 #ifndef RINGTRACE_RING_INTERNAL_H
 #define RINGTRACE_RING_INTERNAL_H
@@ -211,6 +253,13 @@
 /* slot->h.steal: the flush handshake (see flush.c). */
 #define RT_STEAL_NONE 0u
 #define RT_STEAL_TAKEN 2u
+/*
+ * Set by the owner's process in its slots when it found the pool damaged:
+ * non-zero, so the inline fast path declines every event, and neither
+ * asked nor taken, so a flush may still ask for the page (and publish
+ * what the writer had committed).
+ */
+#define RT_STEAL_STOPPED 3u
 /*
  * Asked by the flush call with this id (shm->flush_seq): only that call
  * may take the page (ASKED -> TAKEN), so a flush that was slow to act on
@@ -314,6 +363,23 @@ struct rt_qcell {
 	uint32_t pad;
 };
 
+/*
+ * The pool's geometry, the handle's own copy: computed at create, or read
+ * once from the control block at attach and validated there against the
+ * object's size (pool.c, rt_geom_check). Nothing re-reads these fields
+ * from shared memory afterwards: every index, offset and count that comes
+ * from the pool is checked against this copy, which no other process can
+ * change (see "UNTRUSTED POOLS" above).
+ */
+struct rt_geom {
+	uint32_t page_size, npages, max_writers, qcap;
+	uint32_t mode, flush_ms;
+	uint64_t total_size;
+	uint64_t off_slots, off_qcells, off_free_next, off_gen, off_pages;
+};
+
+struct rt_copy;
+
 /* The process-local handle: the inline head first (read on every event). */
 struct ringtrace_rb {
 	struct ringtrace_rb_head_ h;
@@ -323,6 +389,7 @@ struct ringtrace_rb {
 	struct rt_qcell *qcells;
 	uint32_t *free_next;
 	uint64_t *gen;
+	struct rt_geom g; /* never re-read from shared memory */
 	size_t map_size;
 	int fd;
 	int owner;  /* created here (may write) vs attached (read only) */
@@ -332,6 +399,27 @@ struct ringtrace_rb {
 	/* Set when created for writing (writer.c): forgets the buffer's
 	 * writers when it is destroyed. */
 	void (*on_destroy)(struct ringtrace_rb *rb);
+
+	/*
+	 * Damage found in the pool (rt_pool_damaged): process-local, never
+	 * read from shared memory. damaged: 0, or 1 once something failed a
+	 * check (the first finder writes `damage`, then sets damage_ready);
+	 * from then on this process's writers refuse every event. gone: an
+	 * access to the mapping faulted (the object was shrunk under an
+	 * attached reader): every later call fails at once.
+	 */
+	uint32_t damaged, damage_ready, gone;
+	char damage[200];
+	uint64_t refused;       /* events writers refused since (counted as missed) */
+	uint64_t pages_skipped; /* published pages whose header failed its checks */
+	/*
+	 * An attached handle hands out private copies of pages, never the
+	 * mapping itself (consume.c): the list of copies given out and not
+	 * yet put back, and those of ringtrace_rb_page_at (by index). Only
+	 * the consumer's thread uses them (one consumer per buffer).
+	 */
+	struct rt_copy *copies;
+	struct rt_copy **at_copies;
 };
 
 _Static_assert(offsetof(struct ringtrace_rb, h) == 0, "the inline head starts the handle");
@@ -353,8 +441,44 @@ static inline struct rt_slot *rt_slot_of(const struct ringtrace_wtls_ *t)
 }
 
 /* ---- pool.c ---- */
-/* Point the handle's fields at the parts of a mapped region. */
+/* Point the handle's fields at the parts of a mapped region laid out as
+ * rb->g says (already validated). */
 RT_HIDDEN void rt_bind(struct ringtrace_rb *rb, char *base);
+/*
+ * The pool failed a check: mark the handle damaged (first call only: its
+ * message is kept, the writers of this process are stopped, and a creating
+ * handle says so once on stderr), set ringtrace_last_error() unless called
+ * from a writer (`writer`: inside the write path, maybe a signal handler,
+ * where only async-signal-safe code may run), and return
+ * -RINGTRACE_ECORRUPT. The format is rt_format_safe's subset.
+ */
+RT_HIDDEN int rt_pool_damaged(const struct ringtrace_rb *rb, int writer, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* 0, or -RINGTRACE_ECORRUPT with ringtrace_last_error() set if the handle
+ * is damaged (`gone_only`: only if its mapping is gone). */
+RT_HIDDEN int rt_pool_check_damaged(const struct ringtrace_rb *rb, int gone_only);
+/*
+ * Compare the control block's geometry with the handle's copy: 0, or the
+ * pool is damaged (a change means something scribbled over it).
+ */
+RT_HIDDEN int rt_check_control(const struct ringtrace_rb *rb);
+
+/* ---- guard.c ---- */
+/*
+ * Run fn(rb, arg) as one pass over the mapping. For an attached handle, a
+ * SIGBUS inside the mapping (the object was shrunk or truncated under us)
+ * ends the pass: the handle is marked gone and damaged and
+ * -RINGTRACE_ECORRUPT is returned. A creating handle runs fn directly (the
+ * writing program keeps its own signal dispositions). fn must allocate
+ * nothing it cannot find again from arg: the pass may end at any access
+ * to the mapping.
+ */
+typedef int (*rt_pass_fn)(struct ringtrace_rb *rb, void *arg);
+RT_HIDDEN int rt_guard_run(const struct ringtrace_rb *rb, rt_pass_fn fn, void *arg);
+/* The same over [base, base + size) before a handle exists (attach): 0 or
+ * fn's result, or RT_GUARD_FAULT. */
+#define RT_GUARD_FAULT (-0x7000)
+RT_HIDDEN int rt_guard_range(const char *base, size_t size, int (*fn)(void *arg), void *arg);
 /* fast_epoch from epoch and is_tsc (call whenever either changes). */
 RT_HIDDEN void rt_set_fast_epoch(struct ringtrace_rb *rb);
 RT_HIDDEN int rt_membarrier(int cmd);
@@ -376,18 +500,42 @@ RT_HIDDEN const struct rt_identity *rt_identity_loaded(void);
 RT_HIDDEN void rt_identity_refresh(void);
 
 /* ---- fifo.c ---- */
-RT_HIDDEN int rt_free_pop(struct ringtrace_rb *rb, uint32_t *out);
-RT_HIDDEN void rt_free_push(struct ringtrace_rb *rb, uint32_t page);
-RT_HIDDEN int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out);
+/*
+ * Each returns 1 (done), 0 (nothing: the list or queue is empty, or a cell
+ * stayed busy), or -RINGTRACE_ECORRUPT: the pool failed a check (an index
+ * out of range, a sequence that cannot be, a loop that went round its
+ * bound), and is marked damaged. `writer`: called from the write path
+ * (see rt_pool_damaged).
+ */
+RT_HIDDEN int rt_free_pop(struct ringtrace_rb *rb, uint32_t *out, int writer);
+RT_HIDDEN int rt_free_push(struct ringtrace_rb *rb, uint32_t page, int writer);
+RT_HIDDEN int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out, int writer);
 RT_HIDDEN void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page);
-RT_HIDDEN int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page);
-RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page);
+RT_HIDDEN int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page, int writer);
+RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, int writer);
+/*
+ * Bounds of the loops over shared memory. A compare-and-swap that fails
+ * means another party changed the word in between; the buffer's own
+ * threads change these words once per page (free list, FIFO positions) or
+ * once per flush (a slot's steal word), so failing RT_CAS_MAX times in a
+ * row cannot come from them: something else keeps writing the word, and
+ * the pool is judged damaged. (A million consecutive failures would need
+ * a million pages taken and given back while this thread retried, each
+ * by another thread winning the race: no workload comes near.)
+ */
+#define RT_CAS_MAX (1u << 20)
+
+/* ---- consume.c ---- */
+/* Free the page copies an attached handle made (destroy). */
+RT_HIDDEN void rt_copies_free(struct ringtrace_rb *rb);
 
 /* ---- accounting.c ---- */
 /* A consumer took a page: its events are read. */
 RT_HIDDEN void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header *h);
-/* A page was recycled before a reader saw it: its events are overrun. */
-RT_HIDDEN void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h);
+/* A page was recycled before a reader saw it: its events are overrun
+ * (`writer`: from the write path). */
+RT_HIDDEN void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h,
+				  int writer);
 /* Move a slot's counters into the retired totals (its writer is leaving). */
 RT_HIDDEN void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s);
 
@@ -414,7 +562,8 @@ struct rt_merge {
 	struct rt_src *src;
 	uint32_t *heap;
 	uint32_t n, cap, nheap;
-	uint32_t corrupt; /* pages whose decoding stopped at damage */
+	uint32_t corrupt;   /* pages whose decoding stopped at damage */
+	uint32_t page_size; /* no cursor reads beyond it, whatever a header says (0: none) */
 };
 
 RT_HIDDEN int rt_merge_init(struct rt_merge *m, uint32_t cap);

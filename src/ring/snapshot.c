@@ -92,27 +92,20 @@ static int rt_snap_cmp(const void *a, const void *b)
 	return x->content_size > y->content_size ? -1 : x->content_size < y->content_size;
 }
 
-int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out)
+/*
+ * The copying pass (under the SIGBUS guard for an attached reader): every
+ * loop bounded by the handle's geometry, every index checked.
+ */
+static int rt_snap_pass(struct ringtrace_rb *rb, void *arg)
 {
-	if (!rb || !out)
-		return rt_error(RINGTRACE_EINVAL, "snapshot: NULL argument");
-	*out = NULL;
+	struct ringtrace_snapshot *s = arg;
 	struct rt_shm *shm = rb->shm;
-	struct ringtrace_snapshot *s = calloc(1, sizeof(*s));
-	if (!s)
-		return rt_error(RINGTRACE_ENOMEM, "snapshot: out of memory");
-	uint32_t extra = shm->max_writers < shm->npages ? shm->max_writers : shm->npages;
-	s->cap = shm->npages + extra;
-	s->page_size = rb->h.page_size;
-	s->mem = malloc((size_t)s->cap * s->page_size);
-	if (!s->mem) {
-		size_t want = (size_t)s->cap * rb->h.page_size;
-		free(s);
-		return rt_error(RINGTRACE_ENOMEM, "snapshot: cannot allocate %zu bytes", want);
-	}
+	/* (a changed control block is damage; the copy goes on: every index
+	 * is checked against the handle's own geometry) */
+	rt_check_control(rb);
 	/* Writers' current pages first, then the FIFO: a page that moves from
 	 * one to the other meanwhile is seen at least once. */
-	for (uint32_t i = 0; i < shm->max_writers; i++) {
+	for (uint32_t i = 0; i < rb->g.max_writers; i++) {
 		struct rt_slot *sl = &rb->slots[i];
 		/* (also a slot being reclaimed: its page may not be in the FIFO
 		 * yet when the loop below looks there) */
@@ -120,18 +113,59 @@ int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out)
 		if (st != RT_SLOT_ACTIVE && st != RT_SLOT_RECLAIMING)
 			continue;
 		uint32_t p = RT_LOAD_ACQ(&sl->h.cur_page);
-		if (p != RT_NO_PAGE && p < shm->npages)
+		if (p == RT_NO_PAGE)
+			continue;
+		if (p < rb->g.npages)
 			rt_snap_copy(rb, s, p, 1, NULL, 0);
+		else
+			rt_pool_damaged(rb, 0, "writer slot %u: current page %u >= %u pages", i, p,
+					rb->g.npages);
 	}
-	uint64_t mask = shm->qcap - 1;
+	/* (at most one lap of cells: the positions come from the pool) */
+	uint64_t mask = rb->g.qcap - 1;
 	uint64_t head = RT_LOAD_ACQ(&shm->deq_pos), tail = RT_LOAD_ACQ(&shm->enq_pos);
-	for (uint64_t pos = head; pos < tail; pos++) {
+	for (uint64_t pos = head; pos < tail && pos - head <= mask; pos++) {
 		struct rt_qcell *c = &rb->qcells[pos & mask];
 		if (RT_LOAD_ACQ(&c->seq) != pos + 1)
 			continue; /* consumed, or not yet filled */
 		uint32_t p = RT_LOAD(&c->page);
-		if (p < shm->npages)
+		if (p == RT_NO_PAGE)
+			continue;
+		if (p < rb->g.npages)
 			rt_snap_copy(rb, s, p, 0, c, pos);
+		else
+			rt_pool_damaged(rb, 0,
+					"FIFO cell %llu (position %llu): page index %u >= %u pages",
+					(unsigned long long)(pos & mask), (unsigned long long)pos,
+					p, rb->g.npages);
+	}
+	return 0;
+}
+
+int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out)
+{
+	if (!rb || !out)
+		return rt_error(RINGTRACE_EINVAL, "snapshot: NULL argument");
+	*out = NULL;
+	struct ringtrace_snapshot *s = calloc(1, sizeof(*s));
+	if (!s)
+		return rt_error(RINGTRACE_ENOMEM, "snapshot: out of memory");
+	uint32_t extra = rb->g.max_writers < rb->g.npages ? rb->g.max_writers : rb->g.npages;
+	s->cap = rb->g.npages + extra;
+	s->page_size = rb->h.page_size;
+	s->mem = malloc((size_t)s->cap * s->page_size);
+	if (!s->mem) {
+		size_t want = (size_t)s->cap * rb->h.page_size;
+		free(s);
+		return rt_error(RINGTRACE_ENOMEM, "snapshot: cannot allocate %zu bytes", want);
+	}
+	int err = rt_guard_run(rb, rt_snap_pass, s);
+	if (err == 0)
+		err = rt_pool_check_damaged(rb, 1);
+	if (err < 0) {
+		free(s->mem);
+		free(s);
+		return err;
 	}
 	/* Drop duplicates (same stream and sequence), keeping the longest. */
 	const struct ringtrace_page_header **v = malloc(sizeof(*v) * (s->npages ? s->npages : 1));
@@ -150,13 +184,14 @@ int ringtrace_rb_snapshot(ringtrace_rb *rb, ringtrace_snapshot **out)
 			continue;
 		v[n++] = v[i];
 	}
-	int err = rt_merge_init(&s->m, n ? n : 1);
+	err = rt_merge_init(&s->m, n ? n : 1);
 	if (err < 0) {
 		free(v);
 		free(s->mem);
 		free(s);
 		return err;
 	}
+	s->m.page_size = (uint32_t)s->page_size;
 	for (uint32_t i = 0; i < n; i++)
 		rt_merge_add(&s->m, v[i]);
 	rt_merge_start(&s->m);

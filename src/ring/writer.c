@@ -169,6 +169,12 @@ static uint32_t rt_page_events(const struct ringtrace_wtls_ *t, const struct rt_
 	return (uint32_t)(RT_LOAD(&s->h.hit) - h->events_before);
 }
 
+/*
+ * Publish the thread's page. If the FIFO is found damaged the page is left
+ * where it is, in no list: its events stay in the pool, where a recovery
+ * tool finds such pages (ringtrace_rb_orphan_pages), and its header is
+ * final.
+ */
 static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struct rt_slot *s,
 		       uint32_t flags)
 {
@@ -181,23 +187,32 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
 	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 	t->page = NULL;
 	t->limit = 0;
-	if (rt_fifo_push(rb, idx)) {
+	int r = rt_fifo_push(rb, idx, 1);
+	if (r > 0) {
 		__atomic_fetch_add(&rb->shm->pages_published, 1, __ATOMIC_RELAXED);
-	} else {
-		rt_account_overrun(rb, h);
-		rt_free_push(rb, idx);
+	} else if (r == 0) {
+		rt_account_overrun(rb, h, 1);
+		rt_free_push(rb, idx, 1);
 	}
 }
 
+/* 0, -1 if there is no page to take, -2 if the pool was found damaged. */
 static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struct rt_slot *s,
 			uint64_t ts)
 {
 	uint32_t idx;
-	if (!rt_free_pop(rb, &idx)) {
-		if (rb->shm->mode != RINGTRACE_RB_OVERWRITE || !rt_fifo_pop(rb, &idx))
+	int r = rt_free_pop(rb, &idx, 1);
+	if (r == 0) {
+		if (rb->g.mode != RINGTRACE_RB_OVERWRITE)
 			return -1;
-		rt_account_overrun(rb, rt_page(rb, idx));
+		r = rt_fifo_pop(rb, &idx, 1);
+		if (r == 0)
+			return -1;
+		if (r > 0)
+			rt_account_overrun(rb, rt_page(rb, idx), 1);
 	}
+	if (r < 0 || RT_LOAD(&rb->damaged))
+		return -2;
 	struct ringtrace_page_header *h = rt_page(rb, idx);
 	rt_gen_begin(rb, idx);
 	h->magic = RINGTRACE_PAGE_MAGIC;
@@ -230,10 +245,15 @@ static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, stru
 	return 0;
 }
 
-/* Answer a flush request (called inside a write, nest != 0). */
+/*
+ * Answer a flush request (called inside a write, nest != 0). Bounded: each
+ * failed exchange is another flush taking the request over, which the
+ * buffer's readers do once per flush call.
+ */
 static void rt_answer_steal(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struct rt_slot *s,
 			    uint32_t st)
 {
+	uint32_t tries = 0;
 	while (RT_STEAL_IS_ASKED(st)) {
 		if (__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -245,6 +265,13 @@ static void rt_answer_steal(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, 
 		}
 		/* st now holds the current value: the reader took the page, or
 		 * another flush took the request over (then try again). */
+		if (++tries >= RT_CAS_MAX) {
+			rt_pool_damaged(rb, 1,
+					"writer slot %u: its steal word changed %u times while its "
+					"writer answered a flush",
+					(uint32_t)(s - rb->slots), RT_CAS_MAX);
+			return;
+		}
 	}
 	if (st == RT_STEAL_TAKEN) {
 		t->page = NULL;
@@ -252,6 +279,18 @@ static void rt_answer_steal(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, 
 		RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 		RT_STORE_REL(&s->h.steal, RT_STEAL_NONE);
 	}
+}
+
+/*
+ * An event refused because the pool was found damaged: counted in the
+ * handle (process-local, shown as missed by the stats), nothing written
+ * to the pool.
+ */
+static void *rt_refuse(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
+{
+	t->drop_reason = RINGTRACE_ECORRUPT;
+	__atomic_fetch_add(&rb->refused, 1, __ATOMIC_RELAXED);
+	return NULL;
 }
 
 /* (an atomic add: a nested drop may interrupt the owner's own count) */
@@ -296,7 +335,13 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
 	if (!t->page || end > t->limit) {
 		if (t->page)
 			rt_publish(rb, t, s, 0);
-		if (rt_take_page(rb, t, s, ts) < 0)
+		int r = RT_LOAD(&rb->damaged) ? -2 : rt_take_page(rb, t, s, ts);
+		if (r == -2) { /* found damaged: this event is the first refused */
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			RT_STORE_REL(&s->h.nest, 0);
+			return rt_refuse(rb, t);
+		}
+		if (r < 0)
 			return rt_drop(t, s, RINGTRACE_ENOSPC);
 		ext = 0;
 		start = t->off;
@@ -331,6 +376,10 @@ static void *__attribute__((noinline, cold))
 rt_reserve_generic(struct ringtrace_rb *rb, uint32_t id, size_t len)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
+	/* A damaged pool: nothing more is written to it (ring_internal.h,
+	 * "UNTRUSTED POOLS"). */
+	if (rt_unlikely(RT_LOAD(&rb->damaged)))
+		return rt_refuse(rb, t);
 	if (t->epoch != rb->h.epoch)
 		return rt_reserve_attach(rb, id, len);
 	struct rt_slot *s = rt_slot_of(t);
@@ -415,7 +464,8 @@ rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 	 * rather than scanning the slots on every dropped event).
 	 */
 	if (!rb->owner) {
-		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		/* (counted in the handle: a reader does not write to the pool) */
+		__atomic_fetch_add(&rb->refused, 1, __ATOMIC_RELAXED);
 		t->drop_reason = RINGTRACE_EINVAL;
 		return NULL;
 	}
@@ -448,9 +498,10 @@ rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 	}
 	struct rt_slot *s = NULL;
 	uint32_t w = 0;
-	uint32_t start = (uint32_t)rt_gettid() % shm->max_writers;
-	for (uint32_t k = 0; k < shm->max_writers; k++) {
-		struct rt_slot *c = &rb->slots[(start + k) % shm->max_writers];
+	uint32_t nw = rb->g.max_writers;
+	uint32_t start = (uint32_t)rt_gettid() % nw;
+	for (uint32_t k = 0; k < nw; k++) {
+		struct rt_slot *c = &rb->slots[(start + k) % nw];
 		w = RT_LOAD(&c->h.state);
 		if (RT_SLOT_STATE(w) == RT_SLOT_FREE &&
 		    __atomic_compare_exchange_n(&c->h.state, &w, RT_SLOT_NEXT(w, RT_SLOT_CLAIMING),
@@ -527,6 +578,18 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
 	t->attaching = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rt_state_leave(t);
+	if (RT_LOAD(&rb->damaged)) {
+		/*
+		 * The pool was found damaged: touch nothing in it. The slot
+		 * stays active with its page; a flush that finds this thread
+		 * gone publishes what it had committed (rt_reclaim_dead).
+		 */
+		t->page = NULL;
+		t->slot = NULL;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->attaching = 0;
+		return;
+	}
 	/*
 	 * Renew the slot's stamp (still ACTIVE) from exactly the word this
 	 * thread published: a reclaim judged on the old word now fails, and
@@ -562,7 +625,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
 			RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 			t->page = NULL;
 			t->limit = 0;
-			rt_free_push(rb, idx);
+			rt_free_push(rb, idx, 1);
 		}
 	}
 	rt_slot_fold(rb->shm, s);
