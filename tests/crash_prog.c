@@ -2,13 +2,15 @@
  * test_crash_prog: records a known sequence, then dies without stopping
  * its recorder (tests/test_recover.sh).
  *
- *   test_crash_prog N DIR kill|abort|exit
+ *   test_crash_prog N DIR kill|abort|exit|live
  *
  * Two threads each call crash_ev(thread, seq) for seq = 0 .. N-1, then the
  * program waits until the recorder's live metadata in DIR names crash_ev
  * (so that the crash is not earlier than a real program's would be: a
  * few milliseconds after start), and dies: SIGKILL, abort() (SIGABRT) or
- * _exit(3) (no atexit handler, so no session stop).
+ * _exit(3) (no atexit handler, so no session stop). `live`: the main
+ * thread stays alive (its writer slot with it) until it is killed, for the
+ * tests of what recover refuses while a program runs.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -53,7 +55,7 @@ static int meta_names_event(const char *dir)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: test_crash_prog N DIR kill|abort|exit\n");
+		fprintf(stderr, "usage: test_crash_prog N DIR kill|abort|exit|live\n");
 		return 2;
 	}
 	n_events = strtoul(argv[1], NULL, 10);
@@ -72,5 +74,8 @@ int main(int argc, char **argv)
 		raise(SIGKILL);
 	if (strcmp(argv[3], "abort") == 0)
 		abort();
+	if (strcmp(argv[3], "live") == 0)
+		for (;;)
+			pause();
 	_exit(3);
 }

@@ -144,4 +144,117 @@ recover_unknown_pool_missing_metadata_and_usage_refused() { # case
 	[ "$st" = 2 ] || fail "usage error: status $st"
 }
 
+# What recover refuses (issue 15, part 6): nothing is written into the
+# trace before the pool is known to be its own and its program gone.
+
+# tree_sum DIR: every file's name, size, mode and content
+tree_sum() {
+	(cd "$1" && find . -type f -printf '%p %s %m\n' | LC_ALL=C sort && find . -type f | LC_ALL=C sort | xargs sha256sum)
+}
+
+# dead_pool NAME: a program killed while recording into $tmp/NAME with the
+# pool /ringtrace-test-NAME-$$ (left for recover)
+dead_pool() {
+	st=0
+	RINGTRACE_OUTPUT="$tmp/$1" RINGTRACE_SHM="/ringtrace-test-$1-$$" "$prog" 1000 "$tmp/$1" kill > "$tmp/$1.out" 2>&1 || st=$?
+	[ "$st" = 137 ] || fail "$1: the program exited $st"
+}
+
+recover_complete_trace_refused_unchanged() { # case
+	# the issue's case: a complete trace, an unrelated dead pool
+	d="$tmp/complete"
+	"$rt" record -q -o "$d" -- "$prog" 1000 "$d" kill > /dev/null 2>&1 || true
+	grep -q "^stat hit" "$d/metadata" || fail "complete: record left no stat lines"
+	dead_pool other
+	shm="/ringtrace-test-other-$$"
+	tree_sum "$d" > "$tmp/sum0"
+	for force in "" --force; do
+		st=0
+		"$rt" recover $force "$shm" "$d" 2> "$tmp/e" || st=$?
+		[ "$st" = 1 ] || fail "complete ($force): recover exited $st"
+		grep -q "is a complete trace" "$tmp/e" || { cat "$tmp/e" >&2; fail "complete: no reason given"; }
+		tree_sum "$d" > "$tmp/sum1"
+		cmp -s "$tmp/sum0" "$tmp/sum1" || fail "complete ($force): the trace changed"
+	done
+	[ -e "/dev/shm$shm" ] || fail "complete: the refused pool was removed"
+	rm -f "/dev/shm$shm"
+}
+
+recover_foreign_pool_refused_unchanged() { # case
+	dead_pool mine
+	dead_pool foreign
+	d="$tmp/mine"
+	tree_sum "$d" > "$tmp/sum0"
+	st=0
+	"$rt" recover "/ringtrace-test-foreign-$$" "$d" 2> "$tmp/e" || st=$?
+	[ "$st" = 1 ] || fail "foreign: recover exited $st"
+	grep -q "is not the one of the trace" "$tmp/e" || { cat "$tmp/e" >&2; fail "foreign: no reason given"; }
+	grep -q -- "--force" "$tmp/e" || fail "foreign: the override is not named"
+	tree_sum "$d" > "$tmp/sum1"
+	cmp -s "$tmp/sum0" "$tmp/sum1" || fail "foreign: the trace changed"
+	# its own pool is still accepted
+	"$rt" recover "/ringtrace-test-mine-$$" "$d" 2> "$tmp/e" || { cat "$tmp/e" >&2; fail "foreign: its own pool refused"; }
+	rm -f "/dev/shm/ringtrace-test-foreign-$$"
+}
+
+recover_trace_without_uuid_refused_force_recovers() { # case
+	# a trace that names no pool (as written before pools had an id):
+	# refused, and --force recovers it
+	d="$tmp/noid"
+	shm="/ringtrace-test-noid-$$"
+	st=0
+	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" $N "$d" kill > "$d.out" 2>&1 || st=$?
+	[ "$st" = 137 ] || fail "noid: the program exited $st"
+	grep -q "uuid" "$d/metadata" || fail "noid: the metadata has no uuid"
+	sed -i '/uuid/d' "$d/metadata"
+	st=0
+	"$rt" recover "$shm" "$d" 2> "$tmp/e" || st=$?
+	[ "$st" = 1 ] && grep -q "uuid is none" "$tmp/e" || { cat "$tmp/e" >&2; fail "noid: recover exited $st"; }
+	"$rt" recover --force "$shm" "$d" 2> "$tmp/e" || { cat "$tmp/e" >&2; fail "noid: --force refused"; }
+	n=$(check_seq "$d" all)
+	[ "$n" = $((2 * N)) ] || fail "noid: $n events recovered with --force, want $((2 * N))"
+}
+
+recover_live_writer_refused() { # case
+	d="$tmp/live"
+	shm="/ringtrace-test-live-$$"
+	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" 1000 "$d" live > "$d.out" 2>&1 &
+	pid=$!
+	for i in $(seq 300); do grep -q "events per thread" "$d.out" && break; sleep 0.05; done
+	grep -q "events per thread" "$d.out" || { kill -9 $pid; fail "live: the program did not start"; }
+	# its own recorder holds the directory
+	st=0
+	"$rt" recover "$shm" "$d" 2> "$tmp/e" || st=$?
+	[ "$st" = 1 ] || { kill -9 $pid; fail "live: recover into a recording directory exited $st"; }
+	# a copy of its trace (the same uuid, not locked): the live writer refuses it
+	mkdir -m 700 "$tmp/livecopy"
+	cp "$d"/* "$tmp/livecopy/"
+	tree_sum "$tmp/livecopy" > "$tmp/sum0"
+	st=0
+	"$rt" recover "$shm" "$tmp/livecopy" 2> "$tmp/e" || st=$?
+	kill -9 $pid; wait $pid || true
+	[ "$st" = 1 ] || fail "live: recover exited $st with a writer alive"
+	grep -q "still alive (pid $pid" "$tmp/e" || { cat "$tmp/e" >&2; fail "live: the live writer is not named"; }
+	tree_sum "$tmp/livecopy" > "$tmp/sum1"
+	cmp -s "$tmp/sum0" "$tmp/sum1" || fail "live: the trace changed"
+	# once the program is gone, its pool is recovered
+	"$rt" recover "$shm" "$d" 2> "$tmp/e" || { cat "$tmp/e" >&2; fail "live: recover after the kill failed"; }
+}
+
+recover_two_at_once_one_refused() { # case
+	dead_pool twice
+	d="$tmp/twice"
+	shm="/ringtrace-test-twice-$$"
+	"$rt" recover "$shm" "$d" 2> "$tmp/e1" & p1=$!
+	"$rt" recover "$shm" "$d" 2> "$tmp/e2" & p2=$!
+	s1=0; s2=0
+	wait $p1 || s1=$?
+	wait $p2 || s2=$?
+	[ $((s1 + s2)) = 1 ] || { cat "$tmp/e1" "$tmp/e2" >&2; fail "twice: exit statuses $s1 and $s2 (want one 0, one 1)"; }
+	"$rt" report --raw "$d" > "$d.txt" || fail "twice: report failed"
+	n=$(grep -c crash_ev "$d.txt") || true
+	[ "$n" = 2000 ] || fail "twice: $n events, want 2000"
+	[ "$(grep -c '^stat hit' "$d/metadata")" = 1 ] || fail "twice: stat lines written twice"
+}
+
 rt_run_cases "$@"

@@ -207,7 +207,76 @@ int ringtrace_pool_attach(const char *shm, uid_t owner, ringtrace_rb **out, char
 	return 0;
 }
 
+static void uuid_str(char out[37], const uint8_t u[16])
+{
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
+}
+
+/*
+ * Before anything is written: the trace must be unfinished and the pool
+ * its own, with no writer left alive. 0, or 1 with a message (each says
+ * what and, where an override makes sense, that --force overrides it).
+ * The complete trace is refused whatever `force` says: its files are
+ * final, and recovery would have to write into them.
+ */
+static int refuse(ringtrace_rb *rb, const char *shm, const char *dir, int force)
+{
+	struct ringtrace_ctf_info info;
+	if (ringtrace_ctf_get_info(dir, &info) < 0) {
+		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
+		return 1;
+	}
+	if (info.nstats) {
+		fprintf(stderr,
+			"ringtrace recover: %s is a complete trace (its recorder stopped normally: "
+			"the metadata has its stat lines); nothing is recovered into it, even with "
+			"--force\n",
+			dir);
+		return 1;
+	}
+	uint8_t pu[16];
+	ringtrace_rb_uuid(rb, pu);
+	if (!info.has_uuid || memcmp(pu, info.uuid, 16) != 0) {
+		char a[37] = "none", b[37];
+		if (info.has_uuid)
+			uuid_str(a, info.uuid);
+		uuid_str(b, pu);
+		fprintf(stderr,
+			"ringtrace recover: the pool %s is not the one of the trace %s: the trace's "
+			"uuid is %s, the pool's %s%s\n",
+			shm, dir, a, b,
+			force ? " (recovering anyway: --force)"
+			      : "; --force recovers it anyway, if you know they belong together");
+		if (!force)
+			return 1;
+	}
+	uint32_t pid = 0, tid = 0;
+	int live = ringtrace_rb_live_writers(rb, &pid, &tid);
+	if (live < 0) {
+		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
+		return 1;
+	}
+	if (live > 0) {
+		fprintf(stderr,
+			"ringtrace recover: the pool %s has %d writer%s still alive (pid %u, thread "
+			"%u): its program is running, and recovering would take its pages%s\n",
+			shm, live, live == 1 ? "" : "s", pid, tid,
+			force ? " (recovering anyway: --force; only idle pages are taken)"
+			      : "; stop it first, or --force to recover its idle pages anyway");
+		if (!force)
+			return 1;
+	}
+	return 0;
+}
+
 int ringtrace_recover(const char *shm, const char *dir, int quiet)
+{
+	return ringtrace_recover_opt(shm, dir, quiet, 0);
+}
+
+int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force)
 {
 	char meta[4200];
 	snprintf(meta, sizeof(meta), "%s/metadata", dir);
@@ -237,6 +306,11 @@ int ringtrace_recover(const char *shm, const char *dir, int quiet)
 		bad = ringtrace_pool_attach(shm, dst.st_uid, &rb, why, sizeof(why)) < 0;
 	if (bad) {
 		fprintf(stderr, "ringtrace recover: %s\n", why);
+		close(lock);
+		return 1;
+	}
+	if (refuse(rb, shm, dir, force)) {
+		ringtrace_rb_destroy(rb);
 		close(lock);
 		return 1;
 	}
@@ -288,7 +362,7 @@ int ringtrace_recover(const char *shm, const char *dir, int quiet)
 int ringtrace_cmd_recover(int argc, char **argv)
 {
 	if (argc == 2 && cmd_is_help(argv[1])) {
-		printf("usage: ringtrace recover SHM DIR\n\n"
+		printf("usage: ringtrace recover [--force] SHM DIR\n\n"
 		       "Make a complete trace in DIR from what a program that died while recording\n"
 		       "left: the stream files and metadata its recorder had written to DIR, and\n"
 		       "the pages still in its shared pool SHM (the RINGTRACE_SHM name it recorded\n"
@@ -299,17 +373,35 @@ int ringtrace_cmd_recover(int argc, char **argv)
 		       "recorder's pages away (DIR is refused while its recorder holds its lock).\n"
 		       "SHM must be the object the program made: owned by DIR's owner, mode 0600.\n"
 		       "Files are added to DIR as the recorder makes them: never through a\n"
-		       "symbolic link, new ones 0600 (0640 if DIR is readable by its group).\n\n"
-		       "exit status: 0 recovered, 1 nothing could be recovered, 2 usage error\n");
+		       "symbolic link, new ones 0600 (0640 if DIR is readable by its group).\n"
+		       "Nothing already in DIR is cut or rewritten: a stream file that ends\n"
+		       "inside a page (its recorder was killed while writing it) is left as it\n"
+		       "is, and the stream's recovered pages go to a new file of the same\n"
+		       "stream, stream_N.K.\n\n"
+		       "Refused, before anything is written:\n"
+		       "  - a complete trace (its recorder stopped normally: the metadata has\n"
+		       "    stat lines), even with --force;\n"
+		       "  - DIR locked by a live recorder or another recover, even with --force;\n"
+		       "  - a pool whose uuid is not the trace's (or a trace without one);\n"
+		       "  - a pool with a writer still alive (its program is running).\n"
+		       "  --force   recover anyway from a pool of another uuid, or with live\n"
+		       "            writers (only their idle pages are taken)\n\n"
+		       "exit status: 0 recovered, 1 refused or nothing could be recovered,\n"
+		       "2 usage error\n");
 		return 0;
 	}
-	if (argc != 3) {
-		fprintf(stderr,
-			"ringtrace recover: expected SHM and DIR (ringtrace recover --help)\n");
+	int force = 0, k = 1;
+	if (k < argc && strcmp(argv[k], "--force") == 0) {
+		force = 1;
+		k++;
+	}
+	if (argc - k != 2 || argv[k][0] == '-') {
+		fprintf(stderr, "ringtrace recover: expected [--force] SHM and DIR (ringtrace "
+				"recover --help)\n");
 		return 2;
 	}
-	int rc = ringtrace_recover(argv[1], argv[2], 0);
+	int rc = ringtrace_recover_opt(argv[k], argv[k + 1], 0, force);
 	if (rc == 0)
-		shm_unlink(argv[1]);
+		shm_unlink(argv[k]);
 	return rc;
 }

@@ -18,6 +18,9 @@ int ringtrace_cmd_list_program(int argc, char **argv);
 int ringtrace_cmd_recover(int argc, char **argv);
 /* Recover the trace of a dead program from its pool SHM into DIR: 0 or 1. */
 int ringtrace_recover(const char *shm, const char *dir, int quiet);
+/* The same; `force`: recover from a pool of another uuid, or with live
+ * writers (ringtrace recover --force). */
+int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force);
 /*
  * Map the pool SHM for reading if it is the object the program made: a
  * shared-memory object of uid `owner`, no access for group or others

@@ -147,6 +147,18 @@ int ringtrace_ctf_lock_dir(const char *dir);
  */
 int ringtrace_ctf_get_stat(const char *dir, const char *key, uint64_t *value);
 
+/* What `ringtrace recover` checks before it writes anything. */
+struct ringtrace_ctf_info {
+	int has_uuid;     /* the metadata has a `uuid` line */
+	uint8_t uuid[16]; /* then: the pool's identity */
+	uint32_t nstats;  /* `stat` lines: a recorder stopped normally (complete) */
+};
+/*
+ * Read DIR/metadata's identity and whether it is complete: 0, or a
+ * negative error with a message naming the file and line.
+ */
+int ringtrace_ctf_get_info(const char *dir, struct ringtrace_ctf_info *info);
+
 /*
  * Replace the `stat` lines of DIR/metadata with these (the trace's events,
  * sites, filters and triggers stay as they are); the file is written anew

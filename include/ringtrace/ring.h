@@ -125,6 +125,13 @@ int ringtrace_rb_fd(const ringtrace_rb *rb);
 size_t ringtrace_rb_page_size(const ringtrace_rb *rb);
 uint32_t ringtrace_rb_page_count(const ringtrace_rb *rb);
 enum ringtrace_rb_mode ringtrace_rb_mode(const ringtrace_rb *rb);
+/*
+ * The pool's identity: 16 random bytes (an RFC 4122 version 4 UUID) drawn
+ * when it was created, never zero; an attached handle's copy was read once
+ * at attach. The recorder writes it into the trace's metadata, so that a
+ * trace and its pool can be matched (`ringtrace recover`).
+ */
+void ringtrace_rb_uuid(const ringtrace_rb *rb, uint8_t uuid[16]);
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -201,6 +208,16 @@ void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header 
  * number of pages made readable, or a negative error.
  */
 int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms);
+
+/*
+ * The number of writer slots whose owner is alive as a flush judges it (a
+ * thread of this process by its tid, another process by its pid when it
+ * is in our pid namespace; one in another namespace, or with no pid, is
+ * judged alive), and the pid and tid of the first (either may be NULL).
+ * Slots of owners that are gone are not counted: a flush reclaims them.
+ * A negative error if the pool is damaged.
+ */
+int ringtrace_rb_live_writers(ringtrace_rb *rb, uint32_t *pid, uint32_t *tid);
 
 /*
  * Re-read the names of the writer threads (for threads renamed after their

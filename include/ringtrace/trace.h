@@ -142,6 +142,10 @@ const struct ringtrace_trace_site *ringtrace_trace_site(const ringtrace_trace *t
 /* Triggers, in the order of the schema block (the order they were added). */
 uint32_t ringtrace_trace_trigger_count(const ringtrace_trace *t);
 const struct ringtrace_trace_trigger *ringtrace_trace_trigger(const ringtrace_trace *t, uint32_t i);
+/* The trace's identity (its pool's ringtrace_rb_uuid, from the metadata's
+ * `uuid` line): 1 and uuid[], or 0 if the metadata has none (a trace
+ * written before ids existed). */
+int ringtrace_trace_uuid(const ringtrace_trace *t, uint8_t uuid[16]);
 uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t);
 const struct ringtrace_trace_stat *ringtrace_trace_stat(const ringtrace_trace *t, uint32_t i);
 uint32_t ringtrace_trace_stream_count(const ringtrace_trace *t);

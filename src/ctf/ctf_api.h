@@ -36,6 +36,10 @@
 /* Everything the metadata says about a trace. */
 struct rt_ctf_meta {
 	struct ringtrace_trace_clock clock;
+	/* The pool's identity (ringtrace_rb_uuid), if has_uuid: TSDL
+	 * `trace { uuid }` and the block's `uuid` line. */
+	uint8_t uuid[16];
+	int has_uuid;
 	/* Filter lines: an event with a filter or a rejected call has one. */
 	const struct ringtrace_trace_event_def *events;
 	uint32_t nevents;
@@ -103,6 +107,11 @@ RT_HIDDEN int rt_ctf_read(struct rt_ctf_doc *doc, const char *dir, char *err, si
 RT_HIDDEN int rt_ctf_read_at(struct rt_ctf_doc *doc, int dirfd, const char *dir, char *err,
 			     size_t errsize);
 RT_HIDDEN void rt_ctf_doc_free(struct rt_ctf_doc *doc);
+
+/* A UUID as text: 36 characters and a NUL (8-4-4-4-12 lowercase hex). */
+RT_HIDDEN void rt_ctf_uuid_str(char out[37], const uint8_t uuid[16]);
+/* Parse that form (exactly): 0, or -1. */
+RT_HIDDEN int rt_ctf_uuid_parse(const char *s, uint8_t uuid[16]);
 
 /* ---- stream files (stream.c) ---- */
 

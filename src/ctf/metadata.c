@@ -41,6 +41,8 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 	m->clock.is_tsc = ringtrace_rb_clock_is_tsc(rb);
 	m->clock.freq = ringtrace_rb_clock_freq(rb);
 	ringtrace_rb_clock_base(rb, &m->clock.base_ticks, &m->clock.base_ns);
+	ringtrace_rb_uuid(rb, m->uuid);
+	m->has_uuid = 1;
 
 	uint32_t n = ringtrace_event_count();
 	uint32_t ns = ringtrace_printf_site_count();

@@ -41,12 +41,48 @@ static void rt_pct(FILE *f, const char *s)
 	}
 }
 
+void rt_ctf_uuid_str(char out[37], const uint8_t u[16])
+{
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
+}
+
+int rt_ctf_uuid_parse(const char *s, uint8_t u[16])
+{
+	int k = 0;
+	for (int i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return -1;
+			continue;
+		}
+		int v = s[i] >= '0' && s[i] <= '9'   ? s[i] - '0'
+			: s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10
+			: s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10
+						     : -1;
+		if (v < 0)
+			return -1;
+		if (k % 2 == 0)
+			u[k / 2] = (uint8_t)(v << 4);
+		else
+			u[k / 2] |= (uint8_t)v;
+		k++;
+	}
+	return s[36] == 0 ? 0 : -1;
+}
+
 void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m)
 {
 	const struct ringtrace_trace_clock *c = &m->clock;
 	fprintf(f, "\n/* ringtrace-schema 1\nclock %s %llu %llu %llu\n",
 		c->is_tsc ? "tsc" : "monotonic", (unsigned long long)c->freq,
 		(unsigned long long)c->base_ticks, (unsigned long long)c->base_ns);
+	if (m->has_uuid) {
+		char u[37];
+		rt_ctf_uuid_str(u, m->uuid);
+		fprintf(f, "uuid %s\n", u);
+	}
 	for (uint32_t i = 0; i < m->nevents; i++) {
 		const struct ringtrace_trace_event_def *ev = &m->events[i];
 		fprintf(f, "event %u %u ", ev->id, ev->kind);
@@ -329,6 +365,17 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		RT_NUM(p, t->meta.clock.base_ticks, 3, UINT64_MAX, "clock base_ticks");
 		RT_NUM(p, t->meta.clock.base_ns, 4, UINT64_MAX, "clock base_ns");
 		*have_clock = 1;
+		return 0;
+	}
+	if (KW("uuid")) {
+		if (rt_split(p, line, 10) < 0 || p->ntok != 2)
+			return RT_META_FAIL(p, "uuid: expected \"uuid <8-4-4-4-12 hex digits>\"");
+		if (t->meta.has_uuid)
+			return RT_META_FAIL(p, "second uuid line");
+		if (rt_ctf_uuid_parse(p->tok[1], t->meta.uuid) < 0)
+			return RT_META_FAIL(p, "uuid \"%.40s\" is not 8-4-4-4-12 hex digits",
+					    p->tok[1]);
+		t->meta.has_uuid = 1;
 		return 0;
 	}
 	if (KW("event")) {

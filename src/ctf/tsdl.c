@@ -150,8 +150,16 @@ int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m)
 	      "/* Written by ringtrace; the layout is described in docs/format.md. */\n\n"
 	      "trace {\n"
 	      "\tmajor = 1;\n"
-	      "\tminor = 8;\n"
-	      "\tbyte_order = le;\n"
+	      "\tminor = 8;\n",
+	      f);
+	/* The pool's identity (CTF 1.8 allows a trace uuid without a uuid
+	 * field in the packet header, which pages do not have). */
+	if (m->has_uuid) {
+		char u[37];
+		rt_ctf_uuid_str(u, m->uuid);
+		fprintf(f, "\tuuid = \"%s\";\n", u);
+	}
+	fputs("\tbyte_order = le;\n"
 	      "\tpacket.header := struct {\n"
 	      "\t\tinteger { size = 32; align = 32; signed = false; base = 16; } magic;\n"
 	      "\t\tinteger { size = 32; align = 32; signed = false; } stream_id;\n"
@@ -331,4 +339,24 @@ int ringtrace_ctf_get_stat(const char *dir, const char *key, uint64_t *value)
 	}
 	rt_ctf_doc_free(&doc);
 	return err < 0 ? err : found;
+}
+
+int ringtrace_ctf_get_info(const char *dir, struct ringtrace_ctf_info *info)
+{
+	if (!dir || !info)
+		return rt_error(RINGTRACE_EINVAL, "ctf_get_info: NULL argument");
+	memset(info, 0, sizeof(*info));
+	struct rt_ctf_doc doc;
+	char msg[1024];
+	memset(&doc, 0, sizeof(doc));
+	int err = rt_ctf_read(&doc, dir, msg, sizeof(msg));
+	if (err < 0) {
+		err = rt_error(-err, "%s", msg);
+	} else {
+		info->has_uuid = doc.meta.has_uuid;
+		memcpy(info->uuid, doc.meta.uuid, sizeof(info->uuid));
+		info->nstats = doc.nstats;
+	}
+	rt_ctf_doc_free(&doc);
+	return err;
 }

@@ -178,6 +178,14 @@ const struct ringtrace_trace_trigger *ringtrace_trace_trigger(const ringtrace_tr
 	return i < t->doc.ntriggers ? &t->doc.triggers[i] : NULL;
 }
 
+int ringtrace_trace_uuid(const ringtrace_trace *t, uint8_t uuid[16])
+{
+	if (!t->doc.meta.has_uuid)
+		return 0;
+	memcpy(uuid, t->doc.meta.uuid, 16);
+	return 1;
+}
+
 uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t)
 {
 	return t->doc.nstats;

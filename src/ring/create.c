@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ring/ring_internal.h"
@@ -60,6 +62,37 @@ static int rt_check_config(const struct ringtrace_rb_config *c)
 			"shm_name \"%s\" is invalid: it must be \"/name\" with no other '/'",
 			c->shm_name);
 	return 0;
+}
+
+/* splitmix64's finaliser: spreads the fallback seed's bits. */
+static uint64_t rt_mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * A new pool's identity (rt_shm.uuid): random (getrandom, never blocking:
+ * a program starting early in boot must not wait for entropy), else from
+ * the clock, pid and an address, which is enough to tell two pools apart
+ * (it is an identity, not a secret). Version 4 and variant bits as RFC
+ * 4122 says, so it is a valid UUID for the CTF metadata; never all zero.
+ */
+static void rt_new_uuid(uint8_t u[16])
+{
+	if (getrandom(u, 16, GRND_NONBLOCK) != 16) {
+		static uint64_t seq;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t a = rt_mix64((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+		uint64_t b = rt_mix64(a ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)u ^
+				      __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+		memcpy(u, &a, 8);
+		memcpy(u + 8, &b, 8);
+	}
+	u[6] = (uint8_t)((u[6] & 0x0F) | 0x40);
+	u[8] = (uint8_t)((u[8] & 0x3F) | 0x80);
 }
 
 static size_t rt_align(size_t v, size_t a)
@@ -168,6 +201,8 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 	shm->off_pages = off_pages;
 	shm->creator_pid = (uint32_t)getpid();
 	shm->next_stream = 1;
+	rt_new_uuid(rb->uuid);
+	memcpy(shm->uuid, rb->uuid, sizeof(shm->uuid));
 	/* The handle's geometry: its own, never read back from the pool. */
 	rb->g = (struct rt_geom){
 		.page_size = (uint32_t)cfg->page_size,

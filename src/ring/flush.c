@@ -308,3 +308,45 @@ int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 		return err;
 	return (int)a.nflushed;
 }
+
+struct rt_live_pass {
+	uint32_t n, pid, tid;
+};
+
+static int rt_live_pass(struct ringtrace_rb *rb, void *arg)
+{
+	struct rt_live_pass *a = arg;
+	for (uint32_t i = 0; i < rb->g.max_writers; i++) {
+		const struct rt_slot *s = &rb->slots[i];
+		/* (a CLAIMING slot holds no page yet: nothing a flush would take) */
+		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->h.state)) != RT_SLOT_ACTIVE)
+			continue;
+		uint32_t pid = RT_LOAD(&s->pid), tid = RT_LOAD(&s->tid);
+		if (rt_owner_gone(RT_LOAD(&s->owner_cookie), RT_LOAD(&s->pidns), pid, tid))
+			continue;
+		if (a->n++ == 0) {
+			a->pid = pid;
+			a->tid = tid;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The writers a flush would leave to their owner: the same judgement as
+ * the reclaim's (rt_owner_gone), so that `ringtrace recover` refuses a
+ * pool whose program still writes (its flush would take a live thread's
+ * page). One pass over the slots, bounded by the handle's geometry.
+ */
+int ringtrace_rb_live_writers(ringtrace_rb *rb, uint32_t *pid, uint32_t *tid)
+{
+	struct rt_live_pass a = {0, 0, 0};
+	int err = rt_guard_run(rb, rt_live_pass, &a);
+	if (err < 0)
+		return err;
+	if (pid)
+		*pid = a.pid;
+	if (tid)
+		*tid = a.tid;
+	return (int)a.n;
+}

@@ -147,10 +147,11 @@ int ringtrace_rb_damaged(const ringtrace_rb *rb)
 /* ---- geometry ------------------------------------------------------------ */
 
 /* (the geometry fields of the control block, in its order, for messages) */
-#define RT_GEOM_FIELDS(X)                                                                          \
-	X(page_size, 12)                                                                           \
-	X(npages, 16) X(max_writers, 20) X(mode, 24) X(flush_ms, 28) X(qcap, 32) X(total_size, 64) \
-		X(off_slots, 72) X(off_qcells, 80) X(off_free_next, 88) X(off_gen, 96)             \
+#define RT_GEOM_FIELDS(X)                                                              \
+	X(page_size, 12)                                                               \
+	X(npages, 16)                                                                  \
+	X(max_writers, 20) X(mode, 24) X(flush_ms, 28) X(qcap, 32) X(total_size, 64)   \
+		X(off_slots, 72) X(off_qcells, 80) X(off_free_next, 88) X(off_gen, 96) \
 			X(off_pages, 104)
 
 /* Read the geometry from a control block, each field once. */
@@ -285,6 +286,11 @@ int rt_check_control(const struct ringtrace_rb *rb)
 				       (unsigned long long)g->f);
 	RT_GEOM_FIELDS(RT_GEOM_CMP)
 #undef RT_GEOM_CMP
+	for (unsigned i = 0; i < sizeof(rb->uuid); i++)
+		if (RT_LOAD(&shm->uuid[i]) != rb->uuid[i])
+			return rt_pool_damaged(rb, 0,
+					       "control block: uuid byte %u at offset %u changed",
+					       i, (unsigned)offsetof(struct rt_shm, uuid) + i);
 	return 0;
 }
 
@@ -296,6 +302,7 @@ struct rt_attach_pass {
 	struct rt_geom g;
 	struct rt_clock clock;
 	uint32_t mb_cmd;
+	uint8_t uuid[16];
 	char why[200];
 };
 
@@ -323,6 +330,15 @@ static int rt_attach_read(void *arg)
 	a->clock.base_ticks = RT_LOAD(&shm->clock_base_ticks);
 	a->clock.base_ns = RT_LOAD(&shm->clock_base_ns);
 	a->mb_cmd = RT_LOAD(&shm->creator_mb_cmd);
+	uint8_t any = 0;
+	for (int i = 0; i < 16; i++)
+		any |= a->uuid[i] = RT_LOAD(&shm->uuid[i]);
+	/* (create.c never makes a zero id: a trace could not be told apart) */
+	if (!any)
+		return (int)rt_format_safe(
+			a->why, sizeof(a->why),
+			"uuid at offset %u is zero (a pool is made with a random id)",
+			(unsigned)offsetof(struct rt_shm, uuid));
 	if (is_tsc > 1)
 		return (int)rt_format_safe(a->why, sizeof(a->why),
 					   "clock kind %u at offset 36 is not 0 or 1", is_tsc);
@@ -385,6 +401,7 @@ static int rt_attach(int fd, const char *name, ringtrace_rb **out)
 	}
 	rb->g = a->g;
 	rb->clock = a->clock;
+	memcpy(rb->uuid, a->uuid, sizeof(rb->uuid));
 	rt_bind(rb, base);
 	rb->fd = dfd;
 	rb->shm_name = dname;
@@ -476,6 +493,11 @@ size_t ringtrace_rb_page_size(const ringtrace_rb *rb)
 uint32_t ringtrace_rb_page_count(const ringtrace_rb *rb)
 {
 	return rb->g.npages;
+}
+
+void ringtrace_rb_uuid(const ringtrace_rb *rb, uint8_t uuid[16])
+{
+	memcpy(uuid, rb->uuid, sizeof(rb->uuid));
 }
 
 enum ringtrace_rb_mode ringtrace_rb_mode(const ringtrace_rb *rb)

@@ -226,7 +226,7 @@
 #include "ringtrace/static/ring.h"
 
 #define RT_SHM_MAGIC 0x31435254474e4952ull /* "RINGTRC1" */
-#define RT_SHM_VERSION 2u /* 2: slot state word with a stamp, slot pidns, flush ids */
+#define RT_SHM_VERSION 3u /* 2: slot state word with a stamp, slot pidns, flush ids; 3: uuid */
 #define RT_NO_PAGE 0xFFFFFFFFu
 
 /*
@@ -318,6 +318,15 @@ struct rt_shm {
 	uint64_t pages_published, pages_flushed;
 	uint64_t last_flush_ticks;
 	uint64_t flush_seq; /* ids of flush calls (RT_STEAL_ASKED_BY) */
+	/*
+	 * The pool's identity: 16 random bytes drawn at creation (an RFC 4122
+	 * version 4 UUID), never 0, never changed. The recorder writes it
+	 * into the trace's metadata (`trace { uuid }` and the schema block's
+	 * `uuid` line), so that `ringtrace recover` can tell the pool of a
+	 * trace from any other before it writes anything (tools/cmd_recover.c).
+	 * Read once at attach like the geometry; a change is damage.
+	 */
+	uint8_t uuid[16];
 };
 
 /*
@@ -390,6 +399,7 @@ struct ringtrace_rb {
 	uint32_t *free_next;
 	uint64_t *gen;
 	struct rt_geom g; /* never re-read from shared memory */
+	uint8_t uuid[16]; /* the pool's identity: the same (read once at attach) */
 	size_t map_size;
 	int fd;
 	int owner;  /* created here (may write) vs attached (read only) */
