@@ -39,16 +39,6 @@
 
 #include "commands.h"
 
-/* Append one page to its stream file: 0, or -1 with a message. */
-static int append_page(const char *dir, const struct ringtrace_page_header *p, size_t ps)
-{
-	if (ringtrace_ctf_append_page(dir, p, ps) < 0) {
-		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
-		return -1;
-	}
-	return 0;
-}
-
 /* Total size of the stream files in dir (regular files only: a symbolic
  * link is not followed). */
 static uint64_t streams_bytes(const char *dir)
@@ -90,21 +80,189 @@ static int patch_metadata(const char *dir, const struct ringtrace_rb_stats *s, u
 	return 0;
 }
 
-/* The last packet sequence number in a stream file (-1: none), the file
- * first cut to whole pages (a page half written when the program died). */
-static int64_t last_seq(const char *path, size_t ps)
+/*
+ * The state of one recovery: the streams whose files were looked at (a
+ * stream file that ends inside a page is set aside before the first page
+ * is added to it), and the orphan pages (for the set-aside page's copy).
+ */
+struct rcv {
+	const char *dir;
+	size_t ps;
+	int quiet;
+	uint64_t *seen;
+	uint32_t nseen, cap;
+	const struct ringtrace_page_header **orph;
+	uint32_t norph;
+	uint64_t set_aside, salvaged; /* files set aside, events salvaged from their tails */
+};
+
+/*
+ * The complete events at the start of the page cut off at the end of the
+ * set-aside file (`tail` bytes of it in page, the rest zero), made a whole
+ * page: its header's counts and content end say what is there. 1 made, 0
+ * nothing to save (no whole header, no complete event, or not a page of
+ * this stream).
+ */
+static int salvage_tail(struct ringtrace_page_header *h, size_t tail, size_t ps, uint64_t stream)
 {
-	/* Never through a symbolic link, never blocking on a FIFO (appending
-	 * to such a name is refused after this anyway). */
-	int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (tail < RINGTRACE_PAGE_HEADER_SIZE || h->magic != RINGTRACE_PAGE_MAGIC ||
+	    h->stream_instance_id != stream || h->packet_size != (uint64_t)ps * 8 ||
+	    h->content_size < RINGTRACE_PAGE_HEADER_SIZE * 8u || h->content_size > h->packet_size)
+		return 0;
+	struct ringtrace_page_cursor c;
+	ringtrace_page_cursor_init(&c, h);
+	if (c.end > tail)
+		c.end = (uint32_t)tail;
+	struct ringtrace_event ev;
+	uint32_t n = 0, end = RINGTRACE_PAGE_HEADER_SIZE;
+	uint64_t last = h->timestamp_begin;
+	/* (bounded: each step moves forward within c.end) */
+	while (ringtrace_page_next(&c, &ev) == 1) {
+		n++;
+		end = (uint32_t)((const char *)ev.data - (const char *)h) + ev.len;
+		last = ev.ts;
+	}
+	if (n == 0)
+		return 0;
+	memset((char *)h + end, 0, ps - end);
+	h->events = n;
+	h->content_size = (uint64_t)end * 8;
+	h->commit = end;
+	if (h->timestamp_end < last)
+		h->timestamp_end = last;
+	return ringtrace_page_check(h, ps) == 0;
+}
+
+/*
+ * Before the first page of `stream` is added: if its file ends inside a
+ * page, set it aside (ringtrace_ctf_set_aside_partial: renamed unchanged,
+ * its whole pages copied to a new stream_N), then add the complete events
+ * of the cut page unless the pool still holds that page whole (an orphan:
+ * the recorder's page being written), which is then added in its turn.
+ * 0, or -1 with a message.
+ */
+static int prepare_stream(struct rcv *r, uint64_t stream)
+{
+	for (uint32_t i = 0; i < r->nseen; i++)
+		if (r->seen[i] == stream)
+			return 0;
+	if (r->nseen == r->cap) {
+		uint32_t cap = r->cap ? 2 * r->cap : 64;
+		uint64_t *n = realloc(r->seen, cap * sizeof(*n));
+		if (!n) {
+			fprintf(stderr, "ringtrace recover: out of memory\n");
+			return -1;
+		}
+		r->seen = n;
+		r->cap = cap;
+	}
+	r->seen[r->nseen++] = stream;
+	char aside[64];
+	int set = ringtrace_ctf_set_aside_partial(r->dir, stream, r->ps, aside, sizeof(aside));
+	if (set < 0) {
+		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
+		return -1;
+	}
+	if (set == 0)
+		return 0;
+	r->set_aside++;
+	int fd = ringtrace_ctf_open_file(r->dir, aside);
+	struct stat st;
+	struct ringtrace_page_header *h = calloc(1, r->ps);
+	int rc = 0;
+	if (fd >= 0 && h && fstat(fd, &st) == 0) {
+		size_t tail = (size_t)(st.st_size % (off_t)r->ps);
+		ssize_t got = pread(fd, h, tail, st.st_size - (off_t)tail);
+		int whole_in_pool = 0;
+		for (uint32_t i = 0; got == (ssize_t)tail && i < r->norph; i++)
+			if (tail >= RINGTRACE_PAGE_HEADER_SIZE &&
+			    r->orph[i]->stream_instance_id == stream &&
+			    r->orph[i]->packet_seq_num == h->packet_seq_num)
+				whole_in_pool = 1;
+		uint32_t n = 0;
+		if (got == (ssize_t)tail && !whole_in_pool &&
+		    salvage_tail(h, tail, r->ps, stream)) {
+			n = h->events;
+			if (ringtrace_ctf_append_page(r->dir, h, r->ps) < 0) {
+				fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
+				rc = -1;
+			} else {
+				r->salvaged += n;
+			}
+		}
+		if (!r->quiet)
+			fprintf(stderr,
+				"ringtrace recover: %s/stream_%llu ends inside a page (%zu of %zu "
+				"bytes): kept unchanged as %s, its whole pages copied to a new "
+				"stream_%llu%s (%u events of the cut page saved)\n",
+				r->dir, (unsigned long long)stream, tail, r->ps, aside,
+				(unsigned long long)stream,
+				whole_in_pool ? "; the pool holds that page whole" : "", n);
+	} else {
+		fprintf(stderr, "ringtrace recover: %s/%s: %s\n", r->dir, aside,
+			fd < 0 ? ringtrace_last_error()
+			: h    ? strerror(errno)
+			       : "out of memory");
+	}
+	if (fd >= 0)
+		close(fd);
+	free(h);
+	return rc;
+}
+
+/*
+ * Every stream file of the trace that ends inside a page is set aside
+ * first, whether or not the pool has pages of its stream: a file cut
+ * inside a packet makes babeltrace2 refuse the whole trace. 0, or -1.
+ */
+static int prepare_all(struct rcv *r)
+{
+	DIR *d = opendir(r->dir);
+	if (!d) {
+		fprintf(stderr, "ringtrace recover: %s: %s\n", r->dir, strerror(errno));
+		return -1;
+	}
+	int rc = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		const char *n = e->d_name;
+		if (strncmp(n, "stream_", 7) != 0 || !n[7] || strlen(n + 7) > 19 ||
+		    strspn(n + 7, "0123456789") != strlen(n + 7))
+			continue;
+		errno = 0;
+		unsigned long long id = strtoull(n + 7, NULL, 10);
+		if (errno == 0)
+			rc = prepare_stream(r, id);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Append one page to its stream file: 0, or -1 with a message. */
+static int append_page(struct rcv *r, const struct ringtrace_page_header *p)
+{
+	if (prepare_stream(r, p->stream_instance_id) < 0)
+		return -1;
+	if (ringtrace_ctf_append_page(r->dir, p, r->ps) < 0) {
+		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
+		return -1;
+	}
+	return 0;
+}
+
+/* The last packet sequence number in stream N's file (-1: none), read
+ * from its last whole page; the file is only read. */
+static int64_t last_seq(const char *dir, uint64_t stream, size_t ps)
+{
+	char name[40];
+	snprintf(name, sizeof(name), "stream_%llu", (unsigned long long)stream);
+	int fd = ringtrace_ctf_open_file(dir, name);
 	if (fd < 0)
 		return -1;
 	struct stat st;
 	int64_t seq = -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) == 0) {
 		off_t whole = st.st_size - st.st_size % (off_t)ps;
-		if (whole != st.st_size && ftruncate(fd, whole) != 0)
-			fprintf(stderr, "ringtrace recover: %s: %s\n", path, strerror(errno));
 		struct ringtrace_page_header h;
 		if (whole >= (off_t)ps &&
 		    pread(fd, &h, sizeof(h), whole - (off_t)ps) == (ssize_t)sizeof(h))
@@ -129,8 +287,9 @@ static int cmp_page(const void *a, const void *b)
  * their stream files, in order, unless already there. They are older than
  * anything still queued, so this comes first. Returns pages saved, or -1.
  */
-static int save_orphans(ringtrace_rb *rb, const char *dir, size_t ps)
+static int save_orphans(ringtrace_rb *rb, struct rcv *r)
 {
+	size_t ps = r->ps;
 	uint32_t np = ringtrace_rb_page_count(rb);
 	uint32_t *idx = calloc(np ? np : 1, sizeof(*idx));
 	const struct ringtrace_page_header **pg = calloc(np ? np : 1, sizeof(*pg));
@@ -147,18 +306,26 @@ static int save_orphans(ringtrace_rb *rb, const char *dir, size_t ps)
 			pg[k++] = p;
 	}
 	qsort(pg, k, sizeof(*pg), cmp_page);
-	int saved = 0;
-	for (uint32_t i = 0; i < k; i++) {
-		char path[4300];
-		ringtrace_ctf_stream_path(path, sizeof(path), dir, pg[i]->stream_instance_id);
-		if ((int64_t)pg[i]->packet_seq_num <= last_seq(path, ps))
+	r->orph = pg;
+	r->norph = k;
+	int saved = prepare_all(r) < 0 ? -1 : 0;
+	for (uint32_t i = 0; saved >= 0 && i < k; i++) {
+		/* (a file cut inside a page is set aside first: prepare_stream) */
+		if (prepare_stream(r, pg[i]->stream_instance_id) < 0) {
+			saved = -1;
+			break;
+		}
+		if ((int64_t)pg[i]->packet_seq_num <=
+		    last_seq(r->dir, pg[i]->stream_instance_id, ps))
 			continue; /* saved before the program died */
-		if (append_page(dir, pg[i], ps) < 0) {
+		if (append_page(r, pg[i]) < 0) {
 			saved = -1;
 			break;
 		}
 		saved++;
 	}
+	r->orph = NULL;
+	r->norph = 0;
 	free(idx);
 	free(pg);
 	return saved;
@@ -315,10 +482,11 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 		return 1;
 	}
 	size_t ps = ringtrace_rb_page_size(rb);
+	struct rcv r = {.dir = dir, .ps = ps, .quiet = quiet};
 	uint64_t recovered = 0;
 	int rc = 0;
 	/* First what the recorder (or a flush) had taken out of the queue. */
-	int orphans = save_orphans(rb, dir, ps);
+	int orphans = save_orphans(rb, &r);
 	if (orphans < 0)
 		rc = 1;
 	else
@@ -327,7 +495,7 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 	ringtrace_rb_flush(rb, 0);
 	const struct ringtrace_page_header *p;
 	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
-		if (append_page(dir, p, ps) < 0)
+		if (append_page(&r, p) < 0)
 			rc = 1;
 		else
 			recovered++;
@@ -347,6 +515,7 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 			s.pages_skipped, shm);
 	unsigned mode = (unsigned)ringtrace_rb_mode(rb);
 	ringtrace_rb_destroy(rb);
+	free(r.seen);
 	uint64_t bytes = streams_bytes(dir);
 	if (rc == 0 && patch_metadata(dir, &s, bytes / ps, bytes, mode, recovered) < 0)
 		rc = 1;

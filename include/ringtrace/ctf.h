@@ -117,6 +117,19 @@ int ringtrace_ctf_write_metadata(const struct ringtrace_rb *rb, FILE *out,
 int ringtrace_ctf_append_page(const char *dir, const struct ringtrace_page_header *page,
 			      size_t page_size);
 
+/*
+ * A stream file that ends inside a page (a recorder killed while writing
+ * it): rename DIR/stream_N, unchanged, to the hidden DIR/.stream_N.partial
+ * (its name in aside[], at least 48 bytes; never replacing a file there),
+ * and write its whole pages, copied as they are, to a new DIR/stream_N.
+ * Nothing in the file is cut or rewritten, and CTF readers (which skip
+ * hidden files) read every whole page. 1 if set aside, 0 if the file is
+ * missing or holds whole pages only, or a negative error with a message.
+ * Not locked (ringtrace_ctf_lock_dir).
+ */
+int ringtrace_ctf_set_aside_partial(const char *dir, uint64_t stream, size_t page_size, char *aside,
+				    size_t aside_size);
+
 /* DIR/stream_N: the file of stream N in a trace directory. */
 void ringtrace_ctf_stream_path(char *buf, size_t size, const char *dir, uint64_t stream);
 
