@@ -308,4 +308,23 @@ recover_partial_last_page_nothing_truncated_all_readable() { # case
 	echo "test_recover: partial: $n of $((2 * N)) events readable after the cut, babeltrace2 agrees"
 }
 
+recover_orphan_page_with_unfinalized_header_recovered() { # case
+	# a flush took the main thread's page and died before it finalized
+	# the header (events 0, content end at the header): the page is in no
+	# list, and its committed events are recovered from its commit offset
+	d="$tmp/orphan"
+	shm="/ringtrace-test-orphan-$$"
+	st=0
+	CRASH_SHM="$shm" RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" $N "$d" orphan > "$d.out" 2>&1 || st=$?
+	[ "$st" = 137 ] || { cat "$d.out" >&2; fail "orphan: the program exited $st"; }
+	grep -q "^orphan page" "$d.out" || fail "orphan: no orphan page made"
+	"$rt" recover "$shm" "$d" 2> "$tmp/e" || { cat "$tmp/e" >&2; fail "orphan: recover failed"; }
+	grep -q "never finalized" "$tmp/e" || { cat "$tmp/e" >&2; fail "orphan: the finalized page is not reported"; }
+	"$rt" report --raw "$d" > "$d.txt" || fail "orphan: report failed"
+	n2=$(grep -c "crash_ev: thread=2 " "$d.txt") || true
+	[ "$n2" = 100 ] || fail "orphan: $n2 of the orphan page's 100 events recovered"
+	bn=$(babeltrace2 "$d" 2>/dev/null | grep -c "thread = 2,") || true
+	[ "$bn" = 100 ] || fail "orphan: babeltrace2 read $bn of them"
+}
+
 rt_run_cases "$@"

@@ -16,10 +16,20 @@
  * lines, and `stat recovered N`, the pages recovered). `ringtrace record`
  * does this by itself when its program dies.
  *
- * What can be lost: the page the program's recorder thread had taken from
- * the queue and not yet written when it died, and printf sites first
- * called in the last milliseconds (their format not yet in the metadata).
- * Both are said in the output when they could matter.
+ * Recovery cannot harm a trace (issue 15): before anything is written,
+ * the trace must be unfinished (no `stat` lines: refused even with
+ * --force), the directory unlocked (the recorder's lock is taken), the
+ * pool the trace's own (the same uuid in the pool's control block and the
+ * metadata) and its writers gone (the flush's liveness judgement); the
+ * last two can be overridden with --force. Nothing already in the trace
+ * is cut or rewritten: a stream file that ends inside a page is set aside
+ * unchanged (prepare_stream). Pages a dead flusher took without
+ * finalizing their header are finalized from their commit offset.
+ *
+ * What can be lost: printf sites first called in the last milliseconds
+ * (their format not yet in the metadata), and the events after the cut
+ * of a page the recorder was writing when it died, if the pool no longer
+ * holds that page.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -94,6 +104,7 @@ struct rcv {
 	const struct ringtrace_page_header **orph;
 	uint32_t norph;
 	uint64_t set_aside, salvaged; /* files set aside, events salvaged from their tails */
+	uint64_t finalized;           /* events of orphan pages whose header was never final */
 };
 
 /*
@@ -282,35 +293,67 @@ static int cmp_page(const void *a, const void *b)
 }
 
 /*
- * Pages a dead reader or flusher had taken and that are in no list (the
- * recorder's page being saved, a page being handed over): appended to
- * their stream files, in order, unless already there. They are older than
- * anything still queued, so this comes first. Returns pages saved, or -1.
+ * Every page the pool still holds, appended to its stream file in
+ * per-stream packet_seq_num order, skipping those a stream file already
+ * ends with: first the pages a dead reader or flusher had taken and that
+ * are in no list (the recorder's page being saved, a writer's page being
+ * handed over, whose header may never have been finalized: then it is
+ * finalized here from its commit offset), then the dead writers' current
+ * pages (published by a flush) and the queue. All are sorted together: a
+ * writer's page that a flush took is newer than the pages of its stream
+ * still queued. Returns pages saved, or -1.
  */
-static int save_orphans(ringtrace_rb *rb, struct rcv *r)
+static int save_pages(ringtrace_rb *rb, struct rcv *r)
 {
 	size_t ps = r->ps;
 	uint32_t np = ringtrace_rb_page_count(rb);
 	uint32_t *idx = calloc(np ? np : 1, sizeof(*idx));
-	const struct ringtrace_page_header **pg = calloc(np ? np : 1, sizeof(*pg));
-	if (!idx || !pg) {
-		free(idx);
-		free(pg);
-		return -1;
+	/* (each page of the pool at most once: orphans, then the queue) */
+	const struct ringtrace_page_header **pg = calloc(2 * (size_t)np + 1, sizeof(*pg));
+	const struct ringtrace_page_header **got = calloc((size_t)np + 1, sizeof(*got));
+	/* (copies of the orphans finalized here) */
+	void **own = calloc(np ? np : 1, sizeof(*own));
+	uint32_t k = 0, nown = 0, ngot = 0;
+	int saved = 0;
+	if (!idx || !pg || !got || !own) {
+		fprintf(stderr, "ringtrace recover: out of memory\n");
+		saved = -1;
+		goto out;
 	}
-	uint32_t n = ringtrace_rb_orphan_pages(rb, idx, np), k = 0;
+	uint32_t n = ringtrace_rb_orphan_pages(rb, idx, np);
 	for (uint32_t i = 0; i < n && i < np; i++) {
 		const struct ringtrace_page_header *p = ringtrace_rb_page_at(rb, idx[i]);
+		if (!p)
+			continue;
+		/* A page whose header its taker never finalized (it died in the
+		 * middle of the handover): finalized from its commit offset. */
+		if (p->events == 0 && (own[nown] = malloc(ps)) != NULL) {
+			memcpy(own[nown], p, ps);
+			r->finalized += ringtrace_page_finalize_orphan(own[nown], ps);
+			p = own[nown++];
+		}
 		/* only pages that hold events and pass every check */
-		if (p && ringtrace_page_check(p, ps) == 0 && p->events > 0)
+		if (ringtrace_page_check(p, ps) == 0 && p->events > 0)
+			pg[k++] = p;
+	}
+	r->orph = pg;
+	r->norph = k;
+	/* Publishes the committed part of every dead writer's page. */
+	ringtrace_rb_flush(rb, 0);
+	const struct ringtrace_page_header *p;
+	while (ngot <= np && (p = ringtrace_rb_get_page(rb)) != NULL) {
+		got[ngot++] = p;
+		if (k < 2 * np + 1)
 			pg[k++] = p;
 	}
 	qsort(pg, k, sizeof(*pg), cmp_page);
-	r->orph = pg;
-	r->norph = k;
-	int saved = prepare_all(r) < 0 ? -1 : 0;
+	/* (a file cut inside a page is set aside first, with the orphans
+	 * known: prepare_stream) */
+	if (prepare_all(r) < 0)
+		saved = -1;
+	r->orph = NULL;
+	r->norph = 0;
 	for (uint32_t i = 0; saved >= 0 && i < k; i++) {
-		/* (a file cut inside a page is set aside first: prepare_stream) */
 		if (prepare_stream(r, pg[i]->stream_instance_id) < 0) {
 			saved = -1;
 			break;
@@ -324,8 +367,13 @@ static int save_orphans(ringtrace_rb *rb, struct rcv *r)
 		}
 		saved++;
 	}
-	r->orph = NULL;
-	r->norph = 0;
+out:
+	for (uint32_t i = 0; i < ngot; i++)
+		ringtrace_rb_put_page(rb, got[i]);
+	for (uint32_t i = 0; i < nown; i++)
+		free(own[i]);
+	free(own);
+	free(got);
 	free(idx);
 	free(pg);
 	return saved;
@@ -485,24 +533,11 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 	struct rcv r = {.dir = dir, .ps = ps, .quiet = quiet};
 	uint64_t recovered = 0;
 	int rc = 0;
-	/* First what the recorder (or a flush) had taken out of the queue. */
-	int orphans = save_orphans(rb, &r);
-	if (orphans < 0)
+	int saved = save_pages(rb, &r);
+	if (saved < 0)
 		rc = 1;
 	else
-		recovered += (uint64_t)orphans;
-	/* Publishes the committed part of every dead writer's page. */
-	ringtrace_rb_flush(rb, 0);
-	const struct ringtrace_page_header *p;
-	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
-		if (append_page(&r, p) < 0)
-			rc = 1;
-		else
-			recovered++;
-		ringtrace_rb_put_page(rb, p);
-		if (rc)
-			break;
-	}
+		recovered += (uint64_t)saved;
 	struct ringtrace_rb_stats s;
 	/* A damaged pool: what passed every check is recovered; say what. */
 	if (ringtrace_rb_get_stats(rb, &s) < 0 && !quiet)
@@ -519,6 +554,13 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 	uint64_t bytes = streams_bytes(dir);
 	if (rc == 0 && patch_metadata(dir, &s, bytes / ps, bytes, mode, recovered) < 0)
 		rc = 1;
+	if (rc == 0 && !quiet && r.finalized)
+		fprintf(stderr,
+			"ringtrace recover: %" PRIu64
+			" events were in pages whose header was never "
+			"finalized (their taker died during a handover): finalized from their commit "
+			"offset and recovered\n",
+			r.finalized);
 	if (rc == 0 && !quiet)
 		fprintf(stderr,
 			"ringtrace: recovered %" PRIu64 " pages from the pool %s into %s (%" PRIu64

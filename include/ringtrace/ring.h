@@ -194,6 +194,15 @@ uint32_t ringtrace_rb_orphan_pages(const ringtrace_rb *rb, uint32_t *out, uint32
 /* (An attached reader gets a private copy of the page, valid until the
  * handle is destroyed; the caller checks it with ringtrace_page_check.) */
 const struct ringtrace_page_header *ringtrace_rb_page_at(const ringtrace_rb *rb, uint32_t index);
+/*
+ * An orphan page (a copy of it, in the caller's memory) whose header was
+ * never finalized: taken from a writer by a flush or reclaim that died
+ * before it filled in events, content_size and timestamp_end. Finalized
+ * from its commit offset, as the flush would have (every event under it
+ * checked by the decoder; flag RINGTRACE_PAGE_F_FLUSHED). Returns the
+ * events it now holds, or 0 (not such a page: left unchanged).
+ */
+uint32_t ringtrace_page_finalize_orphan(struct ringtrace_page_header *page, size_t page_size);
 void ringtrace_rb_put_page(ringtrace_rb *rb, const struct ringtrace_page_header *page);
 
 /*

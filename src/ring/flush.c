@@ -42,6 +42,18 @@ void rt_page_finalize(struct ringtrace_page_header *h, uint32_t commit, uint32_t
 	h->flags |= flags;
 }
 
+uint32_t ringtrace_page_finalize_orphan(struct ringtrace_page_header *h, size_t page_size)
+{
+	/* A header the writer began (rt_writer_new_page: no events, content
+	 * end at the header) and nobody finalized, with events committed. */
+	if (!h || h->magic != RINGTRACE_PAGE_MAGIC || h->packet_size != (uint64_t)page_size * 8 ||
+	    h->events != 0 || h->content_size != (uint64_t)RINGTRACE_PAGE_HEADER_SIZE * 8 ||
+	    h->commit <= RINGTRACE_PAGE_HEADER_SIZE || h->commit > page_size)
+		return 0;
+	rt_page_finalize(h, h->commit, RINGTRACE_PAGE_F_FLUSHED);
+	return h->events;
+}
+
 /*
  * Publish a page taken from a writer at FIFO position pos (claimed), or
  * free it if it holds no event. The commit offset comes from shared
