@@ -76,14 +76,16 @@ static uint64_t streams_bytes(const char *dir)
  * schema block by the ctf layer, under a temporary name, and renamed.
  */
 static int patch_metadata(const char *dir, const struct ringtrace_rb_stats *s, uint64_t pages,
-			  uint64_t bytes, unsigned mode, uint64_t recovered)
+			  uint64_t bytes, unsigned mode, uint64_t recovered,
+			  const struct ringtrace_trace_drops *drops, uint32_t ndrops)
 {
 	const struct ringtrace_trace_stat st[] = {
 		{"hit", s->hit},   {"missed", s->missed},    {"overrun", s->overrun},
 		{"read", s->read}, {"pages", pages},         {"bytes", bytes},
 		{"mode", mode},    {"recovered", recovered},
 	};
-	if (ringtrace_ctf_set_stats(dir, st, (uint32_t)(sizeof(st) / sizeof(st[0]))) < 0) {
+	if (ringtrace_ctf_set_stats_drops(dir, st, (uint32_t)(sizeof(st) / sizeof(st[0])), drops,
+					  ndrops) < 0) {
 		fprintf(stderr, "ringtrace recover: %s\n", ringtrace_last_error());
 		return -1;
 	}
@@ -533,6 +535,25 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 	struct rcv r = {.dir = dir, .ps = ps, .quiet = quiet};
 	uint64_t recovered = 0;
 	int rc = 0;
+	/*
+	 * The dead writers' drops that no page reports (after their last
+	 * page, the pool full): read before the flush folds their slots into
+	 * the pool's totals, for the metadata's `dropped` lines.
+	 */
+	struct ringtrace_trace_drops *drops = NULL;
+	uint32_t ndrops = 0;
+	int nd = ringtrace_rb_stream_drops(rb, NULL, 0, NULL);
+	if (nd > 0) {
+		struct ringtrace_rb_stream_drops *rd = calloc((size_t)nd, sizeof(*rd));
+		drops = calloc((size_t)nd, sizeof(*drops));
+		int got = rd && drops ? ringtrace_rb_stream_drops(rb, rd, (uint32_t)nd, NULL) : -1;
+		for (int i = 0; i < got && i < nd; i++) {
+			drops[ndrops].stream = rd[i].stream;
+			drops[ndrops].tid = rd[i].tid;
+			drops[ndrops++].dropped = rd[i].dropped;
+		}
+		free(rd);
+	}
 	int saved = save_pages(rb, &r);
 	if (saved < 0)
 		rc = 1;
@@ -552,8 +573,10 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 	ringtrace_rb_destroy(rb);
 	free(r.seen);
 	uint64_t bytes = streams_bytes(dir);
-	if (rc == 0 && patch_metadata(dir, &s, bytes / ps, bytes, mode, recovered) < 0)
+	if (rc == 0 &&
+	    patch_metadata(dir, &s, bytes / ps, bytes, mode, recovered, drops, ndrops) < 0)
 		rc = 1;
+	free(drops);
 	if (rc == 0 && !quiet && r.finalized)
 		fprintf(stderr,
 			"ringtrace recover: %" PRIu64

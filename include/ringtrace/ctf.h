@@ -83,6 +83,17 @@ struct ringtrace_trace_stat {
 	uint64_t value;
 };
 
+/*
+ * A `dropped` line: a stream's drops in all (its final cumulative count)
+ * where its pages do not report every drop (events dropped after its last
+ * page, when the pool was full). The reader adds the rest to the stream.
+ */
+struct ringtrace_trace_drops {
+	uint64_t stream;
+	uint64_t dropped;
+	uint32_t tid; /* its thread (a stream whose every event was dropped has no file) */
+};
+
 /* The recorder's accounting, stored in the metadata's schema block. */
 struct ringtrace_trace_stats {
 	uint64_t hit, missed, overrun, read;
@@ -182,6 +193,14 @@ int ringtrace_ctf_get_info(const char *dir, struct ringtrace_ctf_info *info);
  */
 int ringtrace_ctf_set_stats(const char *dir, const struct ringtrace_trace_stat *stats,
 			    uint32_t nstats);
+/*
+ * The same, and `dropped` lines for these streams (`ringtrace recover`:
+ * the dead writers' drops beyond their pages), merged with those the
+ * metadata has (the larger count of a stream is kept).
+ */
+int ringtrace_ctf_set_stats_drops(const char *dir, const struct ringtrace_trace_stat *stats,
+				  uint32_t nstats, const struct ringtrace_trace_drops *drops,
+				  uint32_t ndrops);
 
 #ifdef __cplusplus
 }

@@ -310,6 +310,24 @@ int ringtrace_rb_get_stats(const ringtrace_rb *rb, struct ringtrace_rb_stats *st
 int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_writer_stats *out,
 				  uint32_t max);
 
+/*
+ * Exact per-stream accounting: the streams whose drops no page reports
+ * (events dropped after their last page, when the pool was full, or
+ * during it), each with the stream's final cumulative drop count (what a
+ * next page's events_discarded would have said). The writers of this
+ * process that retired so (a creating handle keeps them until it is
+ * destroyed), then the active writers of the pool. Fills up to `max`,
+ * returns how many there are, or a negative error; *lost (if not NULL):
+ * retired streams that could not be kept (more than 65536).
+ */
+struct ringtrace_rb_stream_drops {
+	uint64_t stream; /* stream_instance_id */
+	uint64_t dropped;
+	uint32_t tid; /* the writer's thread */
+};
+int ringtrace_rb_stream_drops(const ringtrace_rb *rb, struct ringtrace_rb_stream_drops *out,
+			      uint32_t max, uint64_t *lost);
+
 /* ---- time --------------------------------------------------------------- */
 
 /* Ticks now, in the buffer's clock (TSC, or CLOCK_MONOTONIC nanoseconds). */

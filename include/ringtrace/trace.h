@@ -48,7 +48,8 @@ struct ringtrace_trace_stream_info {
 	char comm[17];              /* from the last page read, NUL-terminated */
 	uint64_t pages;             /* packets read (damaged ones included) */
 	uint64_t events;            /* events delivered */
-	uint64_t dropped;           /* events dropped by the writer (events_discarded) */
+	uint64_t dropped;           /* events dropped by the writer (events_discarded, and
+				     * the metadata's `dropped` line: those after its last page) */
 	uint64_t overrun;           /* events lost to recycled pages */
 	uint64_t first_ts, last_ts; /* ticks of the first and last event (0 if none) */
 	uint64_t errors;            /* damage found */

@@ -49,6 +49,9 @@ struct rt_ctf_meta {
 	uint32_t ntriggers;
 	const struct ringtrace_trace_stat *stats;
 	uint32_t nstats;
+	/* `dropped` lines, sorted by stream, one per stream */
+	const struct ringtrace_trace_drops *drops;
+	uint32_t ndrops;
 };
 
 /* ---- writing (tsdl.c, schema_block.c) ---- */
@@ -76,6 +79,8 @@ struct rt_ctf_doc {
 	uint32_t ntriggers, cap_triggers;
 	struct ringtrace_trace_stat *stats;
 	uint32_t nstats, cap_stats;
+	struct ringtrace_trace_drops *drops;
+	uint32_t ndrops, cap_drops;
 	/* Lookup by id: [0 .. max id], NULL where none. */
 	struct ringtrace_trace_event_def **by_id;
 	uint32_t by_id_len;
@@ -107,6 +112,14 @@ RT_HIDDEN int rt_ctf_read(struct rt_ctf_doc *doc, const char *dir, char *err, si
 RT_HIDDEN int rt_ctf_read_at(struct rt_ctf_doc *doc, int dirfd, const char *dir, char *err,
 			     size_t errsize);
 RT_HIDDEN void rt_ctf_doc_free(struct rt_ctf_doc *doc);
+
+/*
+ * Sort drops by stream and merge those of one stream (the larger count
+ * kept: counts are cumulative): the new length.
+ */
+RT_HIDDEN uint32_t rt_ctf_drops_normalize(struct ringtrace_trace_drops *d, uint32_t n);
+/* The `dropped` line of a stream: its count, or 0 if none. */
+RT_HIDDEN uint64_t rt_ctf_stream_dropped(const struct rt_ctf_meta *m, uint64_t stream);
 
 /* A UUID as text: 36 characters and a NUL (8-4-4-4-12 lowercase hex). */
 RT_HIDDEN void rt_ctf_uuid_str(char out[37], const uint8_t uuid[16]);

@@ -22,6 +22,7 @@ struct rt_live {
 	struct ringtrace_trace_site *sites;
 	struct ringtrace_trace_trigger *triggers;
 	struct ringtrace_trace_stat stats[8];
+	struct ringtrace_trace_drops *drops;
 	struct rt_ctl_desc ctl;
 };
 
@@ -30,6 +31,7 @@ static void rt_live_free(struct rt_live *l)
 	free(l->events);
 	free(l->sites);
 	free(l->triggers);
+	free(l->drops);
 	rt_ctl_describe_free(&l->ctl);
 }
 
@@ -94,6 +96,33 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 		}
 		m->triggers = l->triggers;
 		m->ntriggers = l->ctl.ntriggers;
+	}
+	/*
+	 * Drops no page reports (after a stream's last page, the pool full):
+	 * in every metadata, live ones included, so that those of threads
+	 * that already exited survive a crash of the program (they are kept
+	 * in its memory only).
+	 */
+	int nd = ringtrace_rb_stream_drops(rb, NULL, 0, NULL);
+	if (nd > 0) {
+		l->drops = calloc((size_t)nd, sizeof(*l->drops));
+		struct ringtrace_rb_stream_drops *rd = calloc((size_t)nd, sizeof(*rd));
+		int got = l->drops && rd ? ringtrace_rb_stream_drops(rb, rd, (uint32_t)nd, NULL)
+					 : -1;
+		for (int i = 0; i < got && i < nd; i++) {
+			l->drops[i].stream = rd[i].stream;
+			l->drops[i].dropped = rd[i].dropped;
+			l->drops[i].tid = rd[i].tid;
+		}
+		free(rd);
+		if (got < 0) {
+			free(l->drops);
+			l->drops = NULL;
+		} else {
+			m->drops = l->drops;
+			m->ndrops = rt_ctf_drops_normalize(l->drops,
+							   (uint32_t)(got < nd ? got : nd));
+		}
 	}
 	if (st) {
 		static const char *const keys[] = {"hit",   "missed", "overrun",     "read",

@@ -135,6 +135,9 @@ void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m)
 		rt_pct(f, t->spec);
 		fputc('\n', f);
 	}
+	for (uint32_t i = 0; i < m->ndrops; i++)
+		fprintf(f, "dropped %llu %llu %u\n", (unsigned long long)m->drops[i].stream,
+			(unsigned long long)m->drops[i].dropped, m->drops[i].tid);
 	for (uint32_t i = 0; i < m->nstats; i++) {
 		fputs("stat ", f);
 		rt_pct(f, m->stats[i].key);
@@ -567,6 +570,20 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 		t->ntriggers++;
 		return 0;
 	}
+	if (KW("dropped")) {
+		if (rt_split(p, line, 10) < 0 || p->ntok != 4)
+			return RT_META_FAIL(p,
+					    "dropped: expected \"dropped <stream> <count> <tid>\"");
+		if (rt_grow((void **)&t->drops, &t->cap_drops, t->ndrops + 1, sizeof(*t->drops)) <
+		    0)
+			return RT_META_FAIL(p, "out of memory");
+		struct ringtrace_trace_drops *d = &t->drops[t->ndrops];
+		RT_NUM(p, d->stream, 1, UINT64_MAX, "dropped stream");
+		RT_NUM(p, d->dropped, 2, UINT64_MAX, "dropped count");
+		RT_NUM(p, d->tid, 3, UINT32_MAX, "dropped tid");
+		t->ndrops++;
+		return 0;
+	}
 	if (KW("stat")) {
 		if (rt_split(p, line, 10) < 0 || p->ntok != 3)
 			return RT_META_FAIL(p, "stat: expected \"stat <key> <value>\"");
@@ -583,6 +600,13 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 	}
 #undef KW
 	return RT_META_FAIL(p, "unknown line \"%.40s\"", line);
+}
+
+static int rt_cmp_drops(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ringtrace_trace_drops *)a)->stream,
+		 y = ((const struct ringtrace_trace_drops *)b)->stream;
+	return x < y ? -1 : x > y;
 }
 
 int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, char *err,
@@ -708,11 +732,57 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 	t->meta.ntriggers = t->ntriggers;
 	t->meta.stats = t->stats;
 	t->meta.nstats = t->nstats;
+	/* dropped lines: sorted for lookup, one per stream (O(n log n)) */
+	if (t->ndrops) {
+		qsort(t->drops, t->ndrops, sizeof(*t->drops), rt_cmp_drops);
+		for (uint32_t i = 1; i < t->ndrops; i++)
+			if (t->drops[i].stream == t->drops[i - 1].stream)
+				return rt_fail(&p, RINGTRACE_ECORRUPT,
+					       "two dropped lines for stream %llu",
+					       (unsigned long long)t->drops[i].stream);
+	}
+	t->meta.drops = t->drops;
+	t->meta.ndrops = t->ndrops;
+	return 0;
+}
+
+uint32_t rt_ctf_drops_normalize(struct ringtrace_trace_drops *d, uint32_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(d, n, sizeof(*d), rt_cmp_drops);
+	uint32_t k = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		if (d[i].stream == d[k].stream) {
+			if (d[i].dropped > d[k].dropped) {
+				d[k].dropped = d[i].dropped;
+				d[k].tid = d[i].tid;
+			}
+		} else {
+			d[++k] = d[i];
+		}
+	}
+	return k + 1;
+}
+
+uint64_t rt_ctf_stream_dropped(const struct rt_ctf_meta *m, uint64_t stream)
+{
+	uint32_t lo = 0, hi = m->ndrops;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (m->drops[mid].stream == stream)
+			return m->drops[mid].dropped;
+		if (m->drops[mid].stream < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return 0;
 }
 
 void rt_ctf_doc_free(struct rt_ctf_doc *doc)
 {
+	free(doc->drops);
 	free(doc->events);
 	free(doc->sites);
 	free(doc->triggers);

@@ -294,7 +294,14 @@ int rt_ctf_read(struct rt_ctf_doc *doc, const char *dir, char *err, size_t errsi
 int ringtrace_ctf_set_stats(const char *dir, const struct ringtrace_trace_stat *stats,
 			    uint32_t nstats)
 {
-	if (!dir || (nstats && !stats))
+	return ringtrace_ctf_set_stats_drops(dir, stats, nstats, NULL, 0);
+}
+
+int ringtrace_ctf_set_stats_drops(const char *dir, const struct ringtrace_trace_stat *stats,
+				  uint32_t nstats, const struct ringtrace_trace_drops *drops,
+				  uint32_t ndrops)
+{
+	if (!dir || (nstats && !stats) || (ndrops && !drops))
 		return rt_error(RINGTRACE_EINVAL, "ctf_set_stats: NULL argument");
 	struct rt_tdir d;
 	int err = rt_tdir_open(&d, dir);
@@ -312,7 +319,22 @@ int ringtrace_ctf_set_stats(const char *dir, const struct ringtrace_trace_stat *
 	struct rt_ctf_meta m = doc.meta;
 	m.stats = stats;
 	m.nstats = nstats;
+	struct ringtrace_trace_drops *all = NULL;
+	if (ndrops) {
+		size_t n = (size_t)doc.ndrops + ndrops;
+		all = malloc(n * sizeof(*all));
+		if (!all) {
+			rt_ctf_doc_free(&doc);
+			rt_tdir_close(&d);
+			return rt_error(RINGTRACE_ENOMEM, "ctf_set_stats: out of memory");
+		}
+		memcpy(all, doc.drops, doc.ndrops * sizeof(*all));
+		memcpy(all + doc.ndrops, drops, ndrops * sizeof(*all));
+		m.drops = all;
+		m.ndrops = rt_ctf_drops_normalize(all, (uint32_t)n);
+	}
 	err = rt_ctf_write_file(&d, &m);
+	free(all);
 	rt_ctf_doc_free(&doc);
 	rt_tdir_close(&d);
 	return err;

@@ -133,6 +133,34 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
 		return ret;
 	if (t->nstreams)
 		qsort(t->streams, t->nstreams, sizeof(*t->streams), rt_cmp_stream);
+	/*
+	 * A thread that dropped every event it emitted (the pool full from
+	 * its first event on) has no page, so no file, only its `dropped`
+	 * line: it is a stream of the trace all the same, with no event, so
+	 * that every thread's events + dropped is accounted. (Both lists are
+	 * sorted: one merge pass.)
+	 */
+	const struct rt_ctf_meta *m = &t->doc.meta;
+	uint32_t nfiles = t->nstreams, j = 0;
+	for (uint32_t i = 0; i < m->ndrops; i++) {
+		while (j < nfiles && t->streams[j].info.id < m->drops[i].stream)
+			j++;
+		if (j < nfiles && t->streams[j].info.id == m->drops[i].stream)
+			continue;
+		if (t->nstreams >= RT_TRACE_MAX_STREAMS)
+			return rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
+					    RT_TRACE_MAX_STREAMS);
+		if (rt_grow((void **)&t->streams, &cap, t->nstreams + 1, sizeof(*t->streams)) < 0)
+			return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+		struct rt_tstream *s = &t->streams[t->nstreams++];
+		memset(s, 0, sizeof(*s));
+		s->info.id = m->drops[i].stream;
+		s->info.path = "(no file: every event dropped)";
+		s->info.tid = m->drops[i].tid;
+		s->no_file = 1;
+	}
+	if (t->nstreams > nfiles)
+		qsort(t->streams, t->nstreams, sizeof(*t->streams), rt_cmp_stream);
 	t->heap = calloc(t->nstreams ? t->nstreams : 1, sizeof(*t->heap));
 	if (!t->heap)
 		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
@@ -148,8 +176,43 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
  * Produce the stream's next record into s->item: 1, or 0 when the stream
  * has nothing more. Damage is reported and skipped.
  */
+static int rt_stream_pages(ringtrace_trace *t, struct rt_tstream *s);
+
+/*
+ * The same, and after the last packet the drops no packet reports: the
+ * metadata's `dropped` line for the stream (its drops in all, written by
+ * the recorder or recover) less what the last packet said
+ * (events_discarded is cumulative), as one last lost record, so that the
+ * stream's events + dropped (+ overrun) is what its thread emitted.
+ */
 static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 {
+	if (rt_stream_pages(t, s))
+		return 1;
+	if (s->tail_done)
+		return 0;
+	s->tail_done = 1;
+	uint64_t all = rt_ctf_stream_dropped(&t->doc.meta, s->info.id);
+	uint64_t seen = s->have_prev ? s->prev.events_discarded : 0;
+	if (all <= seen)
+		return 0;
+	struct ringtrace_trace_record *it = &s->item;
+	it->kind = RINGTRACE_TRACE_LOST;
+	it->id = 0;
+	it->ts = s->have_prev ? s->prev.timestamp_end : 0;
+	it->data = NULL;
+	it->len = 0;
+	it->lost = all - seen;
+	it->file_offset = s->size;
+	it->def = NULL;
+	s->info.dropped += all - seen;
+	return 1;
+}
+
+static int rt_stream_pages(ringtrace_trace *t, struct rt_tstream *s)
+{
+	if (s->no_file)
+		return 0;
 	for (;;) {
 		if (s->in_page) {
 			struct ringtrace_event ev;

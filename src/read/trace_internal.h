@@ -44,6 +44,8 @@ struct rt_tstream {
 	int in_page;
 	int truncated; /* the current packet runs past the end of the file */
 	int dead;      /* no more packets can be read */
+	int tail_done; /* the metadata's drops after the last packet were given */
+	int no_file;   /* a stream of a `dropped` line only: every event dropped */
 	uint32_t cpu;
 	char comm[17];
 	struct ringtrace_trace_record item; /* the stream's next record */

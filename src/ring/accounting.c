@@ -66,10 +66,39 @@ void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s)
 			   __ATOMIC_RELAXED);
 	__atomic_fetch_add(&shm->retired_missed,
 			   __atomic_exchange_n(&s->missed, 0, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	RT_STORE(&s->missed_reported, 0);
 	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
 	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
 	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
+}
+
+/*
+ * A retiring writer's drops that no page of its stream reports (it had no
+ * page when it dropped them, the pool being full, or dropped them during
+ * its last page): its final `missed` is kept for the stream's `dropped`
+ * line in the metadata, since the slot's counters are folded into the
+ * retired totals next and the stream's part of them would be lost. The
+ * page published at retire reports what was dropped before it began, and
+ * nothing after, so the comparison is with missed_reported.
+ */
+void rt_tail_note(struct ringtrace_rb *rb, struct rt_slot *s)
+{
+	/* (an attached reader's reclaim: the reader took the drops from the
+	 * pool before, ringtrace_rb_stream_drops) */
+	if (!rb->owner)
+		return;
+	uint64_t missed = RT_LOAD(&s->missed), stream = RT_LOAD(&s->stream);
+	if (missed <= RT_LOAD(&s->missed_reported) || stream == 0)
+		return;
+	uint32_t i = __atomic_fetch_add(&rb->ntails, 1, __ATOMIC_RELAXED);
+	if (!rb->tails || i >= RT_TAILS_MAX) {
+		__atomic_fetch_add(&rb->tails_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	RT_STORE(&rb->tails[i].missed, missed);
+	RT_STORE(&rb->tails[i].tid, RT_LOAD(&s->tid));
+	RT_STORE_REL(&rb->tails[i].stream, stream);
 }
 
 /* ---- queries ---------------------------------------------------------------- */
@@ -160,5 +189,55 @@ int ringtrace_rb_get_writer_stats(const ringtrace_rb *rb, struct ringtrace_rb_wr
 	int err = rt_guard_run(rb, rt_wstats_pass, &a);
 	if (err == 0)
 		err = rt_pool_check_damaged(rb, 0);
+	return err < 0 ? err : (int)a.n;
+}
+
+struct rt_drops_pass {
+	struct ringtrace_rb_stream_drops *out;
+	uint32_t max, n;
+};
+
+static void rt_drops_put(struct rt_drops_pass *a, uint64_t stream, uint64_t missed, uint32_t tid)
+{
+	if (a->n < a->max) {
+		a->out[a->n].stream = stream;
+		a->out[a->n].dropped = missed;
+		a->out[a->n].tid = tid;
+	}
+	a->n++;
+}
+
+static int rt_drops_pass(struct ringtrace_rb *rb, void *arg)
+{
+	struct rt_drops_pass *a = arg;
+	/* the retired writers of this process (a creating handle) */
+	uint32_t nt = RT_LOAD(&rb->ntails);
+	for (uint32_t i = 0; rb->tails && i < nt && i < RT_TAILS_MAX; i++) {
+		uint64_t stream = RT_LOAD_ACQ(&rb->tails[i].stream);
+		if (stream)
+			rt_drops_put(a, stream, RT_LOAD(&rb->tails[i].missed),
+				     RT_LOAD(&rb->tails[i].tid));
+	}
+	/* the active writers, from the pool: their drops beyond their page */
+	for (uint32_t i = 0; i < rb->g.max_writers; i++) {
+		const struct rt_slot *s = &rb->slots[i];
+		if (RT_SLOT_STATE(RT_LOAD_ACQ(&s->h.state)) != RT_SLOT_ACTIVE)
+			continue;
+		uint64_t missed = RT_LOAD(&s->missed), stream = RT_LOAD(&s->stream);
+		if (stream && missed > RT_LOAD(&s->missed_reported))
+			rt_drops_put(a, stream, missed, RT_LOAD(&s->tid));
+	}
+	return rt_check_control(rb);
+}
+
+int ringtrace_rb_stream_drops(const ringtrace_rb *rb, struct ringtrace_rb_stream_drops *out,
+			      uint32_t max, uint64_t *lost)
+{
+	if (!rb || (!out && max))
+		return rt_error(RINGTRACE_EINVAL, "stream_drops: NULL argument");
+	struct rt_drops_pass a = {out, max, 0};
+	int err = rt_guard_run(rb, rt_drops_pass, &a);
+	if (lost)
+		*lost = RT_LOAD(&rb->tails_lost);
 	return err < 0 ? err : (int)a.n;
 }

@@ -169,6 +169,7 @@ static int rt_reclaim_dead(struct ringtrace_rb *rb, uint32_t i, uint32_t w)
 		if (n < 0)
 			return n;
 	}
+	rt_tail_note(rb, s);
 	rt_slot_fold(rb->shm, s);
 	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 	/* (release: a flush that reads them reads cur_page as left above) */

@@ -348,7 +348,13 @@ struct rt_slot {
 	uint64_t comm[2]; /* thread name, refreshed by readers (ringtrace_rb_refresh_comm) */
 	uint64_t pidns;   /* the owner's pid namespace (inode of /proc/self/ns/pid), 0 unknown */
 	uint64_t owner_cookie; /* random per owner process (identity.c) */
-	uint64_t pad2[2];
+	/*
+	 * `missed` when the owner took its current (or last) page: what the
+	 * stream's pages report as events_discarded. Drops beyond it are in
+	 * no page yet; the owner records them when it retires (rt_tail_note).
+	 */
+	uint64_t missed_reported;
+	uint64_t pad2;
 };
 
 _Static_assert(sizeof(struct rt_slot) == 128, "slot is two cache lines");
@@ -430,7 +436,26 @@ struct ringtrace_rb {
 	 */
 	struct rt_copy *copies;
 	struct rt_copy **at_copies;
+	/*
+	 * Exact per-stream accounting (ringtrace_rb_stream_drops): streams of
+	 * this process's writers that retired with drops no page of theirs
+	 * reports (the pool was full when they dropped: no page carries
+	 * them), each with its final `missed`. Process-local (a creating
+	 * handle's writers only), kept until the handle is destroyed: the
+	 * recorder writes them into the metadata. Appended by exiting threads
+	 * (a slot by fetch-add; stream written last, release: 0 is "not yet
+	 * written"); entries past RT_TAILS_MAX are counted in tails_lost.
+	 */
+	struct rt_tail *tails;
+	uint32_t ntails;
+	uint64_t tails_lost;
 };
+
+struct rt_tail {
+	uint64_t stream, missed;
+	uint32_t tid;
+};
+#define RT_TAILS_MAX 65536u
 
 _Static_assert(offsetof(struct ringtrace_rb, h) == 0, "the inline head starts the handle");
 
@@ -546,6 +571,12 @@ RT_HIDDEN void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_p
  * (`writer`: from the write path). */
 RT_HIDDEN void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h,
 				  int writer);
+/*
+ * A slot whose writer is leaving (retire, or reclaim of an owner that is
+ * gone) with drops no page reports: its stream and final `missed` kept
+ * in rb's tails (ringtrace_rb_stream_drops). Call before rt_slot_fold.
+ */
+RT_HIDDEN void rt_tail_note(struct ringtrace_rb *rb, struct rt_slot *s);
 /* Move a slot's counters into the retired totals (its writer is leaving). */
 RT_HIDDEN void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s);
 

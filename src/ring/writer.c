@@ -124,6 +124,9 @@ static void rt_writers_close(struct ringtrace_rb *rb)
 
 int rt_writers_open(struct ringtrace_rb *rb)
 {
+	/* (untouched pages of it cost no memory; NULL: every tail is counted
+	 * in tails_lost) */
+	rb->tails = calloc(RT_TAILS_MAX, sizeof(*rb->tails));
 	pthread_mutex_lock(&rt_open_lock);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
 		if (!rt_open[i].rb) {
@@ -224,6 +227,7 @@ static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, stru
 	h->packet_size = (uint64_t)rb->h.page_size * 8;
 	h->packet_seq_num = t->seq++;
 	h->events_discarded = RT_LOAD(&s->missed);
+	RT_STORE(&s->missed_reported, h->events_discarded);
 	h->events_before = RT_LOAD(&s->h.hit);
 	h->events = 0;
 	h->tid = s->tid;
@@ -628,6 +632,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
 			rt_free_push(rb, idx, 1);
 		}
 	}
+	rt_tail_note(rb, s);
 	rt_slot_fold(rb->shm, s);
 	/* (release: a flush that reads them reads cur_page as left above) */
 	RT_STORE_REL(&s->h.steal, RT_STEAL_NONE);
