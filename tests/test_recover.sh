@@ -215,7 +215,7 @@ recover_trace_without_uuid_refused_force_recovers() { # case
 	[ "$n" = $((2 * N)) ] || fail "noid: $n events recovered with --force, want $((2 * N))"
 }
 
-recover_live_writer_refused() { # case
+recover_live_writer_refused_force_recovers() { # case
 	d="$tmp/live"
 	shm="/ringtrace-test-live-$$"
 	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" 1000 "$d" live > "$d.out" 2>&1 &
@@ -232,13 +232,18 @@ recover_live_writer_refused() { # case
 	tree_sum "$tmp/livecopy" > "$tmp/sum0"
 	st=0
 	"$rt" recover "$shm" "$tmp/livecopy" 2> "$tmp/e" || st=$?
-	kill -9 $pid; wait $pid || true
-	[ "$st" = 1 ] || fail "live: recover exited $st with a writer alive"
-	grep -q "still alive (pid $pid" "$tmp/e" || { cat "$tmp/e" >&2; fail "live: the live writer is not named"; }
+	[ "$st" = 1 ] || { kill -9 $pid; fail "live: recover exited $st with a writer alive"; }
+	grep -q "still alive (pid $pid" "$tmp/e" || { kill -9 $pid; cat "$tmp/e" >&2; fail "live: the live writer is not named"; }
 	tree_sum "$tmp/livecopy" > "$tmp/sum1"
-	cmp -s "$tmp/sum0" "$tmp/sum1" || fail "live: the trace changed"
-	# once the program is gone, its pool is recovered
-	"$rt" recover "$shm" "$d" 2> "$tmp/e" || { cat "$tmp/e" >&2; fail "live: recover after the kill failed"; }
+	cmp -s "$tmp/sum0" "$tmp/sum1" || { kill -9 $pid; fail "live: the trace changed"; }
+	# --force: recovered anyway (the idle thread's page taken by a flush),
+	# and the program is not harmed
+	"$rt" recover --force "$shm" "$tmp/livecopy" 2> "$tmp/e" || { kill -9 $pid; cat "$tmp/e" >&2; fail "live: --force refused"; }
+	grep -q "recovering anyway: --force" "$tmp/e" || { kill -9 $pid; fail "live: --force not said"; }
+	kill -0 $pid || fail "live: the program died"
+	kill -9 $pid; wait $pid || true
+	"$rt" report --raw "$tmp/livecopy" > "$tmp/livecopy.txt" || fail "live: report of the forced recovery failed"
+	grep -q "^stat recovered" "$tmp/livecopy/metadata" || fail "live: --force wrote no stat lines"
 }
 
 recover_two_at_once_one_refused() { # case
