@@ -234,10 +234,24 @@ static void read_pool(ringtrace_rb *rb)
 	/* recover: the orphans first, then the dead writers' pages, then the queue */
 	uint32_t idx[NPAGES];
 	uint32_t n = ringtrace_rb_orphan_pages(rb, idx, NPAGES);
+	/* (recover's checks first: live writers, the drops beyond the pages) */
+	ringtrace_rb_live_writers(rb, NULL, NULL);
+	struct ringtrace_rb_stream_drops drops[8];
+	if (ringtrace_rb_stream_drops(rb, drops, 8, NULL) > (int)(64 * 1024 + 4096))
+		die("stream_drops: more streams than slots and tails");
+	static uint64_t copy[PS / 8];
 	for (uint32_t i = 0; i < n && i < NPAGES; i++) {
 		const struct ringtrace_page_header *p = ringtrace_rb_page_at(rb, idx[i]);
 		if (p)
 			decode_page(p);
+		/* an orphan whose header was never finalized, as recover does */
+		if (p && p->events == 0) {
+			memcpy(copy, p, PS);
+			struct ringtrace_page_header *c = (struct ringtrace_page_header *)copy;
+			if (ringtrace_page_finalize_orphan(c, PS) &&
+			    ringtrace_page_check(c, PS) == 0)
+				decode_page(c);
+		}
 	}
 	ringtrace_rb_flush(rb, 0);
 	const struct ringtrace_page_header *p;
