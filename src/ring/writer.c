@@ -141,6 +141,8 @@ int rt_writers_open(struct ringtrace_rb *rb)
 		}
 	}
 	pthread_mutex_unlock(&rt_open_lock);
+	free(rb->tails);
+	rb->tails = NULL;
 	return rt_error(RINGTRACE_ENOSPC, "too many ring buffers open in this process (at most %u)",
 			RINGTRACE_RB_MAX_OPEN);
 }
