@@ -113,6 +113,14 @@ int main(int argc, char **argv)
 	}
 	printf("test_crash_prog: %lu events per thread\n", n_events);
 	fflush(stdout);
+	/* CRASH_LINGER_MS: live a little longer (the recorder's poll writes
+	 * what the exited thread left in memory into the live metadata) */
+	const char *linger = getenv("CRASH_LINGER_MS");
+	if (linger) {
+		long ms = strtol(linger, NULL, 10);
+		struct timespec d = {ms / 1000, (ms % 1000) * 1000 * 1000};
+		nanosleep(&d, NULL);
+	}
 	if (strcmp(argv[3], "kill") == 0)
 		raise(SIGKILL);
 	if (strcmp(argv[3], "abort") == 0)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "record/record_internal.h"
+#include "ring/ring_api.h"
 
 static struct {
 	pthread_mutex_t lock;
@@ -50,6 +51,7 @@ static struct {
 	int stopping;
 	unsigned nsnap;
 	uint32_t meta_events, meta_sites; /* registry size at the last live metadata */
+	uint32_t meta_tails;              /* retired streams' drops beyond their pages, then */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = {.fd = -1, .parent = -1}};
 
 /* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
@@ -157,13 +159,19 @@ static int rt_stop_from_consumer(void);
  * registered since: if the program dies, the stream files already written
  * and the pages still in the pool (a named one: `ringtrace record` and
  * `ringtrace recover`) can be turned into a complete trace, because the
- * schema of every event they hold is on disk. Consumer thread only.
+ * schema of every event they hold is on disk. Also when threads that
+ * dropped events after their last page (a full pool) retired since:
+ * their `dropped` lines are in this process's memory only (exact
+ * per-stream accounting, docs/format.md section 7). At most once a poll.
+ * Consumer thread only.
  */
 static void rt_live_metadata(void)
 {
 	uint32_t ne = ringtrace_event_count(), ns = ringtrace_printf_site_count();
-	if (ne == S.meta_events && ns == S.meta_sites)
+	uint32_t nt = rt_rb_retired_tails(S.rb);
+	if (ne == S.meta_events && ns == S.meta_sites && nt == S.meta_tails)
 		return;
+	S.meta_tails = nt;
 	/* Tried once per change of the registry: a failure here (the
 	 * directory damaged by someone) must not become a loop; the final
 	 * metadata at stop is written anyway. */
@@ -303,6 +311,7 @@ int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_en
 	S.stop = 0;
 	S.nsnap = 0;
 	S.meta_events = S.meta_sites = UINT32_MAX;
+	S.meta_tails = 0;
 	rt_files_init(S.files);
 	__atomic_store_n(&rt_snapshot_requested, 0, __ATOMIC_RELAXED);
 	S.t0_ns = rt_now_ns();

@@ -241,3 +241,8 @@ int ringtrace_rb_stream_drops(const ringtrace_rb *rb, struct ringtrace_rb_stream
 		*lost = RT_LOAD(&rb->tails_lost);
 	return err < 0 ? err : (int)a.n;
 }
+
+uint32_t rt_rb_retired_tails(const struct ringtrace_rb *rb)
+{
+	return RT_LOAD(&rb->ntails);
+}

@@ -31,4 +31,12 @@
 typedef void (*rt_ring_forget_fn)(struct ringtrace_wtls_ *t);
 RT_HIDDEN void rt_ring_set_forget_hook(rt_ring_forget_fn fn);
 
+struct ringtrace_rb;
+/*
+ * How many retired streams with drops beyond their pages this process's
+ * writers have left in rb (ringtrace_rb_stream_drops): a recorder writes
+ * its live metadata again when it grows, so that they survive a crash.
+ */
+RT_HIDDEN uint32_t rt_rb_retired_tails(const struct ringtrace_rb *rb);
+
 #endif /* RINGTRACE_RING_API_H */
