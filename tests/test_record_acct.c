@@ -35,10 +35,13 @@ RINGTRACE_EVENT(acct_ev, RINGTRACE_PROTO(uint32_t thread, uint64_t seq),
 #define NTHREADS 4u
 #ifdef RINGTRACE_SANITIZED
 #define NPER 150000u
-#define POOL (1u << 20) /* (slow writers: a small pool still fills) */
+/* (slow writers: only a tiny pool, 4 pages of 4 KiB, fills) */
+#define POOL (4u << 12)
+#define PAGE (4u << 10)
 #else
 #define NPER 600000u
 #define POOL 0u /* the default pool */
+#define PAGE 0u
 #endif
 
 static const char *self;
@@ -175,7 +178,7 @@ static void case_full_pool(void)
 	struct worker w[NTHREADS];
 	for (uint32_t i = 0; i < NTHREADS; i++)
 		w[i] = (struct worker){.id = i, .n = NPER};
-	record(dir, w, NTHREADS, 0, NULL, POOL, 0);
+	record(dir, w, NTHREADS, 0, NULL, POOL, PAGE);
 	uint64_t dropped = check_trace(dir, w, NTHREADS);
 	rmtree(dir);
 	/* (the case proves nothing about drops if there were none) */
