@@ -333,9 +333,9 @@ recover_orphan_page_with_unfinalized_header_recovered() { # case
 }
 
 recover_dead_program_every_thread_events_plus_dropped_equals_emitted() { # case
-	# a pool of 4 small pages: both threads drop events after their last
-	# page; one exited before the program died (its drops in the live
-	# metadata), the other's are in its slot (recover writes them)
+	# a pool of 4 small pages: the threads drop events, usually after their
+	# last page too; one exited before the program died (such drops in the
+	# live metadata), the other's are in its slot (recover writes them)
 	d="$tmp/taildrops"
 	shm="/ringtrace-test-taildrops-$$"
 	st=0
@@ -343,7 +343,9 @@ recover_dead_program_every_thread_events_plus_dropped_equals_emitted() { # case
 		RINGTRACE_SHM="$shm" "$prog" $N "$d" kill > "$d.out" 2>&1 || st=$?
 	[ "$st" = 137 ] || { cat "$d.out" >&2; fail "taildrops: the program exited $st"; }
 	"$rt" recover "$shm" "$d" 2> "$tmp/e" || { cat "$tmp/e" >&2; fail "taildrops: recover failed"; }
-	grep -q "^dropped " "$d/metadata" || fail "taildrops: no dropped line in the metadata"
+	# (whether a thread dropped events after its last page depends on the
+	# timing: the check below holds either way, and fails on code that
+	# loses such drops whenever there were some, which is most runs)
 	"$rt" stat "$d" > "$d.stat" || fail "taildrops: stat failed"
 	awk -v N=$N '$1 ~ /^[0-9]+$/ && NF >= 6 { n++; if ($4 + $5 != N) { print "stream " $1 ": " $4 " events + " $5 " dropped != " N > "/dev/stderr"; bad = 1 } }
 		END { if (n != 2) { print n " streams" > "/dev/stderr"; bad = 1 } exit bad }' "$d.stat" || { cat "$d.stat" >&2; fail "taildrops: per-stream accounting"; }
