@@ -21,7 +21,7 @@ struct rt_live {
 	struct ringtrace_trace_event_def *events;
 	struct ringtrace_trace_site *sites;
 	struct ringtrace_trace_trigger *triggers;
-	struct ringtrace_trace_stat stats[8];
+	struct ringtrace_trace_stat stats[9];
 	struct ringtrace_trace_drops *drops;
 	struct rt_ctl_desc ctl;
 };
@@ -103,7 +103,8 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 	 * that already exited survive a crash of the program (they are kept
 	 * in its memory only).
 	 */
-	int nd = ringtrace_rb_stream_drops(rb, NULL, 0, NULL);
+	uint64_t tails_lost = 0;
+	int nd = ringtrace_rb_stream_drops(rb, NULL, 0, &tails_lost);
 	if (nd > 0) {
 		l->drops = calloc((size_t)nd, sizeof(*l->drops));
 		struct ringtrace_rb_stream_drops *rd = calloc((size_t)nd, sizeof(*rd));
@@ -135,6 +136,14 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 		}
 		m->stats = l->stats;
 		m->nstats = 8;
+		/* streams whose drops after their last page could not be kept
+		 * (more than the ring's table holds): their threads' events +
+		 * dropped fall short by those, and the trace says so */
+		if (tails_lost) {
+			l->stats[8].key = "streams_unaccounted";
+			l->stats[8].value = tails_lost;
+			m->nstats = 9;
+		}
 	}
 	return 0;
 }
