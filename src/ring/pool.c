@@ -146,12 +146,14 @@ int ringtrace_rb_damaged(const ringtrace_rb *rb)
 
 /* ---- geometry ------------------------------------------------------------ */
 
-/* (the geometry fields of the control block, in its order, for messages) */
-#define RT_GEOM_FIELDS(X)                                                                          \
-	X(page_size, 12)                                                                           \
-	X(npages, 16) X(max_writers, 20) X(mode, 24) X(flush_ms, 28) X(qcap, 32) X(total_size, 64) \
-		X(off_slots, 72) X(off_qcells, 80) X(off_free_next, 88) X(off_gen, 96)             \
-			X(off_pages, 104)
+/* (the geometry fields of the control block, in its order, for messages;
+ * kept out of clang-format, which reflows it differently on each run) */
+/* clang-format off */
+#define RT_GEOM_FIELDS(X)                                                   \
+	X(page_size, 12) X(npages, 16) X(max_writers, 20) X(mode, 24)       \
+	X(flush_ms, 28) X(qcap, 32) X(total_size, 64) X(off_slots, 72)      \
+	X(off_qcells, 80) X(off_free_next, 88) X(off_gen, 96) X(off_pages, 104)
+/* clang-format on */
 
 /* Read the geometry from a control block, each field once. */
 static void rt_geom_read(const struct rt_shm *shm, struct rt_geom *g)
