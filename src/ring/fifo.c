@@ -164,7 +164,7 @@ void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page)
 
 int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page, int writer)
 {
-	uint64_t pos;
+	uint64_t pos = 0; /* set when the claim returns 1 (gcc -O3 cannot see it) */
 	int r = rt_fifo_claim(rb, &pos, writer);
 	if (r <= 0)
 		return r;
