@@ -18,5 +18,6 @@ int filter_bench_main(int argc, char **argv);
 int event_bench_main(int argc, char **argv);
 int record_bench_main(int argc, char **argv);
 int report_bench_main(int argc, char **argv);
+int start_bench_main(int argc, char **argv);
 
 #endif /* RINGTRACE_BENCH_H */

@@ -12,6 +12,8 @@
  *   ringtrace-bench record [options] recorder throughput without loss
  *   ringtrace-bench report [options] trace reading speed of `ringtrace
  *                                  report`/`stat` vs babeltrace2
+ *   ringtrace-bench start [options] a session's start and its first events
+ *                                  against the steady state
  *   ringtrace-bench --help         this list
  *   ringtrace-bench CMD --help     options of CMD
  *
@@ -44,6 +46,8 @@ static const struct bench_command commands[] = {
 	 "can the recorder write 20 M events/s to a trace directory without loss?"},
 	{"report", report_bench_main,
 	 "how fast do `ringtrace report` and `stat` (and babeltrace2) read a trace?"},
+	{"start", start_bench_main,
+	 "what a session's start and its first events cost against the steady state"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
