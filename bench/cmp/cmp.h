@@ -18,7 +18,7 @@
 #include <time.h>
 
 struct cmp_opts {
-	const char *what; /* micro | close | latency */
+	const char *what; /* micro | close | latency | tail */
 	uint64_t n, warmup;
 	int cpu;
 	const char *mode; /* discard | overwrite */
@@ -30,6 +30,7 @@ struct cmp_opts {
 	const char *wait; /* FIFO to wait on before the warm-up */
 	unsigned interval_us;
 	int prio;
+	const char *hist; /* tail: where to write the distribution */
 };
 
 struct cmp_result {
@@ -38,6 +39,12 @@ struct cmp_result {
 	uint64_t expected;      /* events that a lossless tracer keeps */
 	int64_t recorded, lost; /* -1: not known to the program */
 	char note[200];
+	/* tail: calibrated per-call quantiles (ns), the index (from the first
+	 * timed call) of the slowest, the timer's own cost that was
+	 * subtracted, the counter's step and frequency */
+	double p50, p99, p999, p9999, tmax;
+	uint64_t tail_max_at;
+	double timer_ns, step_ns, tsc_ghz;
 };
 
 static void cmp_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn, unused));

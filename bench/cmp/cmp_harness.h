@@ -33,6 +33,15 @@
  *            the event, as a scheduler tracepoint on the wake-up path
  *            would be. min/avg/max of N wake-ups. As cyclictest -m: all
  *            memory locked, /dev/cpu_dma_latency held at 0 while it runs.
+ *   tail     per-call latency: after the same warm-up as micro, each of N
+ *            calls timed on its own with the cycle counter read just
+ *            before and just after it (cmp_tail below), kept in an array
+ *            filled before anything is timed; then p50, p99, p99.9,
+ *            p99.99 and max in ns. Calibrated: the median of 100,000
+ *            empty timed regions, measured the same way in the same
+ *            process just before, is subtracted from every call. ns= is
+ *            the mean calibrated call. --hist FILE writes the whole
+ *            distribution ("ns count" per distinct value) for the plot.
  *
  * Order: backend_init (the tracer starts; its helper threads inherit the
  * CPU mask the program was started with, the script gives it the other
@@ -41,7 +50,8 @@
  * loop), backend_ready, the timed loop, backend_finish (stop, save,
  * count). The result is one line on stdout:
  *   RESULT tracer=... what=... n=... warmup=... ns=... [lat_min= lat_avg=
- *   lat_max=] expected=... recorded=... lost=... note="..."
+ *   lat_max=] expected=... recorded=... lost=... [p50= p99= p999= p9999=
+ *   tmax= tmax_at= timer_ns= step_ns= tsc_ghz=] note="..."
  * recorded/lost are -1 where the program cannot know (the script counts
  * the trace itself).
  */
@@ -76,6 +86,215 @@ static __attribute__((noinline)) void cmp_loop_close(uint64_t first, uint64_t n)
 		close(-1);
 		cmp_emit((int)i);
 	}
+}
+
+/*
+ * tail: per-call latency.
+ *
+ * The counter is read with fences on both sides of the call so that the
+ * call's own instructions, and only they, fall between the two reads:
+ * `lfence; rdtsc` reads the counter once every earlier instruction has
+ * completed locally (the previous iteration's bookkeeping cannot leak in),
+ * `rdtscp; lfence` reads it once the call's instructions have executed and
+ * keeps later ones from starting before the read. Without the fences an
+ * out-of-order core overlaps a cheap call with the reads themselves and a
+ * per-call figure means little. The "memory" clobbers are the compiler
+ * barriers: no load or store of the call moves out of the region. What the
+ * fences and the two reads cost is measured as an empty region in the same
+ * way and subtracted (cmp_tail_calibrate). The counter is tracer-
+ * independent: no tracer's clock code is used to time the tracers.
+ *
+ * Where there is no TSC (not x86), the clock the harness uses elsewhere
+ * (CLOCK_MONOTONIC) stands in, one tick per ns.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+static inline uint64_t cmp_tick_begin(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline uint64_t cmp_tick_end(void)
+{
+	uint32_t lo, hi, aux;
+	__asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux) : : "memory");
+	(void)aux;
+	return ((uint64_t)hi << 32) | lo;
+}
+/* unfenced, back to back: how finely the counter itself advances */
+static inline uint64_t cmp_tick_raw(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+#define CMP_TICK_NAME "TSC (lfence;rdtsc ... rdtscp;lfence)"
+#else
+static inline uint64_t cmp_tick_begin(void)
+{
+	__asm__ __volatile__("" : : : "memory");
+	uint64_t t = cmp_now_ns();
+	__asm__ __volatile__("" : : : "memory");
+	return t;
+}
+#define cmp_tick_end cmp_tick_begin
+#define cmp_tick_raw cmp_now_ns
+#define CMP_TICK_NAME "CLOCK_MONOTONIC (no TSC)"
+#endif
+
+#define CMP_TAIL_CAL 100000u /* empty regions timed for the calibration */
+
+struct cmp_tail {
+	uint32_t *ticks; /* one per call: raw region length in ticks */
+	uint64_t n;
+	double ticks_per_ns;
+	uint32_t overhead; /* median empty region, ticks */
+	uint32_t step;     /* smallest advance of the counter between two reads */
+	uint64_t ns0, tick0;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A region's length, saturated: a call longer than 2^32 ticks (> 1 s) is
+ * kept as the largest value rather than wrapping to a small one. */
+static inline uint32_t cmp_tick_len(uint64_t t0, uint64_t t1)
+{
+	uint64_t d = t1 - t0;
+	return d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
+
+/* A CLOCK_MONOTONIC reading and the counter at (about) the same moment:
+ * the counter read between two clock reads, paired with their midpoint. */
+static void cmp_tick_pair(uint64_t *ns, uint64_t *tick)
+{
+	uint64_t a = cmp_now_ns();
+	*tick = cmp_tick_begin();
+	uint64_t b = cmp_now_ns();
+	*ns = a + (b - a) / 2;
+}
+
+/* Everything the timed loop touches exists before it runs: the array is
+ * allocated and written (page faults taken) here, not in the loop. */
+static void cmp_tail_init(struct cmp_tail *t, uint64_t n)
+{
+	t->n = n;
+	t->ticks = mmap(NULL, n * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (t->ticks == MAP_FAILED)
+		cmp_die("tail: cannot map %" PRIu64 " samples: %s", n, strerror(errno));
+	memset(t->ticks, 0, n * sizeof(uint32_t));
+}
+
+/* The cost of the timer itself: empty regions timed exactly as a call is,
+ * in this process, on this CPU, just before the calls. Also starts the
+ * TSC-against-CLOCK_MONOTONIC measurement that cmp_tail_finish ends. */
+static void cmp_tail_calibrate(struct cmp_tail *t)
+{
+	uint32_t *cal = t->ticks; /* the array is free until the loop: reuse it */
+	uint64_t k = t->n < CMP_TAIL_CAL ? t->n : CMP_TAIL_CAL;
+	cmp_tick_pair(&t->ns0, &t->tick0);
+	for (uint64_t i = 0; i < k; i++) {
+		uint64_t t0 = cmp_tick_begin();
+		uint64_t t1 = cmp_tick_end();
+		cal[i] = cmp_tick_len(t0, t1);
+	}
+	qsort(cal, k, sizeof(*cal), cmp_u32);
+	t->overhead = cal[k / 2];
+	/* The counter's step: the smallest advance between two reads in a row
+	 * (a virtual TSC may move in steps of tens of ticks, about 10 ns here:
+	 * no per-call figure is finer than that, and the output says so). */
+	uint64_t prev = cmp_tick_raw();
+	t->step = UINT32_MAX;
+	for (uint64_t i = 0; i < k; i++) {
+		uint64_t now = cmp_tick_raw();
+		if (now > prev && now - prev < t->step)
+			t->step = (uint32_t)(now - prev);
+		prev = now;
+	}
+	memset(cal, 0, k * sizeof(*cal));
+}
+
+static __attribute__((noinline)) void cmp_loop_tail(struct cmp_tail *t, uint64_t first)
+{
+	uint32_t *ticks = t->ticks;
+	for (uint64_t i = 0; i < t->n; i++) {
+		uint64_t t0 = cmp_tick_begin();
+		cmp_emit((int)(first + i));
+		uint64_t t1 = cmp_tick_end();
+		ticks[i] = cmp_tick_len(t0, t1);
+	}
+}
+
+/* Nearest rank: the smallest value with at least q of the samples at or
+ * below it. */
+static uint32_t cmp_rank(const uint32_t *s, uint64_t n, double q)
+{
+	uint64_t k = (uint64_t)(q * (double)n + 0.999999);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return s[k - 1];
+}
+
+/* Sorts the samples, fills the result's quantiles (calibrated, ns) and
+ * writes the distribution to hist (if given). After all timing. */
+static void cmp_tail_finish(struct cmp_tail *t, struct cmp_result *r, const char *hist)
+{
+	uint64_t ns1, tick1;
+	/* The frequency over at least 50 ms (from the calibration on), so that
+	 * the clock reads' own spread (~100 ns) is below 0.001%; the wait, if
+	 * any, comes after every call has been timed. */
+	do
+		cmp_tick_pair(&ns1, &tick1);
+	while (ns1 - t->ns0 < 50000000u);
+#if defined(__x86_64__) || defined(__i386__)
+	t->ticks_per_ns = (double)(tick1 - t->tick0) / (double)(ns1 - t->ns0);
+#else
+	t->ticks_per_ns = 1.0;
+#endif
+	uint32_t *s = t->ticks;
+	uint64_t n = t->n, at = 0;
+	for (uint64_t i = 1; i < n; i++)
+		if (s[i] > s[at])
+			at = i;
+	r->tail_max_at = at;
+	qsort(s, n, sizeof(*s), cmp_u32);
+	double sum = 0;
+	for (uint64_t i = 0; i < n; i++)
+		s[i] = s[i] > t->overhead ? s[i] - t->overhead : 0;
+	for (uint64_t i = 0; i < n; i++)
+		sum += s[i];
+	double k = 1.0 / t->ticks_per_ns;
+	r->ns = sum / (double)n * k;
+	r->p50 = cmp_rank(s, n, 0.5) * k;
+	r->p99 = cmp_rank(s, n, 0.99) * k;
+	r->p999 = cmp_rank(s, n, 0.999) * k;
+	r->p9999 = cmp_rank(s, n, 0.9999) * k;
+	r->tmax = s[n - 1] * k;
+	r->timer_ns = t->overhead * k;
+	r->step_ns = t->step * k;
+	r->tsc_ghz = t->ticks_per_ns;
+	if (hist) {
+		FILE *f = fopen(hist, "w");
+		if (!f)
+			cmp_die("--hist %s: %s", hist, strerror(errno));
+		fprintf(f, "# %s; calibrated (timer %.2f ns subtracted); ns count\n", CMP_TICK_NAME,
+			r->timer_ns);
+		for (uint64_t i = 0; i < n;) {
+			uint64_t j = i;
+			while (j < n && s[j] == s[i])
+				j++;
+			fprintf(f, "%.2f %" PRIu64 "\n", s[i] * k, j - i);
+			i = j;
+		}
+		if (fclose(f) != 0)
+			cmp_die("--hist %s: %s", hist, strerror(errno));
+	}
+	munmap(t->ticks, n * sizeof(uint32_t));
 }
 
 static void cmp_wait_fifo(const char *path)
@@ -128,7 +347,7 @@ static void cmp_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cmp-%s [options]   (run by bench/compare)\n"
-		"  --what micro|close|latency   the experiment (default micro)\n"
+		"  --what micro|close|latency|tail   the experiment (default micro)\n"
 		"  --n N            events (iterations, calls, wake-ups) timed\n"
 		"  --warmup N       events emitted first, not timed (default 100000)\n"
 		"  --cpu C          CPU of the measured thread (default 0)\n"
@@ -139,7 +358,8 @@ static void cmp_usage(FILE *f)
 		"  --buffer BYTES   buffer size (ringtrace pool, dpdk per-thread buffer)\n"
 		"  --wait FIFO      print READY, then wait for a line on FIFO before the warm-up\n"
 		"  --interval-us U  latency: wake-up interval (default 200)\n"
-		"  --prio P         latency: SCHED_FIFO priority (default 95, 0 = none)\n",
+		"  --prio P         latency: SCHED_FIFO priority (default 95, 0 = none)\n"
+		"  --hist FILE      tail: write the distribution (ns count per value)\n",
 		backend_name);
 }
 
@@ -167,6 +387,7 @@ int main(int argc, char **argv)
 		{"wait", required_argument, NULL, 'a'},
 		{"interval-us", required_argument, NULL, 'i'},
 		{"prio", required_argument, NULL, 'p'},
+		{"hist", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -209,6 +430,9 @@ int main(int argc, char **argv)
 		case 'p':
 			o.prio = atoi(optarg);
 			break;
+		case 'H':
+			o.hist = optarg;
+			break;
 		case 'h':
 			cmp_usage(stdout);
 			return 0;
@@ -218,7 +442,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc || !o.n ||
-	    (strcmp(o.what, "micro") && strcmp(o.what, "close") && strcmp(o.what, "latency")) ||
+	    (strcmp(o.what, "micro") && strcmp(o.what, "close") && strcmp(o.what, "latency") &&
+	     strcmp(o.what, "tail")) ||
 	    (strcmp(o.mode, "discard") && strcmp(o.mode, "overwrite")) || !o.interval_us) {
 		cmp_usage(stderr);
 		return 2;
@@ -252,16 +477,24 @@ int main(int argc, char **argv)
 	struct cmp_result r = {.recorded = -1, .lost = -1, .expected = o.warmup + o.n};
 	/* Warm-up: the same code, so the call path, the tracer's per-thread
 	 * state and the first pages of its buffer are ready before timing. */
-	if (!strcmp(o.what, "micro"))
+	int tail = strcmp(o.what, "tail") == 0;
+	struct cmp_tail tl = {0};
+	if (tail)
+		cmp_tail_init(&tl, o.n);
+	if (!strcmp(o.what, "micro") || tail)
 		cmp_loop_micro(0, o.warmup);
 	else if (!strcmp(o.what, "close"))
 		cmp_loop_close(0, o.warmup);
 	else
 		cmp_latency(&o, &r, o.warmup, 0);
 	backend_ready(&o, &r);
+	if (tail)
+		cmp_tail_calibrate(&tl);
 
 	uint64_t t0 = cmp_now_ns();
-	if (!strcmp(o.what, "micro"))
+	if (tail)
+		cmp_loop_tail(&tl, o.warmup);
+	else if (!strcmp(o.what, "micro"))
 		cmp_loop_micro(o.warmup, o.n);
 	else if (!strcmp(o.what, "close"))
 		cmp_loop_close(o.warmup, o.n);
@@ -269,6 +502,8 @@ int main(int argc, char **argv)
 		cmp_latency(&o, &r, o.n, 1);
 	uint64_t t1 = cmp_now_ns();
 	r.ns = (double)(t1 - t0) / (double)o.n;
+	if (tail) /* r.ns becomes the mean calibrated call */
+		cmp_tail_finish(&tl, &r, o.hist);
 
 	if (latency && o.prio > 0) {
 		struct sched_param sp = {.sched_priority = 0};
@@ -279,9 +514,15 @@ int main(int argc, char **argv)
 	backend_finish(&o, &r);
 	printf("RESULT tracer=%s what=%s mode=%s off=%d n=%" PRIu64 " warmup=%" PRIu64
 	       " ns=%.3f lat_min=%.0f lat_avg=%.1f lat_max=%.0f expected=%" PRIu64
-	       " recorded=%" PRId64 " lost=%" PRId64 " note=\"%s\"\n",
+	       " recorded=%" PRId64 " lost=%" PRId64,
 	       backend_name, o.what, o.mode, o.off, o.n, o.warmup, r.ns, r.lat_min, r.lat_avg,
-	       r.lat_max, r.expected, r.recorded, r.lost, r.note);
+	       r.lat_max, r.expected, r.recorded, r.lost);
+	if (tail)
+		printf(" p50=%.2f p99=%.2f p999=%.2f p9999=%.2f tmax=%.2f tmax_at=%" PRIu64
+		       " timer_ns=%.2f step_ns=%.2f tsc_ghz=%.4f",
+		       r.p50, r.p99, r.p999, r.p9999, r.tmax, r.tail_max_at, r.timer_ns, r.step_ns,
+		       r.tsc_ghz);
+	printf(" note=\"%s\"\n", r.note);
 	return 0;
 }
 
