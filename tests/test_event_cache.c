@@ -20,13 +20,17 @@
  *     or counted as missed (nested inside a write), never corrupted;
  *  6. the same while the thread gives its writer up after every second
  *     event (a handler landing inside the release must not cache the
- *     state being retired).
- * Every event carries (tag, sequence) and is checked. Each of 1-6 is a
+ *     state being retired);
+ *  7. ringtrace_events_prepare_thread() attaches and caches before the
+ *     thread's first event, which then goes through that state;
+ *  8. without an events buffer it only registers the read-side node.
+ * Every event carries (tag, sequence) and is checked. Each of 1-8 is a
  * case, enabling the events itself (cache_setup).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <pthread.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -325,6 +329,71 @@ static void test_release_signals(void)
 	evu_buffer_done(rb);
 }
 
+/*
+ * 7. ringtrace_events_prepare_thread(), in a thread of its own: the thread
+ * is a writer of the events buffer and its state cached before its first
+ * event; its events then go through that state (the same slot, the cache
+ * untouched) and all arrive.
+ */
+static void *prepare_thread_body(void *arg)
+{
+	ringtrace_rb *rb = arg;
+	struct ringtrace_rb_stats st;
+	CHECK_OK(ringtrace_rb_get_stats(rb, &st));
+	uint32_t writers = st.writers_active;
+	uint64_t hit = st.hit;
+	CHECK(ringtrace_thr_.cookie == RINGTRACE_THR_NO_COOKIE_);
+	CHECKF(ringtrace_events_prepare_thread() == 0, "%s", ringtrace_last_error());
+	uint64_t c = __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_ACQUIRE);
+	CHECKF(ringtrace_thr_.cookie == c, "cookie cached %#llx, events cookie %#llx",
+	       (unsigned long long)ringtrace_thr_.cookie, (unsigned long long)c);
+	const struct ringtrace_wtls_ *t = ringtrace_thr_.last_t;
+	CHECK(t != NULL && t->slot != NULL);
+	CHECK_OK(ringtrace_rb_get_stats(rb, &st));
+	CHECK_EQ_U64(st.writers_active, writers + 1);
+	CHECK_EQ_U64(st.hit, hit);
+	record(7, 0, 100);
+	CHECK(ringtrace_thr_.last_t == t && ringtrace_thr_.cookie == c);
+	CHECK_OK(ringtrace_rb_get_stats(rb, &st));
+	CHECK_EQ_U64(st.writers_active, writers + 1);
+	CHECK_EQ_U64(st.hit, hit + 100);
+	return NULL;
+}
+
+static void test_prepare(void)
+{
+	cache_setup();
+	ringtrace_rb *rb = evu_buffer(4096, 64);
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, prepare_thread_body, rb) == 0);
+	CHECK(pthread_join(th, NULL) == 0);
+	struct evu_list l = {0};
+	evu_collect(rb, &l);
+	expect_seq(&l, 7, 0, 100);
+	evu_list_free(&l);
+	evu_buffer_done(rb);
+}
+
+/* 8. ... with no events buffer: the read-side node only, nothing cached. */
+static void *prepare_nobuf_body(void *arg)
+{
+	(void)arg;
+	CHECK(ringtrace_thr_.rnode == &ringtrace_rnode_none_);
+	CHECK_OK(ringtrace_events_prepare_thread());
+	CHECK(ringtrace_thr_.rnode != &ringtrace_rnode_none_);
+	CHECK(ringtrace_thr_.cookie == RINGTRACE_THR_NO_COOKIE_);
+	return NULL;
+}
+
+static void test_prepare_nobuf(void)
+{
+	cache_setup();
+	CHECK_OK(ringtrace_events_set_buffer(NULL));
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, prepare_nobuf_body, NULL) == 0);
+	CHECK(pthread_join(th, NULL) == 0);
+}
+
 /* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
 static const struct check_case cases[] = {
@@ -334,6 +403,8 @@ static const struct check_case cases[] = {
 	CHECK_CASE(event_cache_not_used_by_forked_child, test_fork),
 	CHECK_CASE(event_cache_signal_handler_events_recorded_or_missed, test_signals),
 	CHECK_CASE(event_cache_signal_during_writer_release_loses_nothing, test_release_signals),
+	CHECK_CASE(event_cache_prepare_thread_attaches_and_caches_before_first_event, test_prepare),
+	CHECK_CASE(event_cache_prepare_thread_without_buffer_registers_node_only, test_prepare_nobuf),
 };
 /* clang-format on */
 

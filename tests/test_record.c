@@ -5,6 +5,8 @@
  * accounting); overwrite mode keeps the newest events; a snapshot taken
  * while recording is a complete trace; RINGTRACE_OUTPUT traces a program
  * without code changes (this binary re-executed with the variable set).
+ * A session's start pays what threads' first events would (the starting
+ * thread made a writer, read-side nodes mapped for the next threads).
  * Each is a case, in a directory of its own; the overwrite-mode trace and
  * the snapshot come from one recording (made for each of their cases).
  */
@@ -233,6 +235,92 @@ static void test_env(const char *self, const char *base)
 	rmtree(dir);
 }
 
+/*
+ * What a thread's first event would pay is paid by ringtrace_session_start
+ * (issue 16): the starting thread is a writer, its state cached, before
+ * any event (its first event then uses that slot), and threads started
+ * afterwards take read-side nodes mapped at the start (their node lies in
+ * memory that was mapped before they were created).
+ */
+struct range {
+	uintptr_t lo, hi;
+};
+
+/* The process's mappings now (at most max). */
+static size_t maps_now(struct range *r, size_t max)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	CHECK(f != NULL);
+	size_t n = 0;
+	char line[512];
+	while (n < max && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			r[n++] = (struct range){lo, hi};
+	}
+	fclose(f);
+	return n;
+}
+
+#define SPARE_THREADS 3u
+static pthread_barrier_t spare_barrier;
+
+static void *spare_worker(void *arg)
+{
+	trace_rec_tick(100, 0);
+	*(const void **)arg = ringtrace_thr_.rnode;
+	/* (alive until every node is seen: an exited thread's node is reused) */
+	pthread_barrier_wait(&spare_barrier);
+	return NULL;
+}
+
+static void test_prepared(const char *base)
+{
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/prepared", base);
+	struct ringtrace_session_config cfg;
+	ringtrace_session_config_init(&cfg);
+	cfg.output_dir = dir;
+	cfg.events = "rec_*";
+	CHECK(ringtrace_thr_.cookie == RINGTRACE_THR_NO_COOKIE_);
+	CHECKF(ringtrace_session_start(&cfg) == 0, "%s", ringtrace_last_error());
+	ringtrace_rb *rb = ringtrace_session_buffer();
+	CHECK(rb != NULL);
+	struct ringtrace_rb_stats st;
+	CHECK_OK(ringtrace_rb_get_stats(rb, &st));
+	CHECK_EQ_U64(st.writers_active, 1);
+	CHECK_EQ_U64(st.hit, 0);
+	CHECK(ringtrace_thr_.cookie ==
+	      __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_ACQUIRE));
+	static struct range before[4096];
+	size_t nb = maps_now(before, 4096);
+	CHECK(nb < 4096);
+	const void *node[SPARE_THREADS];
+	pthread_t th[SPARE_THREADS];
+	CHECK(pthread_barrier_init(&spare_barrier, NULL, SPARE_THREADS + 1) == 0);
+	for (uint32_t i = 0; i < SPARE_THREADS; i++)
+		CHECK(pthread_create(&th[i], NULL, spare_worker, (void *)&node[i]) == 0);
+	pthread_barrier_wait(&spare_barrier);
+	for (uint32_t i = 0; i < SPARE_THREADS; i++)
+		CHECK(pthread_join(th[i], NULL) == 0);
+	for (uint32_t i = 0; i < SPARE_THREADS; i++) {
+		uintptr_t a = (uintptr_t)node[i];
+		int mapped = 0;
+		for (size_t k = 0; k < nb && !mapped; k++)
+			mapped = a >= before[k].lo && a < before[k].hi;
+		CHECKF(mapped, "thread %u's read-side node %p was mapped after the session started",
+		       i, node[i]);
+	}
+	for (uint64_t i = 0; i < 10; i++)
+		trace_rec_tick(0, i);
+	CHECK_OK(ringtrace_rb_get_stats(rb, &st));
+	CHECK_EQ_U64(st.hit, 10 + SPARE_THREADS);
+	CHECKF(ringtrace_session_stop() == 0, "%s", ringtrace_last_error());
+	CHECK_EQ_U64(meta_stat(dir, "hit"), 10 + SPARE_THREADS);
+	CHECK_EQ_U64(meta_stat(dir, "missed"), 0);
+	rmtree(dir);
+}
+
 /* Each case in a directory of its own. */
 static const char *self; /* argv[0]: the environment case runs it again */
 
@@ -259,6 +347,11 @@ static void case_snapshot(void)
 	in_base(test_snapshot);
 }
 
+static void case_prepared(void)
+{
+	in_base(test_prepared);
+}
+
 static void env_in(const char *base)
 {
 	test_env(self, base);
@@ -276,6 +369,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(record_overwrite_session_keeps_the_newest_events, case_overwrite),
 	CHECK_CASE(record_snapshot_while_recording_is_a_complete_trace, case_snapshot),
 	CHECK_CASE(record_env_output_traces_a_program_without_tracing_code, case_env),
+	CHECK_CASE(record_session_start_prepares_starting_thread_and_spare_nodes, case_prepared),
 };
 /* clang-format on */
 

@@ -870,6 +870,96 @@ static void case_two_buffers(void)
 	ringtrace_rb_destroy(b);
 }
 
+/*
+ * ringtrace_rb_prepare_thread: the slot is claimed before any event and
+ * nothing is counted; the thread's events then use that slot (no second
+ * attach); a second call changes nothing.
+ */
+static void test_prepare_thread(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
+	ringtrace_rb *rb = tu_create(&cfg);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	CHECKF(ringtrace_rb_prepare_thread(rb) == 0, "%s", ringtrace_last_error());
+	st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 1);
+	CHECK_EQ_U64(st.hit, 0);
+	CHECK_EQ_U64(st.missed, 0);
+	struct ringtrace_rb_writer_stats ws[2];
+	CHECK(ringtrace_rb_get_writer_stats(rb, ws, 2) == 1);
+	CHECK_EQ_U64(ws[0].tid, (uint64_t)gettid());
+	uint32_t slot = ws[0].slot;
+	CHECK_OK(ringtrace_rb_prepare_thread(rb));
+	for (uint32_t i = 0; i < 10; i++)
+		CHECK_OK(ringtrace_rb_write(rb, 1, &i, sizeof(i)));
+	st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 1);
+	CHECK_EQ_U64(st.hit, 10);
+	CHECK(ringtrace_rb_get_writer_stats(rb, ws, 2) == 1);
+	CHECK_EQ_U64(ws[0].slot, slot);
+	CHECK_EQ_U64(ws[0].hit, 10);
+	ringtrace_rb_writer_release(rb);
+	ringtrace_rb_destroy(rb);
+}
+
+struct prep_arg {
+	ringtrace_rb *rb;
+	int prep, write;
+	char err[256];
+};
+
+static void *prep_thread(void *p)
+{
+	struct prep_arg *a = p;
+	a->prep = ringtrace_rb_prepare_thread(a->rb);
+	snprintf(a->err, sizeof(a->err), "%s", ringtrace_last_error());
+	uint32_t v = 7;
+	a->write = ringtrace_rb_write(a->rb, 1, &v, sizeof(v));
+	return NULL;
+}
+
+/* Every slot taken: -RINGTRACE_ENOSPC saying so, and no event counted
+ * (the thread's event after it is dropped and counted, as before). */
+static void test_prepare_thread_no_slot(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
+	cfg.max_writers = 1;
+	ringtrace_rb *rb = tu_create(&cfg);
+	CHECK_OK(ringtrace_rb_prepare_thread(rb));
+	struct prep_arg a = {.rb = rb};
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, prep_thread, &a) == 0);
+	CHECK(pthread_join(th, NULL) == 0);
+	CHECKF(a.prep == -RINGTRACE_ENOSPC, "prepare_thread in a second thread: %d", a.prep);
+	CHECKF(strstr(a.err, "writer slots") != NULL, "error: %s", a.err);
+	CHECKF(a.write == -RINGTRACE_ENOSPC, "its event: %d", a.write);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.missed, 1); /* the event, not the prepare */
+	CHECK_EQ_U64(st.writers_active, 1);
+	ringtrace_rb_writer_release(rb);
+	ringtrace_rb_destroy(rb);
+}
+
+/* A handle that only reads (attached by descriptor) cannot be written. */
+static void test_prepare_thread_reader(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
+	ringtrace_rb *rb = tu_create(&cfg);
+	ringtrace_rb *ro = NULL;
+	CHECKF(ringtrace_rb_attach_fd(ringtrace_rb_fd(rb), &ro) == 0, "%s", ringtrace_last_error());
+	int rc = ringtrace_rb_prepare_thread(ro);
+	CHECKF(rc == -RINGTRACE_EINVAL, "prepare_thread on a reader's handle: %d", rc);
+	CHECKF(strstr(ringtrace_last_error(), "only reads") != NULL, "error: %s",
+	       ringtrace_last_error());
+	CHECK_EQ_U64(tu_stats(rb).writers_active, 0);
+	ringtrace_rb_destroy(ro);
+	ringtrace_rb_destroy(rb);
+}
+
 /* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
 static const struct check_case cases[] = {
@@ -887,6 +977,9 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_corrupt_pages_rejected_naming_the_field, test_corrupt),
 	CHECK_CASE(ring_basic_page_header_thread_name_refreshed_on_request, test_comm),
 	CHECK_CASE(ring_basic_gap_of_2_32_ticks_decodes_to_right_timestamp, test_extended_ts),
+	CHECK_CASE(ring_basic_prepare_thread_claims_slot_before_first_event, test_prepare_thread),
+	CHECK_CASE(ring_basic_prepare_thread_without_free_slot_is_enospc, test_prepare_thread_no_slot),
+	CHECK_CASE(ring_basic_prepare_thread_on_reader_handle_is_einval, test_prepare_thread_reader),
 };
 /* clang-format on */
 

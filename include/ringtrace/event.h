@@ -102,6 +102,18 @@ int ringtrace_events_configure(const char *spec);
  */
 int ringtrace_events_set_buffer(ringtrace_rb *rb);
 
+/*
+ * Do now what the calling thread's first recorded event would otherwise
+ * do: register its read-side node and, if events are being recorded,
+ * make it a writer of the events buffer (ringtrace_rb_prepare_thread)
+ * with its state cached for the fast path. A thread whose first events
+ * are timed (a worker's loop) calls it when it starts; a session started
+ * by ringtrace_session_start() or from the environment does it for the
+ * thread that starts it. 0 (also when nothing is recorded), or
+ * ringtrace_rb_prepare_thread()'s error. Not for signal handlers.
+ */
+int ringtrace_events_prepare_thread(void);
+
 /* ---- probes ---------------------------------------------------------------- */
 
 typedef void (*ringtrace_probe_fn)(void);

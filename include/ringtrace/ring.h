@@ -167,6 +167,19 @@ size_t ringtrace_rb_max_payload(const ringtrace_rb *rb);
  * counted.
  */
 void ringtrace_rb_writer_release(ringtrace_rb *rb);
+/*
+ * Make the calling thread a writer of rb now (claim its writer slot), so
+ * that its first event costs what the next ones do instead of the slot
+ * claim's tens of microseconds (system calls, cold memory). Optional:
+ * the first reserve does it otherwise. The slot is the thread's until it
+ * exits or calls ringtrace_rb_writer_release(), events or not. No page is
+ * taken (the first event takes one), nothing is counted. 0 (also if the
+ * thread already writes here), -RINGTRACE_ENOSPC (every writer slot is
+ * taken), -RINGTRACE_EINVAL (a handle that only reads),
+ * -RINGTRACE_ECORRUPT (the buffer was found damaged). Not for signal
+ * handlers.
+ */
+int ringtrace_rb_prepare_thread(ringtrace_rb *rb);
 
 /* ---- consuming by page -------------------------------------------------- */
 

@@ -102,3 +102,15 @@ int ringtrace_events_set_buffer(ringtrace_rb *rb)
 {
 	return rt_events_set_buffer(rb, 1);
 }
+
+int ringtrace_events_prepare_thread(void)
+{
+	/* (registers this thread's reader node, if it has none) */
+	unsigned rd = ringtrace_read_lock();
+	ringtrace_rb *rb = ringtrace_events_buffer_();
+	int r = 0;
+	if (rb && (r = ringtrace_rb_prepare_thread(rb)) == 0)
+		ringtrace_events_note_(rb, rd); /* the writer state, cached for the fast path */
+	ringtrace_read_unlock(rd);
+	return r;
+}

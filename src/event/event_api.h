@@ -42,6 +42,14 @@ static inline void rt_cookie_update(int keep_epoch, uint64_t epoch_bits, int off
 					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
+/*
+ * Make sure `want` read-side nodes are free for threads to come (mapping
+ * the missing ones now): a new thread's first tracepoint then takes one
+ * instead of mapping its own (tens of microseconds in a VM). Nodes are
+ * never unmapped; a spare costs 8 KiB. Not for signal handlers.
+ */
+RT_HIDDEN void rt_rcu_spare_nodes(uint32_t want);
+
 /* One registry entry per event ever registered in the process. */
 struct rt_entry {
 	/* NULL once unloaded. Written under rt_reg_lock with atomic stores:

@@ -106,6 +106,44 @@ __attribute__((constructor(101))) static void rt_rcu_init(void)
 		rt_readers_fence();
 }
 
+/*
+ * A new node, pushed on the list with in_use as given (1: the caller's;
+ * 0: a spare for a thread to come), or NULL if it cannot be mapped.
+ *
+ * Each node is mapped for itself (mmap is async-signal-safe, malloc is
+ * not). One node a mapping, not a chunk of them: a node is a page and
+ * more (its counters), and linking a chunk's nodes touched every page of
+ * it, 64 page faults (~300 us in a VM) paid by the first event of the
+ * first thread. Populated here: both of its pages are written at once
+ * anyway.
+ */
+static struct ringtrace_reader_node *rt_node_map(uint32_t in_use)
+{
+	struct ringtrace_reader_node *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	c->in_use = in_use;
+	struct ringtrace_reader_node *head = __atomic_load_n(&rt_nodes, __ATOMIC_RELAXED);
+	do {
+		c->next = head;
+	} while (!__atomic_compare_exchange_n(&rt_nodes, &head, c, 1, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	return c;
+}
+
+void rt_rcu_spare_nodes(uint32_t want)
+{
+	uint32_t free_nodes = 0;
+	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE);
+	     n && free_nodes < want; n = n->next)
+		free_nodes += __atomic_load_n(&n->in_use, __ATOMIC_RELAXED) == 0;
+	/* (a node that cannot be mapped now is mapped by its thread later) */
+	for (; free_nodes < want; free_nodes++)
+		if (!rt_node_map(0))
+			break;
+}
+
 struct ringtrace_reader_node *ringtrace_read_register_(void)
 {
 	struct ringtrace_reader_node *n;
@@ -117,28 +155,9 @@ struct ringtrace_reader_node *ringtrace_read_register_(void)
 							__ATOMIC_RELAXED))
 				goto got;
 		}
-		/*
-		 * A node of its own, mapped for this thread (mmap is
-		 * async-signal-safe, malloc is not). One node a mapping, not a
-		 * chunk of them: a node is a page and more (its counters), and
-		 * linking a chunk's nodes touched every page of it, 64 page
-		 * faults (~300 us in a VM) paid by the first event of the
-		 * first thread. Populated here: both of its pages are written
-		 * at once anyway.
-		 */
-		struct ringtrace_reader_node *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-						       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-						       -1, 0);
-		if (c == MAP_FAILED)
-			continue; /* retry: nothing else can be done for a reader */
-		c->in_use = 1;
-		struct ringtrace_reader_node *head = __atomic_load_n(&rt_nodes, __ATOMIC_RELAXED);
-		do {
-			c->next = head;
-		} while (!__atomic_compare_exchange_n(&rt_nodes, &head, c, 1, __ATOMIC_RELEASE,
-						      __ATOMIC_RELAXED));
-		n = c;
-		break;
+		if ((n = rt_node_map(1)))
+			break;
+		/* else retry: nothing else can be done for a reader */
 	}
 got:
 	n->nest = 0;

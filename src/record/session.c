@@ -29,6 +29,11 @@
 #include <unistd.h>
 
 #include "record/record_internal.h"
+
+/* Read-side nodes mapped at session start for threads still to come
+ * (rt_rcu_spare_nodes): 8 KiB each, kept for the process's life. */
+#define RT_SESSION_SPARE_NODES 4u
+#include "event/event_api.h"
 #include "ring/ring_api.h"
 
 static struct {
@@ -328,6 +333,17 @@ int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_en
 	S.from_env = cfg_from_env;
 	S.active = 1;
 	__atomic_store_n(&rt_session_live, 1, __ATOMIC_RELEASE);
+	/*
+	 * What a thread's first event costs (a read-side node mapped, a
+	 * writer slot claimed: tens of microseconds), paid here rather than
+	 * by the first events (issue 16): for the thread that starts the
+	 * session (usually the one that records, and under `ringtrace
+	 * record` the program's main thread), and nodes ready for the
+	 * next few threads. A failure (no slot free) leaves it to the first
+	 * event, as before.
+	 */
+	(void)ringtrace_events_prepare_thread();
+	rt_rcu_spare_nodes(RT_SESSION_SPARE_NODES);
 	err = 0;
 out:
 	pthread_mutex_unlock(&S.lock);

@@ -459,8 +459,15 @@ static pid_t rt_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-static void *__attribute__((noinline, cold))
-rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
+/*
+ * Make the calling thread a writer of rb: claim a slot. 0 once attached
+ * (also if a signal handler attached it meanwhile), else the negated
+ * reason, also left in drop_reason. `ev`: an event is waiting, whose drop
+ * is counted (missed_noslot, refused) and which spends one of the events
+ * skipped after a failed slot scan; ringtrace_rb_prepare_thread() passes
+ * 0: no event, nothing counted, and it always scans.
+ */
+static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, int ev)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
 	struct rt_shm *shm = rb->shm;
@@ -471,9 +478,10 @@ rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 	 */
 	if (!rb->owner) {
 		/* (counted in the handle: a reader does not write to the pool) */
-		__atomic_fetch_add(&rb->refused, 1, __ATOMIC_RELAXED);
+		if (ev)
+			__atomic_fetch_add(&rb->refused, 1, __ATOMIC_RELAXED);
 		t->drop_reason = RINGTRACE_EINVAL;
-		return NULL;
+		return -RINGTRACE_EINVAL;
 	}
 	/*
 	 * Test and set in one instruction (an exchange): a signal handler's
@@ -483,24 +491,26 @@ rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 	 * the handler's next event a valid epoch with half-reset state.
 	 */
 	if (__atomic_exchange_n(&t->attaching, 1, __ATOMIC_RELAXED)) {
-		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		if (ev)
+			__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
 		t->drop_reason = RINGTRACE_ENESTED;
-		return NULL;
+		return -RINGTRACE_ENESTED;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (t->epoch == rb->h.epoch) {
 		/* A signal handler attached this thread before the exchange. */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->attaching = 0;
-		return ringtrace_rb_reserve(rb, id, len);
+		return 0;
 	}
 	/* (a count left from another buffer that had this index is not this one's) */
-	if (t->noslot_skip && t->noslot_epoch == (uint32_t)rb->h.epoch && t->noslot_skip-- > 0) {
+	if (ev && t->noslot_skip && t->noslot_epoch == (uint32_t)rb->h.epoch &&
+	    t->noslot_skip-- > 0) {
 		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
 		t->drop_reason = RINGTRACE_ENOSPC;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->attaching = 0;
-		return NULL;
+		return -RINGTRACE_ENOSPC;
 	}
 	struct rt_slot *s = NULL;
 	uint32_t w = 0;
@@ -521,10 +531,11 @@ rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 		t->drop_reason = RINGTRACE_ENOSPC;
 		t->noslot_skip = 1024;
 		t->noslot_epoch = (uint32_t)rb->h.epoch;
-		__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
+		if (ev)
+			__atomic_fetch_add(&shm->missed_noslot, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->attaching = 0;
-		return NULL;
+		return -RINGTRACE_ENOSPC;
 	}
 	uint64_t stream = __atomic_fetch_add(&shm->next_stream, 1, __ATOMIC_RELAXED);
 	RT_STORE(&s->h.nest, 0);
@@ -568,7 +579,43 @@ rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
 	t->epoch = rb->h.epoch;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->attaching = 0;
+	return 0;
+}
+
+static void *__attribute__((noinline, cold))
+rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	if (rt_attach(rb, 1) < 0)
+		return NULL;
 	return ringtrace_rb_reserve(rb, id, len);
+}
+
+int ringtrace_rb_prepare_thread(ringtrace_rb *rb)
+{
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
+	if (RT_LOAD(&rb->damaged))
+		return rt_error(
+			RINGTRACE_ECORRUPT,
+			"prepare_thread: the buffer was found damaged: nothing is written to it");
+	if (t->epoch == rb->h.epoch)
+		return 0;
+	/* (the reason the thread's last event was dropped is its caller's) */
+	int saved = t->drop_reason;
+	int r = rt_attach(rb, 0);
+	t->drop_reason = saved;
+	if (r == -RINGTRACE_EINVAL)
+		return rt_error(RINGTRACE_EINVAL,
+				"prepare_thread: a handle that only reads this buffer");
+	if (r == -RINGTRACE_ENESTED)
+		return rt_error(RINGTRACE_ENESTED,
+				"prepare_thread: called inside this thread's own attach (a signal "
+				"handler)");
+	if (r == -RINGTRACE_ENOSPC)
+		return rt_error(
+			RINGTRACE_ENOSPC,
+			"prepare_thread: every one of the buffer's %u writer slots is taken",
+			rb->g.max_writers);
+	return r;
 }
 
 /* Publish the thread's page and give its slot back. */
