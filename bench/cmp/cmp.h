@@ -31,10 +31,12 @@ struct cmp_opts {
 	unsigned interval_us;
 	int prio;
 	const char *hist; /* tail: where to write the distribution */
+	unsigned threads; /* micro: writer threads (1: the main thread alone) */
 };
 
 struct cmp_result {
-	double ns; /* per event / call / wake-up */
+	double ns;     /* per event / call / wake-up; --threads: mean of the writers' */
+	double ns_max; /* --threads: the slowest writer's ns per event */
 	double lat_min, lat_avg, lat_max;
 	uint64_t expected;      /* events that a lossless tracer keeps */
 	int64_t recorded, lost; /* -1: not known to the program */
@@ -123,11 +125,10 @@ static inline void cmp_result_none(struct cmp_result *r)
 		(void)o;                            \
 		return 0;                           \
 	}
-#define CMP_NO_READY                                                        \
-	static void backend_ready(struct cmp_opts *o, struct cmp_result *r) \
-	{                                                                   \
-		(void)o;                                                    \
-		(void)r;                                                    \
+#define CMP_NO_READY                                        \
+	static void backend_ready(const struct cmp_opts *o) \
+	{                                                   \
+		(void)o;                                    \
 	}
 
 #endif /* CMP_H */

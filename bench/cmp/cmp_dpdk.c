@@ -14,18 +14,25 @@
  *   buffer has been covered, then sets its write offset back to 0 (the
  *   header is public, rte_trace_point.h): the timed loop starts on an
  *   empty, resident buffer, as ringtrace's (MAP_POPULATE) and LTTng's
- *   (populated by the consumer daemon) are.
+ *   (populated by the consumer daemon) are. With --threads K this is
+ *   done by every writer thread for its own buffer: DPDK allocates one
+ *   per thread at its first event, also in a plain pthread that is not
+ *   an EAL lcore (the writers here are), so the warm-up allocates it and
+ *   backend_ready fills it; otherwise the extra writers' timed loops
+ *   would take the page faults.
  * - rte_trace has no consumer: the buffer is saved by rte_trace_save() at
  *   the end. Discard mode stops recording when the buffer is full, without
  *   counting; overwrite mode restarts at offset 0, and what is saved is
  *   only what follows the last wrap. It has no nesting guard (an event in
  *   a signal handler corrupts the one it interrupts) and nothing in it
  *   survives a crash.
- * Counts: recorded = events in the buffer (its offset / 16 bytes per
- * event: 8-byte header + int, 8-aligned); lost (discard) = calls not
- * recorded, as DPDK does not count them; the script also counts the saved
- * trace with babeltrace2.
+ * Counts: recorded = events in the buffers (each writer's offset / 16
+ * bytes per event: 8-byte header + int, 8-aligned, summed over the
+ * writers); expected = K x N (the warm-up and the fill are rewound away);
+ * lost (discard) = calls not recorded, as DPDK does not count them; the
+ * script also counts the saved trace with babeltrace2.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include <rte_eal.h>
@@ -87,7 +94,15 @@ static struct __rte_trace_header *cmp_dpdk_buffer(void)
 	return (struct __rte_trace_header *)RTE_PER_LCORE(trace_mem);
 }
 
-static void backend_ready(struct cmp_opts *o, struct cmp_result *r)
+/* Every writer thread's buffer, registered by the thread itself in
+ * backend_ready, read by backend_finish once the writers are done. */
+#define CMP_DPDK_MAX_WRITERS 256
+static struct __rte_trace_header *cmp_dpdk_writers[CMP_DPDK_MAX_WRITERS];
+static unsigned cmp_dpdk_nwriters;
+static pthread_mutex_t cmp_dpdk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* In each writer thread, after its warm-up. */
+static void backend_ready(const struct cmp_opts *o)
 {
 	if (o->off)
 		return;
@@ -100,7 +115,11 @@ static void backend_ready(struct cmp_opts *o, struct cmp_result *r)
 	for (uint64_t i = 0; i < fill; i++)
 		cmp_emit((int)i);
 	h->offset = 0;
-	r->expected = o->n;
+	pthread_mutex_lock(&cmp_dpdk_lock);
+	if (cmp_dpdk_nwriters == CMP_DPDK_MAX_WRITERS)
+		cmp_die("more than %d writer threads", CMP_DPDK_MAX_WRITERS);
+	cmp_dpdk_writers[cmp_dpdk_nwriters++] = h;
+	pthread_mutex_unlock(&cmp_dpdk_lock);
 }
 
 static void backend_finish(struct cmp_opts *o, struct cmp_result *r)
@@ -111,13 +130,21 @@ static void backend_finish(struct cmp_opts *o, struct cmp_result *r)
 		rte_eal_cleanup();
 		return;
 	}
-	struct __rte_trace_header *h = cmp_dpdk_buffer();
-	uint64_t kept = (h->offset + CMP_DPDK_EV_SIZE - 1) / CMP_DPDK_EV_SIZE;
+	/* The writers have been joined: their buffers are no longer written.
+	 * DPDK keeps a thread's buffer after the thread exits (until
+	 * rte_eal_cleanup), so rte_trace_save below writes them all. */
+	if (cmp_dpdk_nwriters != o->threads)
+		cmp_die("%u writer buffers registered, %u writers", cmp_dpdk_nwriters, o->threads);
+	uint64_t kept = 0, expected = (uint64_t)o->threads * o->n;
+	for (unsigned i = 0; i < cmp_dpdk_nwriters; i++)
+		kept += (cmp_dpdk_writers[i]->offset + CMP_DPDK_EV_SIZE - 1) / CMP_DPDK_EV_SIZE;
+	r->expected = expected; /* each writer's warm-up and fill were rewound away */
 	r->recorded = (int64_t)kept;
-	r->lost = o->overwrite ? 0 : (int64_t)(o->n - kept);
-	snprintf(r->note, sizeof(r->note), "buffer=%u bytes%s", h->len,
-		 o->overwrite && kept < o->n ? ", wrapped: only events after the last wrap kept"
-					     : "");
+	r->lost = o->overwrite ? 0 : (int64_t)(expected - kept);
+	snprintf(r->note, sizeof(r->note), "buffer=%u bytes%s%s", cmp_dpdk_writers[0]->len,
+		 o->threads > 1 ? " per thread" : "",
+		 o->overwrite && kept < expected ? ", wrapped: only events after the last wrap kept"
+						 : "");
 	if (rte_trace_save() < 0)
 		cmp_die("rte_trace_save failed");
 	rte_eal_cleanup();

@@ -7,9 +7,12 @@
  *
  *   static inline void cmp_emit(int v);      the event: one int field
  *   static int  backend_init(struct cmp_opts *o);     before anything is timed
- *   static void backend_ready(struct cmp_opts *o, struct cmp_result *r);
+ *   static void backend_ready(const struct cmp_opts *o);
  *                                                     after the warm-up,
- *                                                     just before timing
+ *                                                     just before timing,
+ *                                                     in EVERY writer thread
+ *                                                     (--threads): per-thread
+ *                                                     work only, thread-safe
  *   static void backend_finish(struct cmp_opts *o, struct cmp_result *r);
  *   static const char backend_name[];
  *
@@ -25,6 +28,13 @@
  *            with CLOCK_MONOTONIC around the whole loop: ns per iteration,
  *            loop overhead included (about 0.3 ns here; the "none" program
  *            shows it).
+ *            --threads K: K writers run that loop at once, each pinned
+ *            to its own CPU (writer i on (--cpu + i) mod online CPUs;
+ *            writer 0 is the main thread), each on its own range of i
+ *            (payloads stay distinct) and timed on its own; ns= is the
+ *            mean of the writers' ns per event, ns_max= the slowest's.
+ *            What one event costs each thread when K threads trace at
+ *            once (issue 16, bench/scaling).
  *   close    perf's close(-1) experiment: N iterations of { close(-1); cmp_emit(i); }: ns per
  *            call.
  *   latency  the cyclictest wake-up latency experiment: a SCHED_FIFO thread wakes up every --interval-us on
@@ -48,10 +58,21 @@
  * CPU), pin this thread to --cpu, --wait FIFO (block until the script has
  * attached bpftrace and writes a line), warm-up (--warmup events, same
  * loop), backend_ready, the timed loop, backend_finish (stop, save,
- * count). The result is one line on stdout:
+ * count). With --threads K (micro only): the K-1 extra writers are
+ * created after backend_init (the tracer is up; they pin themselves, so
+ * the mask its helpers got does not matter) and after --wait; every
+ * writer does its own warm-up and backend_ready, then all wait on a
+ * barrier and time their loops together, then wait on a second barrier
+ * (no writer's exit disturbs another's timing); the extra writers are
+ * joined before backend_finish, which counts over all threads. expected=
+ * is K x (warm-up + N) unless the backend says otherwise.
+ * The result is one line on stdout:
  *   RESULT tracer=... what=... n=... warmup=... ns=... [lat_min= lat_avg=
  *   lat_max=] expected=... recorded=... lost=... [p50= p99= p999= p9999=
- *   tmax= tmax_at= timer_ns= step_ns= tsc_ghz=] note="..."
+ *   tmax= tmax_at= timer_ns= step_ns= tsc_ghz=] ns_max=... threads=...
+ *   note="..."
+ * (new tokens go just before note=: bench/compare's parser reads the
+ * others by name).
  * recorded/lost are -1 where the program cannot know (the script counts
  * the trace itself).
  */
@@ -62,6 +83,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +100,86 @@ static __attribute__((noinline)) void cmp_loop_micro(uint64_t first, uint64_t n)
 		cmp_emit((int)i);
 		CMP_KEEP(i);
 	}
+}
+
+/*
+ * --threads: the writers of the micro experiment. Each one is what the
+ * single-threaded program always did: warm-up, backend_ready, the timed
+ * loop, on its own CPU. The barriers make the timed loops overlap: all
+ * start once every writer is prepared (so no writer's warm-up or buffer
+ * fill runs beside another's timed loop), and none leaves before all are
+ * done.
+ */
+#define CMP_MAX_THREADS 256
+
+struct cmp_writer {
+	const struct cmp_opts *o;
+	unsigned index; /* 0: the main thread */
+	int cpu;
+	pthread_t tid;
+	double ns; /* its own ns per event */
+};
+
+static pthread_barrier_t cmp_ready_barrier, cmp_done_barrier;
+
+static void cmp_writer_run(struct cmp_writer *w)
+{
+	const struct cmp_opts *o = w->o;
+	/* Writer i's events are i * (warm-up + N) ... : disjoint ranges. */
+	uint64_t base = (uint64_t)w->index * (o->warmup + o->n);
+	cmp_loop_micro(base, o->warmup);
+	backend_ready(o);
+	pthread_barrier_wait(&cmp_ready_barrier);
+	uint64_t t0 = cmp_now_ns();
+	cmp_loop_micro(base + o->warmup, o->n);
+	uint64_t t1 = cmp_now_ns();
+	w->ns = (double)(t1 - t0) / (double)o->n;
+	pthread_barrier_wait(&cmp_done_barrier);
+}
+
+static void *cmp_writer_thread(void *arg)
+{
+	struct cmp_writer *w = arg;
+	cmp_pin(w->cpu);
+	cmp_writer_run(w);
+	return NULL;
+}
+
+/* The micro experiment with o->threads writers (the main thread is writer
+ * 0, already pinned to --cpu); fills r->ns (mean) and r->ns_max. */
+static void cmp_micro_threads(const struct cmp_opts *o, struct cmp_result *r)
+{
+	static struct cmp_writer w[CMP_MAX_THREADS];
+	unsigned k = o->threads;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		ncpu = 1;
+	if (pthread_barrier_init(&cmp_ready_barrier, NULL, k) != 0 ||
+	    pthread_barrier_init(&cmp_done_barrier, NULL, k) != 0)
+		cmp_die("pthread_barrier_init failed");
+	for (unsigned i = 0; i < k; i++) {
+		w[i].o = o;
+		w[i].index = i;
+		w[i].cpu = (int)((o->cpu + (long)i) % ncpu);
+	}
+	for (unsigned i = 1; i < k; i++) {
+		int e = pthread_create(&w[i].tid, NULL, cmp_writer_thread, &w[i]);
+		if (e != 0)
+			cmp_die("cannot create writer thread %u: %s", i, strerror(e));
+	}
+	cmp_writer_run(&w[0]);
+	for (unsigned i = 1; i < k; i++)
+		pthread_join(w[i].tid, NULL);
+	pthread_barrier_destroy(&cmp_ready_barrier);
+	pthread_barrier_destroy(&cmp_done_barrier);
+	double sum = 0, mx = 0;
+	for (unsigned i = 0; i < k; i++) {
+		sum += w[i].ns;
+		if (w[i].ns > mx)
+			mx = w[i].ns;
+	}
+	r->ns = sum / (double)k;
+	r->ns_max = mx;
 }
 
 static __attribute__((noinline)) void cmp_loop_close(uint64_t first, uint64_t n)
@@ -343,6 +445,38 @@ static void cmp_latency(const struct cmp_opts *o, struct cmp_result *r, uint64_t
 	}
 }
 
+/* close, latency and tail: the measured (main) thread alone. */
+static void cmp_run_single(const struct cmp_opts *o, struct cmp_result *r, int tail)
+{
+	/* Warm-up: the same code, so the call path, the tracer's per-thread
+	 * state and the first pages of its buffer are ready before timing. */
+	struct cmp_tail tl = {0};
+	if (tail)
+		cmp_tail_init(&tl, o->n);
+	if (tail)
+		cmp_loop_micro(0, o->warmup);
+	else if (!strcmp(o->what, "close"))
+		cmp_loop_close(0, o->warmup);
+	else
+		cmp_latency(o, r, o->warmup, 0);
+	backend_ready(o);
+	if (tail)
+		cmp_tail_calibrate(&tl);
+
+	uint64_t t0 = cmp_now_ns();
+	if (tail)
+		cmp_loop_tail(&tl, o->warmup);
+	else if (!strcmp(o->what, "close"))
+		cmp_loop_close(o->warmup, o->n);
+	else
+		cmp_latency(o, r, o->n, 1);
+	uint64_t t1 = cmp_now_ns();
+	r->ns = (double)(t1 - t0) / (double)o->n;
+	if (tail) /* r->ns becomes the mean calibrated call */
+		cmp_tail_finish(&tl, r, o->hist);
+	r->ns_max = r->ns;
+}
+
 static void cmp_usage(FILE *f)
 {
 	fprintf(f,
@@ -359,8 +493,10 @@ static void cmp_usage(FILE *f)
 		"  --wait FIFO      print READY, then wait for a line on FIFO before the warm-up\n"
 		"  --interval-us U  latency: wake-up interval (default 200)\n"
 		"  --prio P         latency: SCHED_FIFO priority (default 95, 0 = none)\n"
-		"  --hist FILE      tail: write the distribution (ns count per value)\n",
-		backend_name);
+		"  --hist FILE      tail: write the distribution (ns count per value)\n"
+		"  --threads K      micro: K writer threads at once, writer i on CPU\n"
+		"                   (C + i) mod online CPUs (default 1, at most %d)\n",
+		backend_name, CMP_MAX_THREADS);
 }
 
 int main(int argc, char **argv)
@@ -373,6 +509,7 @@ int main(int argc, char **argv)
 		.mode = "discard",
 		.interval_us = 200,
 		.prio = 95,
+		.threads = 1,
 	};
 	static const struct option longopts[] = {
 		{"what", required_argument, NULL, 'w'},
@@ -388,6 +525,7 @@ int main(int argc, char **argv)
 		{"interval-us", required_argument, NULL, 'i'},
 		{"prio", required_argument, NULL, 'p'},
 		{"hist", required_argument, NULL, 'H'},
+		{"threads", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -433,6 +571,18 @@ int main(int argc, char **argv)
 		case 'H':
 			o.hist = optarg;
 			break;
+		case 'T': {
+			char *end;
+			unsigned long k = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || k < 1 ||
+			    k > CMP_MAX_THREADS) {
+				fprintf(stderr, "cmp: --threads: '%s' is not 1..%d\n", optarg,
+					CMP_MAX_THREADS);
+				return 2;
+			}
+			o.threads = (unsigned)k;
+			break;
+		}
 		case 'h':
 			cmp_usage(stdout);
 			return 0;
@@ -446,6 +596,13 @@ int main(int argc, char **argv)
 	     strcmp(o.what, "tail")) ||
 	    (strcmp(o.mode, "discard") && strcmp(o.mode, "overwrite")) || !o.interval_us) {
 		cmp_usage(stderr);
+		return 2;
+	}
+	/* Only the micro loop has a multi-writer form: close's system call
+	 * and latency's wake-ups would measure the kernel's scaling, and
+	 * tail's per-call array is one thread's. */
+	if (o.threads > 1 && strcmp(o.what, "micro")) {
+		fprintf(stderr, "cmp: --threads %u: only with --what micro\n", o.threads);
 		return 2;
 	}
 	o.overwrite = strcmp(o.mode, "overwrite") == 0;
@@ -474,36 +631,13 @@ int main(int argc, char **argv)
 			cmp_die("SCHED_FIFO %d: %s", o.prio, strerror(errno));
 	}
 
-	struct cmp_result r = {.recorded = -1, .lost = -1, .expected = o.warmup + o.n};
-	/* Warm-up: the same code, so the call path, the tracer's per-thread
-	 * state and the first pages of its buffer are ready before timing. */
+	struct cmp_result r = {
+		.recorded = -1, .lost = -1, .expected = o.threads * (o.warmup + o.n)};
 	int tail = strcmp(o.what, "tail") == 0;
-	struct cmp_tail tl = {0};
-	if (tail)
-		cmp_tail_init(&tl, o.n);
-	if (!strcmp(o.what, "micro") || tail)
-		cmp_loop_micro(0, o.warmup);
-	else if (!strcmp(o.what, "close"))
-		cmp_loop_close(0, o.warmup);
+	if (!strcmp(o.what, "micro"))
+		cmp_micro_threads(&o, &r);
 	else
-		cmp_latency(&o, &r, o.warmup, 0);
-	backend_ready(&o, &r);
-	if (tail)
-		cmp_tail_calibrate(&tl);
-
-	uint64_t t0 = cmp_now_ns();
-	if (tail)
-		cmp_loop_tail(&tl, o.warmup);
-	else if (!strcmp(o.what, "micro"))
-		cmp_loop_micro(o.warmup, o.n);
-	else if (!strcmp(o.what, "close"))
-		cmp_loop_close(o.warmup, o.n);
-	else
-		cmp_latency(&o, &r, o.n, 1);
-	uint64_t t1 = cmp_now_ns();
-	r.ns = (double)(t1 - t0) / (double)o.n;
-	if (tail) /* r.ns becomes the mean calibrated call */
-		cmp_tail_finish(&tl, &r, o.hist);
+		cmp_run_single(&o, &r, tail);
 
 	if (latency && o.prio > 0) {
 		struct sched_param sp = {.sched_priority = 0};
@@ -522,7 +656,7 @@ int main(int argc, char **argv)
 		       " timer_ns=%.2f step_ns=%.2f tsc_ghz=%.4f",
 		       r.p50, r.p99, r.p999, r.p9999, r.tmax, r.tail_max_at, r.timer_ns, r.step_ns,
 		       r.tsc_ghz);
-	printf(" note=\"%s\"\n", r.note);
+	printf(" ns_max=%.3f threads=%u note=\"%s\"\n", r.ns_max, o.threads, r.note);
 	return 0;
 }
 
