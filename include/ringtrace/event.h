@@ -107,10 +107,11 @@ int ringtrace_events_set_buffer(ringtrace_rb *rb);
  * do: register its read-side node and, if events are being recorded,
  * make it a writer of the events buffer (ringtrace_rb_prepare_thread)
  * with its state cached for the fast path. A thread whose first events
- * are timed (a worker's loop) calls it when it starts; a session started
- * by ringtrace_session_start() or from the environment does it for the
- * thread that starts it. 0 (also when nothing is recorded), or
- * ringtrace_rb_prepare_thread()'s error. Not for signal handlers.
+ * are timed (a worker's loop) calls it when it starts. (A session, when
+ * it starts, maps the read-side node of its thread and a few for the
+ * next threads, but claims no slot: a slot takes a stream number.)
+ * 0 (also when nothing is recorded), or ringtrace_rb_prepare_thread()'s
+ * error. Not for signal handlers.
  */
 int ringtrace_events_prepare_thread(void);
 

@@ -334,15 +334,18 @@ int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_en
 	S.active = 1;
 	__atomic_store_n(&rt_session_live, 1, __ATOMIC_RELEASE);
 	/*
-	 * What a thread's first event costs (a read-side node mapped, a
-	 * writer slot claimed: tens of microseconds), paid here rather than
-	 * by the first events (issue 16): for the thread that starts the
-	 * session (usually the one that records, and under `ringtrace
-	 * record` the program's main thread), and nodes ready for the
-	 * next few threads. A failure (no slot free) leaves it to the first
-	 * event, as before.
+	 * Most of what a thread's first event costs (its read-side node
+	 * mapped: a system call and page faults, tens of microseconds in a
+	 * VM), paid here rather than by the first events (issue 16): the
+	 * starting thread's node, and nodes ready for the next few threads.
+	 * Not the writer slot (ringtrace_events_prepare_thread does that):
+	 * a slot gets its stream number when claimed, and a thread that only
+	 * starts the session (the main thread of a program traced with
+	 * `ringtrace record`, which may never record) would leave a stream
+	 * number without a stream. Claiming the slot is the smaller part
+	 * (four system calls).
 	 */
-	(void)ringtrace_events_prepare_thread();
+	ringtrace_read_unlock(ringtrace_read_lock());
 	rt_rcu_spare_nodes(RT_SESSION_SPARE_NODES);
 	err = 0;
 out:
