@@ -16,6 +16,7 @@ int ringtrace_cmd_snapshot(int argc, char **argv);
 int ringtrace_cmd_export(int argc, char **argv);
 int ringtrace_cmd_list_program(int argc, char **argv);
 int ringtrace_cmd_recover(int argc, char **argv);
+int ringtrace_cmd_ps(int argc, char **argv);
 /* Recover the trace of a dead program from its pool SHM into DIR: 0 or 1. */
 int ringtrace_recover(const char *shm, const char *dir, int quiet);
 /* The same; `force`: recover from a pool of another uuid, or with live

@@ -46,6 +46,7 @@ static void usage(FILE *f)
 		"                 the events a program defines (it is run, tracing off)\n"
 		"  export --format=json DIR -o FILE\n"
 		"                 Chrome/Perfetto trace event JSON\n"
+		"  ps             running programs that can be attached to\n"
 		"\n"
 		"'%s <command> --help' describes a command.\n",
 		prog, prog);
@@ -493,6 +494,8 @@ int main(int argc, char **argv)
 		return ringtrace_cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "recover") == 0)
 		return ringtrace_cmd_recover(argc - 1, argv + 1);
+	if (strcmp(cmd, "ps") == 0)
+		return ringtrace_cmd_ps(argc - 1, argv + 1);
 	fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
 	usage(stderr);
 	return 2;

@@ -56,5 +56,7 @@ RT_HIDDEN void rt_session_sigusr2(int sig);
 
 /* Start the session RINGTRACE_OUTPUT asks for, if it does. */
 RT_HIDDEN void rt_env_start(void);
+/* The attach listener (attach.c): started at load unless RINGTRACE_ATTACH=0. */
+RT_HIDDEN void rt_attach_start(void);
 
 #endif /* RINGTRACE_RECORD_INTERNAL_H */

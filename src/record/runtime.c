@@ -43,4 +43,5 @@ __attribute__((constructor(101))) static void rt_runtime_init(void)
 __attribute__((constructor(200))) static void rt_runtime_env(void)
 {
 	rt_env_start();
+	rt_attach_start();
 }

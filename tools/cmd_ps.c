@@ -1,0 +1,259 @@
+/*
+ * ringtrace ps: the running programs that can be attached to
+ * (docs/attach.md): every socket in the caller's rendezvous directory
+ * (root: every user's, and /run/ringtrace where root's and privileged
+ * programs are), asked for its HELLO.
+ *
+ * A program is untrusted here: its socket is connected with a timeout,
+ * its answer is read with a bound and checked (magic, version, sizes,
+ * NUL-terminated strings), and the peer's credentials must say it is the
+ * process the file is named after, owned by the caller (or any, for root).
+ * A file whose process is gone (the program was killed) is removed: the
+ * directory is the caller's.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "base/attach.h"
+#include "commands.h"
+#include "output.h"
+
+#define PS_MAX_PROGRAMS 4096
+
+static void ps_usage(FILE *f)
+{
+	fprintf(f, "usage: ringtrace ps\n"
+		   "\n"
+		   "List the running programs linked with libringtrace that can be attached to\n"
+		   "(later: ringtrace record -p PID): pid, user, command, events defined,\n"
+		   "whether a session records it now, executable. Yours; root: everyone's.\n"
+		   "A program started with RINGTRACE_ATTACH=0 is not listed.\n"
+		   "\n"
+		   "exit status: 0, 1 if the rendezvous directory cannot be read, 2 usage error\n");
+}
+
+/* "4242.sock" -> 4242, or 0 if the name is not that. */
+static pid_t ps_pid_of(const char *name)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(name, &end, 10);
+	if (errno || end == name || strcmp(end, ".sock") != 0 || v == 0 || v > 0x3fffffff ||
+	    name[0] == '0')
+		return 0;
+	return (pid_t)v;
+}
+
+/*
+ * Ask the program behind dirfd/name for its HELLO. 0 and *h; 1 if no one
+ * listens there (the file is stale); -1 with a reason in why.
+ */
+static int ps_hello(int dirfd, const char *name, pid_t pid, uid_t uid, struct rt_att_hello *h,
+		    char *why, size_t wn)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, wn, "socket: %s", strerror(errno));
+		return -1;
+	}
+	struct timeval tv = {1, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dirfd, name);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		int e = errno;
+		close(fd);
+		if (e == ECONNREFUSED || e == ENOENT)
+			return 1;
+		snprintf(why, wn, "connect: %s", strerror(e));
+		return -1;
+	}
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || cr.pid != pid ||
+	    cr.uid != uid) {
+		snprintf(why, wn,
+			 "the socket's listener is pid %d uid %u, not the program named (uid %u)",
+			 (int)cr.pid, (unsigned)cr.uid, (unsigned)uid);
+		close(fd);
+		return -1;
+	}
+	char buf[RT_ATT_MAX_PAYLOAD];
+	uint32_t type, len;
+	if (rt_att_recv(fd, &type, buf, sizeof(buf), &len) != 0) {
+		snprintf(why, wn, "%.250s", ringtrace_last_error());
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (type == RT_ATT_DENIED) {
+		buf[len ? len - 1 : 0] = 0;
+		snprintf(why, wn, "%.250s", buf);
+		return -1;
+	}
+	if (type != RT_ATT_HELLO || len != sizeof(*h)) {
+		snprintf(why, wn, "an answer of type %u and %u bytes, not a hello", type, len);
+		return -1;
+	}
+	memcpy(h, buf, sizeof(*h));
+	if (h->magic != RT_ATT_MAGIC || h->version != RT_ATT_VERSION || h->pid != (uint32_t)pid) {
+		snprintf(why, wn, "a hello of magic %#x version %u pid %u", h->magic, h->version,
+			 h->pid);
+		return -1;
+	}
+	h->comm[sizeof(h->comm) - 1] = 0;
+	h->exe[sizeof(h->exe) - 1] = 0;
+	return 0;
+}
+
+static int ps_cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Every program in the rendezvous directory dfd (path dir) of uid. */
+static void ps_scan(int dfd, const char *dir, uid_t uid)
+{
+	int lfd = dup(dfd);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (!d) {
+		fprintf(stderr, "ringtrace ps: %s: %s\n", dir, strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		return;
+	}
+	static pid_t pids[PS_MAX_PROGRAMS];
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < PS_MAX_PROGRAMS) {
+		pid_t p = ps_pid_of(e->d_name);
+		if (p)
+			pids[n++] = p;
+	}
+	closedir(d);
+	qsort(pids, n, sizeof(pids[0]), ps_cmp_pid);
+	for (size_t i = 0; i < n; i++) {
+		char name[32], why[300];
+		snprintf(name, sizeof(name), "%d.sock", (int)pids[i]);
+		struct rt_att_hello h;
+		int r = ps_hello(dfd, name, pids[i], uid, &h, why, sizeof(why));
+		if (r == 1) {
+			/* nobody listens: a program that died without removing it */
+			if (kill(pids[i], 0) != 0 && errno == ESRCH)
+				unlinkat(dfd, name, 0);
+			continue;
+		}
+		if (r < 0) {
+			fprintf(stderr, "ringtrace ps: %s/%s: %s\n", dir, name, why);
+			continue;
+		}
+		struct passwd *pw = getpwuid(h.uid);
+		char user[16];
+		if (pw)
+			snprintf(user, sizeof(user), "%s", pw->pw_name);
+		else
+			snprintf(user, sizeof(user), "%u", h.uid);
+		printf("%-8u %-10s %-16s %7u %9s %s\n", h.pid, out_esc(user), out_esc(h.comm),
+		       h.nevents, h.recording ? "yes" : "no", out_esc(h.exe));
+	}
+}
+
+/* dir, if it is a rendezvous directory of uid: scanned; if there is none, nothing. */
+static void ps_scan_path(const char *dir, uid_t uid)
+{
+	int dfd = rt_att_dir_check(dir, uid);
+	if (dfd < 0) {
+		if (errno != ENOENT)
+			fprintf(stderr, "ringtrace ps: skipped: %s\n", ringtrace_last_error());
+		return;
+	}
+	ps_scan(dfd, dir, uid);
+	close(dfd);
+}
+
+/* "<prefix><uid><suffix>" entries of parent: the uid, or (uid_t)-1. */
+static uid_t ps_uid_in(const char *name, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	if (strncmp(name, prefix, pl) != 0 || !name[pl] || name[pl] == '0')
+		return (uid_t)-1;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(name + pl, &end, 10);
+	if (errno || *end || v >= (uid_t)-1)
+		return (uid_t)-1;
+	return (uid_t)v;
+}
+
+/* root: every user's directory (docs/attach.md lists where they are). */
+static void ps_scan_all(void)
+{
+	ps_scan_path("/run/ringtrace", 0);
+	static const struct {
+		const char *parent, *prefix, *fmt;
+	} where[] = {
+		{"/run/user", "", "/run/user/%u/ringtrace"},
+		{"/tmp", "ringtrace-", "/tmp/ringtrace-%u"},
+	};
+	for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
+		DIR *d = opendir(where[w].parent);
+		if (!d)
+			continue;
+		struct dirent *e;
+		unsigned seen = 0;
+		while ((e = readdir(d)) && seen++ < 100000) {
+			uid_t uid = ps_uid_in(e->d_name, where[w].prefix);
+			if (uid == (uid_t)-1)
+				continue;
+			char dir[256];
+			snprintf(dir, sizeof(dir), where[w].fmt, (unsigned)uid);
+			ps_scan_path(dir, uid);
+		}
+		closedir(d);
+	}
+}
+
+int ringtrace_cmd_ps(int argc, char **argv)
+{
+	if (argc > 1) {
+		if (cmd_is_help(argv[1])) {
+			ps_usage(stdout);
+			return 0;
+		}
+		fprintf(stderr, "ringtrace ps: unexpected argument '%s'\n", argv[1]);
+		ps_usage(stderr);
+		return 2;
+	}
+	printf("%-8s %-10s %-16s %7s %9s %s\n", "PID", "USER", "COMMAND", "EVENTS", "RECORDING",
+	       "EXECUTABLE");
+	if (geteuid() == 0) {
+		ps_scan_all();
+		return 0;
+	}
+	char dir[512];
+	int dfd = rt_att_dir_open(0, dir, sizeof(dir));
+	if (dfd < 0) {
+		if (errno == ENOENT)
+			return 0; /* no attachable program has run as this user */
+		fprintf(stderr, "ringtrace ps: %s\n", ringtrace_last_error());
+		return 1;
+	}
+	ps_scan(dfd, dir, geteuid());
+	close(dfd);
+	return 0;
+}
