@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ringtrace/attach.h"
 #include "ringtrace/format.h"
 #include "ringtrace/ring.h"
 

@@ -25,9 +25,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "base/attach.h"
 #include "commands.h"
 #include "output.h"
+#include "ringtrace/attach.h"
+#include "ringtrace/error.h"
 
 #define PS_MAX_PROGRAMS 4096
 
@@ -59,8 +60,8 @@ static pid_t ps_pid_of(const char *name)
  * Ask the program behind dirfd/name for its HELLO. 0 and *h; 1 if no one
  * listens there (the file is stale); -1 with a reason in why.
  */
-static int ps_hello(int dirfd, const char *name, pid_t pid, uid_t uid, struct rt_att_hello *h,
-		    char *why, size_t wn)
+static int ps_hello(int dirfd, const char *name, pid_t pid, uid_t uid,
+		    struct ringtrace_attach_hello *h, char *why, size_t wn)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -92,25 +93,26 @@ static int ps_hello(int dirfd, const char *name, pid_t pid, uid_t uid, struct rt
 		close(fd);
 		return -1;
 	}
-	char buf[RT_ATT_MAX_PAYLOAD];
+	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD];
 	uint32_t type, len;
-	if (rt_att_recv(fd, &type, buf, sizeof(buf), &len) != 0) {
+	if (ringtrace_attach_recv(fd, &type, buf, sizeof(buf), &len) != 0) {
 		snprintf(why, wn, "%.250s", ringtrace_last_error());
 		close(fd);
 		return -1;
 	}
 	close(fd);
-	if (type == RT_ATT_DENIED) {
+	if (type == RINGTRACE_ATTACH_DENIED) {
 		buf[len ? len - 1 : 0] = 0;
 		snprintf(why, wn, "%.250s", buf);
 		return -1;
 	}
-	if (type != RT_ATT_HELLO || len != sizeof(*h)) {
+	if (type != RINGTRACE_ATTACH_HELLO || len != sizeof(*h)) {
 		snprintf(why, wn, "an answer of type %u and %u bytes, not a hello", type, len);
 		return -1;
 	}
 	memcpy(h, buf, sizeof(*h));
-	if (h->magic != RT_ATT_MAGIC || h->version != RT_ATT_VERSION || h->pid != (uint32_t)pid) {
+	if (h->magic != RINGTRACE_ATTACH_MAGIC || h->version != RINGTRACE_ATTACH_VERSION ||
+	    h->pid != (uint32_t)pid) {
 		snprintf(why, wn, "a hello of magic %#x version %u pid %u", h->magic, h->version,
 			 h->pid);
 		return -1;
@@ -150,7 +152,7 @@ static void ps_scan(int dfd, const char *dir, uid_t uid)
 	for (size_t i = 0; i < n; i++) {
 		char name[32], why[300];
 		snprintf(name, sizeof(name), "%d.sock", (int)pids[i]);
-		struct rt_att_hello h;
+		struct ringtrace_attach_hello h;
 		int r = ps_hello(dfd, name, pids[i], uid, &h, why, sizeof(why));
 		if (r == 1) {
 			/* nobody listens: a program that died without removing it */
@@ -176,7 +178,7 @@ static void ps_scan(int dfd, const char *dir, uid_t uid)
 /* dir, if it is a rendezvous directory of uid: scanned; if there is none, nothing. */
 static void ps_scan_path(const char *dir, uid_t uid)
 {
-	int dfd = rt_att_dir_check(dir, uid);
+	int dfd = ringtrace_attach_dir_check(dir, uid);
 	if (dfd < 0) {
 		if (errno != ENOENT)
 			fprintf(stderr, "ringtrace ps: skipped: %s\n", ringtrace_last_error());
@@ -246,7 +248,7 @@ int ringtrace_cmd_ps(int argc, char **argv)
 		return 0;
 	}
 	char dir[512];
-	int dfd = rt_att_dir_open(0, dir, sizeof(dir));
+	int dfd = ringtrace_attach_dir_open(0, dir, sizeof(dir));
 	if (dfd < 0) {
 		if (errno == ENOENT)
 			return 0; /* no attachable program has run as this user */

@@ -27,8 +27,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "base/attach.h"
 #include "record/record_internal.h"
+#include "ringtrace/attach.h"
 #include "ringtrace/event.h"
 #include "ringtrace/session.h"
 
@@ -54,7 +54,7 @@ static void rt_att_deny(int fd, const char *fmt, unsigned a, unsigned b)
 		return;
 	if ((size_t)n >= sizeof(why))
 		n = sizeof(why) - 1;
-	(void)rt_att_send(fd, RT_ATT_DENIED, why, (uint32_t)n + 1);
+	(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_DENIED, why, (uint32_t)n + 1);
 }
 
 /* One connection: check the peer, then answer. */
@@ -78,10 +78,10 @@ static void rt_att_serve(int fd)
 			    (unsigned)cr.uid, (unsigned)me);
 		return;
 	}
-	struct rt_att_hello h;
+	struct ringtrace_attach_hello h;
 	memset(&h, 0, sizeof(h));
-	h.magic = RT_ATT_MAGIC;
-	h.version = RT_ATT_VERSION;
+	h.magic = RINGTRACE_ATTACH_MAGIC;
+	h.version = RINGTRACE_ATTACH_VERSION;
 	h.pid = (uint32_t)getpid();
 	h.uid = (uint32_t)me;
 	h.nevents = ringtrace_event_count();
@@ -96,7 +96,7 @@ static void rt_att_serve(int fd)
 	ssize_t n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
 		h.exe[0] = 0;
-	(void)rt_att_send(fd, RT_ATT_HELLO, &h, sizeof(h));
+	(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_HELLO, &h, sizeof(h));
 }
 
 static void *rt_att_thread(void *arg)
@@ -156,7 +156,7 @@ void rt_attach_start(void)
 	if (rt_secure_mode() && geteuid() != 0)
 		return; /* attachable by root only, and root's directory is not ours to make */
 	char dir[512];
-	int dfd = rt_att_dir_open(1, dir, sizeof(dir));
+	int dfd = ringtrace_attach_dir_open(1, dir, sizeof(dir));
 	if (dfd < 0) {
 		if (verbose)
 			fprintf(stderr, "ringtrace: not attachable: %s\n", ringtrace_last_error());

@@ -1,7 +1,7 @@
 /*
  * The rendezvous directory and the message framing shared by a traced
  * program's listener (src/record/attach.c) and the ringtrace command
- * (tools/cmd_ps.c). src/base/attach.h has the contract.
+ * (tools/cmd_ps.c). include/ringtrace/attach.h has the contract.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,9 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/attach.h"
+#include "base/base.h"
+#include "ringtrace/attach.h"
 
-int rt_att_dir_check(const char *dir, uid_t uid)
+int ringtrace_attach_dir_check(const char *dir, unsigned uid)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -24,7 +25,7 @@ int rt_att_dir_check(const char *dir, uid_t uid)
 		return -1;
 	}
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid ||
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != (uid_t)uid ||
 	    (st.st_mode & 077) != 0) {
 		close(fd);
 		{
@@ -48,7 +49,7 @@ static int rt_att_base_ok(const char *base)
 	       st.st_uid == geteuid() && (st.st_mode & 022) == 0;
 }
 
-int rt_att_dir_open(int create, char *path, size_t n)
+int ringtrace_attach_dir_open(int create, char *path, size_t n)
 {
 	uid_t uid = geteuid();
 	char run_user[64];
@@ -74,14 +75,14 @@ int rt_att_dir_open(int create, char *path, size_t n)
 		rt_error(RINGTRACE_ESYS, "attach directory %s: %s", path, strerror(errno));
 		return -1;
 	}
-	return rt_att_dir_check(path, geteuid());
+	return ringtrace_attach_dir_check(path, geteuid());
 }
 
-int rt_att_send(int fd, uint32_t type, const void *payload, uint32_t len)
+int ringtrace_attach_send(int fd, uint32_t type, const void *payload, uint32_t len)
 {
-	struct rt_att_hdr h = {len, type};
-	char buf[sizeof(h) + RT_ATT_MAX_PAYLOAD];
-	if (len > RT_ATT_MAX_PAYLOAD) {
+	struct ringtrace_attach_hdr h = {len, type};
+	char buf[sizeof(h) + RINGTRACE_ATTACH_MAX_PAYLOAD];
+	if (len > RINGTRACE_ATTACH_MAX_PAYLOAD) {
 		errno = EMSGSIZE;
 		return -1;
 	}
@@ -108,9 +109,9 @@ static int rt_att_read(int fd, void *p, size_t n)
 	return 0;
 }
 
-int rt_att_recv(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len)
+int ringtrace_attach_recv(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len)
 {
-	struct rt_att_hdr h;
+	struct ringtrace_attach_hdr h;
 	int r = rt_att_read(fd, &h, sizeof(h));
 	if (r == 1) {
 		rt_error(RINGTRACE_ESYS, "attach: the peer closed the connection");
@@ -121,10 +122,11 @@ int rt_att_recv(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len)
 			 errno ? strerror(errno) : "cut short");
 		return -1;
 	}
-	if (h.len > RT_ATT_MAX_PAYLOAD || h.len > cap) {
+	if (h.len > RINGTRACE_ATTACH_MAX_PAYLOAD || h.len > cap) {
 		rt_error(RINGTRACE_ECORRUPT,
 			 "attach: message of type %u says %u bytes (at most %u here)", h.type,
-			 h.len, cap < RT_ATT_MAX_PAYLOAD ? cap : RT_ATT_MAX_PAYLOAD);
+			 h.len,
+			 cap < RINGTRACE_ATTACH_MAX_PAYLOAD ? cap : RINGTRACE_ATTACH_MAX_PAYLOAD);
 		return -1;
 	}
 	if (h.len && rt_att_read(fd, buf, h.len) != 0) {
