@@ -24,7 +24,8 @@
  *                              of that name is an error, never used
  *   RINGTRACE_GROUP=NAME|GID   share the trace with a group (config.group)
  *   (and RINGTRACE_FILTERS, RINGTRACE_TRIGGERS: ringtrace/filter.h;
- *   RINGTRACE_CLOCK=monotonic)
+ *   RINGTRACE_CLOCK=monotonic; RINGTRACE_ATTACH=0: no attach listener,
+ *   RINGTRACE_ATTACH=1: say why a program is not attachable, docs/attach.md)
  *
  * A program running with AT_SECURE (set-user-ID or set-group-ID, or with
  * file capabilities) ignores every RINGTRACE_* variable, silently: the
