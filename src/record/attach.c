@@ -99,13 +99,59 @@ static void rt_att_serve(int fd)
 	(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_HELLO, &h, sizeof(h));
 }
 
+/*
+ * The socket: in the rendezvous directory, bound through the checked
+ * directory's descriptor. 0, or -1 having said why if asked to.
+ */
+static int rt_att_listen(int verbose)
+{
+	char dir[512];
+	int dfd = ringtrace_attach_dir_open(1, dir, sizeof(dir));
+	if (dfd < 0) {
+		if (verbose)
+			fprintf(stderr, "ringtrace: not attachable: %s\n", ringtrace_last_error());
+		return -1;
+	}
+	char name[32];
+	snprintf(name, sizeof(name), "%u.sock", (unsigned)getpid());
+	/* (a file of that name is a dead process's, whose pid this one has) */
+	unlinkat(dfd, name, 0);
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	int len = snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dfd, name);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || len < 0 || (size_t)len >= sizeof(a.sun_path) ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 8) != 0) {
+		if (verbose)
+			fprintf(stderr, "ringtrace: not attachable: socket in %s: %s\n", dir,
+				strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlinkat(dfd, name, 0);
+		close(dfd);
+		return -1;
+	}
+	/* (connect needs write permission on the socket: the directory's 0700
+	 * already keeps others out; the file need not add to it) */
+	fchmodat(dfd, name, 0600, 0);
+	memcpy(rt_att_name, name, sizeof(name));
+	rt_att_fd = fd;
+	__atomic_store_n(&rt_att_dirfd, dfd, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * The listener. It also makes the socket, so that the program's start
+ * pays only for creating this thread: the directory, socket, bind and
+ * listen calls (~20 system calls) are made here, beside the program.
+ */
 static void *rt_att_thread(void *arg)
 {
-	(void)arg;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the program's business */
+	int verbose = (int)(intptr_t)arg;
 	pthread_setname_np(pthread_self(), "ringtrace-att");
+	if (rt_att_listen(verbose) < 0)
+		return NULL;
 	int lfd = rt_att_fd;
 	for (;;) {
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -128,8 +174,9 @@ static void *rt_att_thread(void *arg)
 /* At exit: the socket file goes (only the process that made it removes it). */
 static void rt_att_exit(void)
 {
-	if (rt_att_dirfd >= 0 && getpid() == rt_att_pid)
-		unlinkat(rt_att_dirfd, rt_att_name, 0);
+	int dfd = __atomic_load_n(&rt_att_dirfd, __ATOMIC_ACQUIRE);
+	if (dfd >= 0 && getpid() == rt_att_pid)
+		unlinkat(dfd, rt_att_name, 0);
 }
 
 /*
@@ -155,61 +202,23 @@ void rt_attach_start(void)
 	int verbose = v && strcmp(v, "1") == 0;
 	if (rt_secure_mode() && geteuid() != 0)
 		return; /* attachable by root only, and root's directory is not ours to make */
-	char dir[512];
-	int dfd = ringtrace_attach_dir_open(1, dir, sizeof(dir));
-	if (dfd < 0) {
-		if (verbose)
-			fprintf(stderr, "ringtrace: not attachable: %s\n", ringtrace_last_error());
-		return;
-	}
-	snprintf(rt_att_name, sizeof(rt_att_name), "%u.sock", (unsigned)getpid());
-	/* (a file of that name is a dead process's, whose pid this one has) */
-	unlinkat(dfd, rt_att_name, 0);
-	struct sockaddr_un a;
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	/* bound through the checked directory's descriptor, not its path */
-	int len = snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dfd, rt_att_name);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || len < 0 || (size_t)len >= sizeof(a.sun_path) ||
-	    bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 8) != 0) {
-		if (verbose)
-			fprintf(stderr, "ringtrace: not attachable: socket in %s: %s\n", dir,
-				strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		unlinkat(dfd, rt_att_name, 0);
-		close(dfd);
-		return;
-	}
-	/* (connect needs write permission on the socket: the directory's 0700
-	 * already keeps others out; the file need not add to it) */
-	fchmodat(dfd, rt_att_name, 0600, 0);
-	rt_att_fd = fd;
-	rt_att_dirfd = dfd;
 	rt_att_pid = getpid();
+	/* (before the thread: a fork meanwhile must not keep its descriptors) */
+	pthread_atfork(NULL, NULL, rt_att_atfork_child);
+	atexit(rt_att_exit);
 	pthread_attr_t at;
 	pthread_t th;
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 64 * 1024);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	/* The thread inherits no signal: block them around its creation. */
+	/* The thread takes no signal: they are blocked around its creation. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	int err = pthread_create(&th, &at, rt_att_thread, NULL);
+	int err = pthread_create(&th, &at, rt_att_thread, (void *)(intptr_t)verbose);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&at);
-	if (err != 0) {
-		if (verbose)
-			fprintf(stderr, "ringtrace: not attachable: no listener thread: %s\n",
-				strerror(err));
-		unlinkat(dfd, rt_att_name, 0);
-		close(fd);
-		close(dfd);
-		rt_att_fd = rt_att_dirfd = -1;
-		return;
-	}
-	atexit(rt_att_exit);
-	pthread_atfork(NULL, NULL, rt_att_atfork_child);
+	if (err != 0 && verbose)
+		fprintf(stderr, "ringtrace: not attachable: no listener thread: %s\n",
+			strerror(err));
 }
