@@ -136,7 +136,7 @@ static int rt_att_listen(int verbose)
 	 * already keeps others out; the file need not add to it) */
 	fchmodat(dfd, name, 0600, 0);
 	memcpy(rt_att_name, name, sizeof(name));
-	rt_att_fd = fd;
+	__atomic_store_n(&rt_att_fd, fd, __ATOMIC_RELAXED);
 	__atomic_store_n(&rt_att_dirfd, dfd, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -152,7 +152,7 @@ static void *rt_att_thread(void *arg)
 	pthread_setname_np(pthread_self(), "ringtrace-att");
 	if (rt_att_listen(verbose) < 0)
 		return NULL;
-	int lfd = rt_att_fd;
+	int lfd = __atomic_load_n(&rt_att_fd, __ATOMIC_RELAXED);
 	for (;;) {
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {
@@ -187,11 +187,15 @@ static void rt_att_exit(void)
  */
 static void rt_att_atfork_child(void)
 {
-	if (rt_att_fd >= 0)
-		close(rt_att_fd);
-	if (rt_att_dirfd >= 0)
-		close(rt_att_dirfd);
-	rt_att_fd = rt_att_dirfd = -1;
+	/* (published by the listener: the socket, then the directory, released;
+	 * a socket still being made at the fork is closed by exec) */
+	int dfd = __atomic_load_n(&rt_att_dirfd, __ATOMIC_ACQUIRE);
+	if (dfd < 0)
+		return;
+	close(__atomic_load_n(&rt_att_fd, __ATOMIC_RELAXED));
+	close(dfd);
+	__atomic_store_n(&rt_att_fd, -1, __ATOMIC_RELAXED);
+	__atomic_store_n(&rt_att_dirfd, -1, __ATOMIC_RELAXED);
 }
 
 void rt_attach_start(void)
