@@ -45,6 +45,15 @@ own_dir() {
 	fi
 }
 
+# wait_socket PATH: until PATH is a socket, or 5 s have passed.
+wait_socket() {
+	i=0
+	while [ $i -lt 50 ] && [ ! -S "$1" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # start_demo SECONDS [ENV...]: the demo in the background; its pid in $pid
 # once its socket (if any) is there or 5 s have passed.
 start_demo() {
@@ -53,11 +62,7 @@ start_demo() {
 	env "$@" "$demo" --seconds "$secs" --threads 1 >/dev/null 2>"$tmp/demo.err" &
 	pid=$!
 	kids="$kids $pid"
-	i=0
-	while [ $i -lt 50 ] && [ ! -S "$(own_dir)/$pid.sock" ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_socket "$(own_dir)/$pid.sock"
 }
 
 # as_user UID CMD...: run CMD with that uid and gid, no groups.
@@ -133,11 +138,7 @@ other_users_program_listed_for_root_and_owner() { # case
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$demo" --seconds 5 --threads 1 >/dev/null 2>&1 &
 	npid=$!
 	kids="$kids $npid"
-	i=0
-	while [ $i -lt 50 ] && [ ! -S "/tmp/ringtrace-65534/$npid.sock" ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_socket "/tmp/ringtrace-65534/$npid.sock"
 	[ -S "/tmp/ringtrace-65534/$npid.sock" ] || fail "no socket for uid 65534's program"
 	"$rt" ps | awk -v p="$npid" '$1 == p && $2 == "nobody"' | grep -q . ||
 		fail "root's ps does not list it: $("$rt" ps)"
@@ -155,11 +156,7 @@ third_user_refused_by_the_program() { # case
 	npid=$!
 	kids="$kids $npid"
 	d=/tmp/ringtrace-65534
-	i=0
-	while [ $i -lt 50 ] && [ ! -S "$d/$npid.sock" ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_socket "$d/$npid.sock"
 	[ -S "$d/$npid.sock" ] || fail "no socket"
 	# loosened by hand: what the program's own check of the peer is for
 	chmod 711 "$d"

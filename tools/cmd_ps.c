@@ -103,7 +103,7 @@ static int ps_hello(int dirfd, const char *name, pid_t pid, uid_t uid,
 	close(fd);
 	if (type == RINGTRACE_ATTACH_DENIED) {
 		buf[len ? len - 1 : 0] = 0;
-		snprintf(why, wn, "%.250s", buf);
+		snprintf(why, wn, "%.250s", out_esc(buf)); /* (the program's words) */
 		return -1;
 	}
 	if (type != RINGTRACE_ATTACH_HELLO || len != sizeof(*h)) {

@@ -28,15 +28,11 @@ int ringtrace_attach_dir_check(const char *dir, unsigned uid)
 	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != (uid_t)uid ||
 	    (st.st_mode & 077) != 0) {
 		close(fd);
-		{
-			rt_error(
-				RINGTRACE_EINVAL,
-				"attach directory %s: not a directory of uid %u with no access for "
-				"others (owner %u, mode %03o)",
-				dir, (unsigned)uid, (unsigned)st.st_uid,
-				(unsigned)(st.st_mode & 0777));
-			return -1;
-		}
+		rt_error(RINGTRACE_EINVAL,
+			 "attach directory %s: not a directory of uid %u with no access for "
+			 "others (owner %u, mode %03o)",
+			 dir, (unsigned)uid, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+		return -1;
 	}
 	return fd;
 }
@@ -70,12 +66,16 @@ int ringtrace_attach_dir_open(int create, char *path, size_t n)
 		rt_error(RINGTRACE_EINVAL, "attach directory: path too long");
 		return -1;
 	}
-	/* mkdir with an exact mode: the umask is not ours to trust */
-	if (create && mkdir(path, 0700) != 0 && errno != EEXIST) {
+	int created = create && mkdir(path, 0700) == 0;
+	if (create && !created && errno != EEXIST) {
 		rt_error(RINGTRACE_ESYS, "attach directory %s: %s", path, strerror(errno));
 		return -1;
 	}
-	return ringtrace_attach_dir_check(path, geteuid());
+	int fd = ringtrace_attach_dir_check(path, uid);
+	/* (the umask may have cut the owner's bits of one we made: 0700 exactly) */
+	if (fd >= 0 && created)
+		fchmod(fd, 0700);
+	return fd;
 }
 
 int ringtrace_attach_send(int fd, uint32_t type, const void *payload, uint32_t len)

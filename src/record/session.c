@@ -28,13 +28,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "event/event_api.h"
 #include "record/record_internal.h"
+#include "ring/ring_api.h"
 
 /* Read-side nodes mapped at session start for threads still to come
  * (rt_rcu_spare_nodes): 8 KiB each, kept for the process's life. */
 #define RT_SESSION_SPARE_NODES 4u
-#include "event/event_api.h"
-#include "ring/ring_api.h"
 
 static struct {
 	pthread_mutex_t lock;
