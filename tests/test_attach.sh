@@ -10,6 +10,9 @@
 #  - another user's program: root's ps lists it, the user's own ps too;
 #    a third user who reaches its socket (a directory loosened by hand) is
 #    refused by the program, which says why;
+#  - a listener that is not a ringtrace program (an oversized message, a
+#    wrong hello, a refusal with a terminal escape in it, silence) gets an
+#    error naming it from ps, escaped, never a crash or a hang;
 #  - a rendezvous directory that is not the user's (or open to others)
 #    is refused: the program is not attachable, and says so when asked
 #    (RINGTRACE_ATTACH=1).
@@ -184,6 +187,66 @@ print(t, b.rstrip(b"\0").decode())
 	"2 refused: uid 1 may not attach to a program of uid 65534") ;;
 	*) fail "answer: $out" ;;
 	esac
+}
+
+ps_survives_hostile_listeners() { # case
+	py=/usr/bin/python3
+	[ -x "$py" ] || skip "needs /usr/bin/python3 (a fake listener)"
+	d=$(own_dir)
+	mkdir -p "$d"
+	chmod 700 "$d"
+	# each fake binds <its pid>.sock and answers every connection its way
+	for how in big wrong deny silent; do
+		"$py" -c '
+import os, socket, struct, sys, time
+d, how = sys.argv[1], sys.argv[2]
+p = "%s/%d.sock" % (d, os.getpid())
+s = socket.socket(socket.AF_UNIX)
+s.bind(p)
+s.listen(4)
+open(sys.argv[3], "w").write(str(os.getpid()))
+try:
+    while True:
+        c, _ = s.accept()
+        if how == "big":
+            c.sendall(struct.pack("II", 100000, 1) + b"x" * 64)
+        elif how == "wrong":
+            c.sendall(struct.pack("II", 8, 1) + b"abcdefgh")
+        elif how == "deny":
+            c.sendall(struct.pack("II", 7, 2) + b"\x1b[2Jno\0")
+        else:
+            time.sleep(5)
+        c.close()
+finally:
+    os.unlink(p)
+' "$d" "$how" "$tmp/fake-$how" &
+		kids="$kids $!"
+	done
+	for how in big wrong deny silent; do
+		i=0
+		while [ $i -lt 50 ] && [ ! -s "$tmp/fake-$how" ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		wait_socket "$d/$(cat "$tmp/fake-$how").sock"
+	done
+	start=$(date +%s)
+	timeout 20 "$rt" ps >"$tmp/ps.out" 2>"$tmp/ps.err" || fail "ps failed ($?): $(cat "$tmp/ps.err")"
+	[ $(($(date +%s) - start)) -lt 10 ] || fail "ps took too long"
+	big=$(cat "$tmp/fake-big") wrong=$(cat "$tmp/fake-wrong")
+	deny=$(cat "$tmp/fake-deny") silent=$(cat "$tmp/fake-silent")
+	grep -q "$big.sock: attach: message of type 1 says 100000 bytes" "$tmp/ps.err" ||
+		fail "no error for the oversized message: $(cat "$tmp/ps.err")"
+	grep -q "$wrong.sock: an answer of type 1 and 8 bytes, not a hello" "$tmp/ps.err" ||
+		fail "no error for the wrong hello: $(cat "$tmp/ps.err")"
+	grep -qF "$deny.sock: \\x1b[2Jno" "$tmp/ps.err" ||
+		fail "the refusal text not shown escaped: $(cat "$tmp/ps.err")"
+	grep -q "$silent.sock: attach: reading a message header" "$tmp/ps.err" ||
+		fail "no error for the silent listener: $(cat "$tmp/ps.err")"
+	! grep -q "$(printf '\033')" "$tmp/ps.err" "$tmp/ps.out" || fail "an escape byte reached the output"
+	for f in $big $wrong $deny $silent; do
+		awk -v p="$f" '$1 == p { exit 1 }' "$tmp/ps.out" || fail "fake $f listed"
+	done
 }
 
 directory_not_ours_makes_program_unattachable() { # case
