@@ -25,6 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "attach_client.h"
 #include "commands.h"
 #include "output.h"
 #include "ringtrace/attach.h"
@@ -54,72 +55,6 @@ static pid_t ps_pid_of(const char *name)
 	    name[0] == '0')
 		return 0;
 	return (pid_t)v;
-}
-
-/*
- * Ask the program behind dirfd/name for its HELLO. 0 and *h; 1 if no one
- * listens there (the file is stale); -1 with a reason in why.
- */
-static int ps_hello(int dirfd, const char *name, pid_t pid, uid_t uid,
-		    struct ringtrace_attach_hello *h, char *why, size_t wn)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(why, wn, "socket: %s", strerror(errno));
-		return -1;
-	}
-	struct timeval tv = {1, 0};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	struct sockaddr_un a;
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dirfd, name);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		int e = errno;
-		close(fd);
-		if (e == ECONNREFUSED || e == ENOENT)
-			return 1;
-		snprintf(why, wn, "connect: %s", strerror(e));
-		return -1;
-	}
-	struct ucred cr;
-	socklen_t cl = sizeof(cr);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || cr.pid != pid ||
-	    cr.uid != uid) {
-		snprintf(why, wn,
-			 "the socket's listener is pid %d uid %u, not the program named (uid %u)",
-			 (int)cr.pid, (unsigned)cr.uid, (unsigned)uid);
-		close(fd);
-		return -1;
-	}
-	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD];
-	uint32_t type, len;
-	if (ringtrace_attach_recv(fd, &type, buf, sizeof(buf), &len) != 0) {
-		snprintf(why, wn, "%.250s", ringtrace_last_error());
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	if (type == RINGTRACE_ATTACH_DENIED) {
-		buf[len ? len - 1 : 0] = 0;
-		snprintf(why, wn, "%.250s", out_esc(buf)); /* (the program's words) */
-		return -1;
-	}
-	if (type != RINGTRACE_ATTACH_HELLO || len != sizeof(*h)) {
-		snprintf(why, wn, "an answer of type %u and %u bytes, not a hello", type, len);
-		return -1;
-	}
-	memcpy(h, buf, sizeof(*h));
-	if (h->magic != RINGTRACE_ATTACH_MAGIC || h->version != RINGTRACE_ATTACH_VERSION ||
-	    h->pid != (uint32_t)pid) {
-		snprintf(why, wn, "a hello of magic %#x version %u pid %u", h->magic, h->version,
-			 h->pid);
-		return -1;
-	}
-	h->comm[sizeof(h->comm) - 1] = 0;
-	h->exe[sizeof(h->exe) - 1] = 0;
-	return 0;
 }
 
 static int ps_cmp_pid(const void *a, const void *b)
@@ -153,7 +88,10 @@ static void ps_scan(int dfd, const char *dir, uid_t uid)
 		char name[32], why[300];
 		snprintf(name, sizeof(name), "%d.sock", (int)pids[i]);
 		struct ringtrace_attach_hello h;
-		int r = ps_hello(dfd, name, pids[i], uid, &h, why, sizeof(why));
+		int cfd = -1;
+		int r = attach_hello(dfd, name, pids[i], uid, &h, &cfd, why, sizeof(why));
+		if (r == 0)
+			close(cfd);
 		if (r == 1) {
 			/* nobody listens: a program that died without removing it */
 			if (kill(pids[i], 0) != 0 && errno == ESRCH)

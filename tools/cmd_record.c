@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "cmd_attach.h"
 #include "commands.h"
 #include "output.h"
 #include "ringtrace/ctf.h"
@@ -66,9 +67,12 @@ static void record_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringtrace record [options] -- CMD [ARGS...]\n"
+		"       ringtrace record [options] -p PID[,PID...] [--duration SECONDS]\n"
 		"\n"
 		"Run CMD (a program linked with libringtrace) with tracing on and write the\n"
-		"trace to a CTF directory.\n"
+		"trace to a CTF directory. With -p, record programs that are already running\n"
+		"(see `ringtrace ps`) until Ctrl-C, --duration or their exit, each into\n"
+		"DIR/<command>-<pid>; they go on running with tracing off afterwards.\n"
 		"\n"
 		"options:\n"
 		"  -e, --events SPEC      events to enable: names or globs, comma-separated,\n"
@@ -92,6 +96,8 @@ static void record_usage(FILE *f)
 		"                         written when CMD exits or on `ringtrace snapshot PID`\n"
 		"      --buffer-size SIZE ring buffer pool (default 16m; k/m/g suffixes)\n"
 		"      --page-size SIZE   ring buffer page (default 64k)\n"
+		"  -p, --pid PID[,PID...] attach to these running programs (yours; root: any)\n"
+		"      --duration SECONDS with -p: stop after this long (default: Ctrl-C)\n"
 		"  -q, --quiet            no status line, no summary\n"
 		"  -h, --help             this help\n"
 		"\n"
@@ -312,7 +318,8 @@ static void print_summary(const char *dir)
 
 static int cmd_record(int argc, char **argv, char **events, char **filters, char **triggers)
 {
-	const char *out = NULL, *bufsize = NULL, *pagesize = NULL;
+	const char *out = NULL, *bufsize = NULL, *pagesize = NULL, *pids = NULL;
+	uint64_t duration_ns = 0;
 	const char *last_e = NULL; /* the -e a -f applies to */
 	int last_e_filtered = 0;
 	int overwrite = 0, quiet = 0;
@@ -324,9 +331,11 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		{"output", required_argument, NULL, 'o'},
 		{"overwrite", no_argument, NULL, 'w'},
 		{"buffer-size", required_argument, NULL, 'b'},
-		{"page-size", required_argument, NULL, 'p'},
+		{"page-size", required_argument, NULL, 'S'},
 		{"group", required_argument, NULL, 'G'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"pid", required_argument, NULL, 'p'},
+		{"duration", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -334,7 +343,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option (the command). */
-	while ((c = getopt_long(argc, argv, "+:e:f:o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:f:o:p:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			/* RINGTRACE_EVENTS is one comma list; ';' has no place in an
@@ -390,7 +399,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		case 'b':
 			bufsize = optarg;
 			break;
-		case 'p':
+		case 'S':
 			pagesize = optarg;
 			break;
 		case 'G':
@@ -400,6 +409,23 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		case 'q':
 			quiet = 1;
 			break;
+		case 'p':
+			pids = optarg;
+			break;
+		case 'D': {
+			char *end;
+			errno = 0;
+			double d = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(d > 0) || d > 1e7) {
+				fprintf(stderr,
+					"ringtrace record: --duration '%s': expected seconds "
+					"(e.g. 10 or 0.5)\n",
+					optarg);
+				return 2;
+			}
+			duration_ns = (uint64_t)(d * 1e9);
+			break;
+		}
 		case 'h':
 			record_usage(stdout);
 			return 0;
@@ -410,9 +436,18 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			return 2;
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr,
-			"ringtrace record: no command to run (ringtrace record [options] -- CMD)\n");
+	if (pids && optind < argc) {
+		fprintf(stderr, "ringtrace record: -p PID or a command to run, not both\n");
+		return 2;
+	}
+	if (!pids && duration_ns) {
+		fprintf(stderr, "ringtrace record: --duration is for -p PID (a command records "
+				"until it exits)\n");
+		return 2;
+	}
+	if (!pids && optind >= argc) {
+		fprintf(stderr, "ringtrace record: no command to run (ringtrace record [options] "
+				"-- CMD, or -p PID)\n");
 		return 2;
 	}
 	/* Checked here, by the rules the library applies to the same strings
@@ -440,6 +475,12 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		localtime_r(&now, &tm);
 		strftime(defdir, sizeof(defdir), "ringtrace-%Y%m%d-%H%M%S", &tm);
 		out = defdir;
+	}
+	if (pids) {
+		struct at_settings as = {pids,	   out,	     *events,	   *filters, *triggers,
+					 bufsize,  pagesize, overwrite, quiet,    group,
+					 duration_ns};
+		return at_record(&as);
 	}
 	struct stat st;
 	char meta[4200];

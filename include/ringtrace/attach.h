@@ -28,9 +28,35 @@ extern "C" {
 #define RINGTRACE_ATTACH_VERSION 1u
 #define RINGTRACE_ATTACH_MAX_PAYLOAD 4096u
 
+/*
+ * A conversation: the program sends HELLO (or DENIED and closes) as soon
+ * as it accepts. A peer that only looks (ringtrace ps) closes then. A
+ * recorder sends RECORD; the program answers OK (it records) or ERROR
+ * (nothing changed). It records until the peer sends STOP or closes the
+ * connection (a recorder killed with SIGKILL closes it too); then it
+ * stops, restores what events, filters and triggers it had, and (if the
+ * connection is still there) answers STOPPED.
+ */
 enum ringtrace_attach_type {
 	RINGTRACE_ATTACH_HELLO = 1,  /* program -> peer, at once: struct ringtrace_attach_hello */
 	RINGTRACE_ATTACH_DENIED = 2, /* program -> peer: why (NUL-terminated text), then close */
+	/*
+	 * peer -> program: the session's settings as "KEY=VALUE" strings,
+	 * each NUL-terminated, one after the other: DIR (the trace
+	 * directory's path, for messages), EVENTS, FILTERS, TRIGGERS (as
+	 * RINGTRACE_EVENTS, _FILTERS, _TRIGGERS), MODE (discard or
+	 * overwrite), BUFFER_SIZE, PAGE_SIZE (as RINGTRACE_BUFFER_SIZE and
+	 * _PAGE_SIZE); only DIR is required. With it, by SCM_RIGHTS, the
+	 * trace directory (empty, the program's user's, made by the peer:
+	 * files are shared with its group if it can read it) and,
+	 * optionally, the directory that holds it (where snapshots are made;
+	 * without it, snapshot triggers fail with a message).
+	 */
+	RINGTRACE_ATTACH_RECORD = 3,
+	RINGTRACE_ATTACH_OK = 4,      /* program -> peer: recording (no payload) */
+	RINGTRACE_ATTACH_ERROR = 5,   /* program -> peer: why not (NUL-terminated text) */
+	RINGTRACE_ATTACH_STOP = 6,    /* peer -> program: stop recording (no payload) */
+	RINGTRACE_ATTACH_STOPPED = 7, /* program -> peer: struct ringtrace_attach_stopped */
 };
 
 struct ringtrace_attach_hdr {
@@ -45,6 +71,16 @@ struct ringtrace_attach_hello {
 	uint32_t recording; /* 1: a session records it now */
 	char comm[16];      /* NUL-terminated */
 	char exe[1024];     /* NUL-terminated; "" if unknown */
+};
+
+/* The answer to STOP: what the session recorded (struct ringtrace_trace_stats). */
+struct ringtrace_attach_stopped {
+	uint64_t hit;     /* events recorded into the buffer */
+	uint64_t missed;  /* events lost: the buffer was full (discard mode) */
+	uint64_t overrun; /* events overwritten before being written out (overwrite mode) */
+	uint64_t pages, bytes; /* written to the trace's stream files */
+	int32_t status;   /* 0, or the negative error of the session's stop */
+	char error[252];  /* its message, NUL-terminated ("" if none) */
 };
 
 /*
@@ -65,6 +101,18 @@ int ringtrace_attach_send(int fd, uint32_t type, const void *payload, uint32_t l
  * wrong (the peer closed, a length over cap, a read error or timeout).
  */
 int ringtrace_attach_recv(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len);
+/*
+ * The same with descriptors passed along (SCM_RIGHTS): send nfds (at most
+ * RINGTRACE_ATTACH_MAX_FDS) of fds with the message; receive at most
+ * maxfds of them into fds (close-on-exec), their number in *nfds (-1 in
+ * each unused entry). A message that comes with more descriptors than
+ * asked for is refused, the extra ones closed.
+ */
+#define RINGTRACE_ATTACH_MAX_FDS 4
+int ringtrace_attach_send_fds(int fd, uint32_t type, const void *payload, uint32_t len,
+			      const int *fds, unsigned nfds);
+int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len,
+			      int *fds, unsigned maxfds, unsigned *nfds);
 
 #ifdef __cplusplus
 }

@@ -212,6 +212,16 @@ RT_HIDDEN int rt_tdir_group(const char *spec, long *gid);
  */
 RT_HIDDEN int rt_tdir_create(struct rt_tdir *d, int atfd, const char *path, const char *shown,
 			     long group);
+/*
+ * The same checks (ours, writable by nobody else, empty; then locked) on a
+ * directory given as a descriptor fd, named `name` in the directory
+ * `parent` (-1: none; snapshots then cannot be made beside it); `shown`
+ * names it in messages. Takes both descriptors (closed on error too).
+ * Files are shared with the directory's group if it can read it. For a
+ * directory made by another process (an attaching recorder).
+ */
+RT_HIDDEN int rt_tdir_adopt(struct rt_tdir *d, int parent, int fd, const char *name,
+			    const char *shown);
 /* Open an existing trace directory to add to it (recover): a directory
  * (not a symbolic link), ours (any, for root), writable by nobody else;
  * new files get its sharing and owner. Not locked (rt_tdir_lock). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,30 +79,121 @@ int ringtrace_attach_dir_open(int create, char *path, size_t n)
 	return fd;
 }
 
-int ringtrace_attach_send(int fd, uint32_t type, const void *payload, uint32_t len)
+/* All of it, without SIGPIPE if the peer has gone (that is an error here). */
+static int rt_att_send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int ringtrace_attach_send_fds(int fd, uint32_t type, const void *payload, uint32_t len,
+			      const int *fds, unsigned nfds)
 {
 	struct ringtrace_attach_hdr h = {len, type};
 	char buf[sizeof(h) + RINGTRACE_ATTACH_MAX_PAYLOAD];
-	if (len > RINGTRACE_ATTACH_MAX_PAYLOAD) {
+	if (len > RINGTRACE_ATTACH_MAX_PAYLOAD || nfds > RINGTRACE_ATTACH_MAX_FDS) {
 		errno = EMSGSIZE;
 		return -1;
 	}
 	memcpy(buf, &h, sizeof(h));
 	if (len)
 		memcpy(buf + sizeof(h), payload, len);
-	return rt_write_all(fd, buf, sizeof(h) + len) == 0 ? 0 : -1;
+	size_t total = sizeof(h) + len, sent = 0;
+	if (nfds) {
+		/* The descriptors go with the first bytes; the rest, if the
+		 * socket takes less at once, as plain writes. */
+		union {
+			char b[CMSG_SPACE(sizeof(int) * RINGTRACE_ATTACH_MAX_FDS)];
+			struct cmsghdr align;
+		} ctl;
+		memset(&ctl, 0, sizeof(ctl));
+		struct iovec iov = {buf, total};
+		struct msghdr m;
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_control = ctl.b;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+		ssize_t r;
+		while ((r = sendmsg(fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (r < 0)
+			return -1;
+		sent = (size_t)r;
+	}
+	return rt_att_send_all(fd, buf + sent, total - sent);
+}
+
+int ringtrace_attach_send(int fd, uint32_t type, const void *payload, uint32_t len)
+{
+	return ringtrace_attach_send_fds(fd, type, payload, len, NULL, 0);
+}
+
+/* Descriptors received so far, and whether more came than wanted. */
+struct rt_att_fds {
+	int *fds;
+	unsigned max, n;
+	int excess;
+};
+
+/* Keep the descriptors a recvmsg brought (close those over the limit). */
+static void rt_att_take_fds(struct msghdr *m, struct rt_att_fds *f)
+{
+	if (m->msg_flags & MSG_CTRUNC)
+		f->excess = 1; /* (the kernel closed what did not fit) */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int d;
+			memcpy(&d, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (f->n < f->max) {
+				f->fds[f->n++] = d;
+			} else {
+				close(d);
+				f->excess = 1;
+			}
+		}
+	}
 }
 
 /* Read exactly n bytes: 0, 1 at EOF before any byte, -1 on error. */
-static int rt_att_read(int fd, void *p, size_t n)
+static int rt_att_read(int fd, void *p, size_t n, struct rt_att_fds *f)
 {
 	size_t got = 0;
 	while (got < n) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
+		union {
+			char b[CMSG_SPACE(sizeof(int) * RINGTRACE_ATTACH_MAX_FDS)];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = {(char *)p + got, n - got};
+		struct msghdr m;
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_control = ctl.b;
+		m.msg_controllen = sizeof(ctl.b);
+		ssize_t r = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return -1;
+		rt_att_take_fds(&m, f);
 		if (r == 0)
 			return got == 0 ? 1 : -1;
 		got += (size_t)r;
@@ -109,31 +201,57 @@ static int rt_att_read(int fd, void *p, size_t n)
 	return 0;
 }
 
-int ringtrace_attach_recv(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len)
+int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len,
+			      int *fds, unsigned maxfds, unsigned *nfds)
 {
+	struct rt_att_fds f = {fds, fds ? maxfds : 0, 0, 0};
+	for (unsigned i = 0; i < f.max; i++)
+		fds[i] = -1;
+	if (nfds)
+		*nfds = 0;
 	struct ringtrace_attach_hdr h;
-	int r = rt_att_read(fd, &h, sizeof(h));
+	int r = rt_att_read(fd, &h, sizeof(h), &f);
 	if (r == 1) {
 		rt_error(RINGTRACE_ESYS, "attach: the peer closed the connection");
-		return -1;
+		goto fail;
 	}
 	if (r < 0) {
 		rt_error(RINGTRACE_ESYS, "attach: reading a message header: %s",
 			 errno ? strerror(errno) : "cut short");
-		return -1;
+		goto fail;
 	}
 	if (h.len > RINGTRACE_ATTACH_MAX_PAYLOAD || h.len > cap) {
 		rt_error(RINGTRACE_ECORRUPT,
 			 "attach: message of type %u says %u bytes (at most %u here)", h.type,
 			 h.len,
 			 cap < RINGTRACE_ATTACH_MAX_PAYLOAD ? cap : RINGTRACE_ATTACH_MAX_PAYLOAD);
-		return -1;
+		goto fail;
 	}
-	if (h.len && rt_att_read(fd, buf, h.len) != 0) {
+	if (h.len && rt_att_read(fd, buf, h.len, &f) != 0) {
 		rt_error(RINGTRACE_ESYS, "attach: message of type %u cut short", h.type);
-		return -1;
+		goto fail;
+	}
+	if (f.excess) {
+		rt_error(RINGTRACE_ECORRUPT,
+			 "attach: message of type %u came with more descriptors than the %u "
+			 "expected",
+			 h.type, f.max);
+		goto fail;
 	}
 	*type = h.type;
 	*len = h.len;
+	if (nfds)
+		*nfds = f.n;
 	return 0;
+fail:
+	for (unsigned i = 0; i < f.n; i++) {
+		close(fds[i]);
+		fds[i] = -1;
+	}
+	return -1;
+}
+
+int ringtrace_attach_recv(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len)
+{
+	return ringtrace_attach_recv_fds(fd, type, buf, cap, len, NULL, 0, NULL);
 }

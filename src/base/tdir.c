@@ -303,6 +303,38 @@ static void rt_split(char *path, const char **pdir, const char **name)
 	}
 }
 
+/*
+ * The last checks of a trace directory d->fd (st: its fstat): writable by
+ * nobody else, locked, empty. 0 or a negative error naming it.
+ */
+static int rt_tdir_settle(struct rt_tdir *d, const struct stat *st, const char *shown)
+{
+	int err;
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		return rt_error(RINGTRACE_EINVAL,
+			       "output directory \"%s\" is writable by others (mode %04o): they "
+			       "could replace the trace's files",
+			       shown, (unsigned)(st->st_mode & 07777));
+	}
+	/* Locked first, then found empty: a recorder that finished in between
+	 * left files, a running one holds the lock. */
+	if ((err = rt_tdir_lock(d->fd, shown)) < 0)
+		return err;
+	char first[NAME_MAX + 1];
+	if (rt_first_entry(d->fd, first, sizeof(first)) < 0) {
+		return rt_error(RINGTRACE_ESYS, "output directory \"%s\": %s", shown,
+			       strerror(errno));
+	}
+	if (first[0]) {
+		err = rt_error(RINGTRACE_EINVAL,
+			       "output directory \"%s\" is not empty (it holds \"%s\"; a trace is "
+			       "written only into an empty or new directory)",
+			       shown, first);
+		return err;
+	}
+	return 0;
+}
+
 int rt_tdir_create(struct rt_tdir *d, int atfd, const char *path, const char *shown, long group)
 {
 	rt_tdir_init(d);
@@ -382,30 +414,8 @@ int rt_tdir_create(struct rt_tdir *d, int atfd, const char *path, const char *sh
 			       strerror(errno));
 		goto out;
 	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		err = rt_error(RINGTRACE_EINVAL,
-			       "output directory \"%s\" is writable by others (mode %04o): they "
-			       "could replace the trace's files",
-			       shown, (unsigned)(st.st_mode & 07777));
+	if ((err = rt_tdir_settle(d, &st, shown)) < 0)
 		goto out;
-	}
-	/* Locked first, then found empty: a recorder that finished in between
-	 * left files, a running one holds the lock. */
-	if ((err = rt_tdir_lock(d->fd, shown)) < 0)
-		goto out;
-	char first[NAME_MAX + 1];
-	if (rt_first_entry(d->fd, first, sizeof(first)) < 0) {
-		err = rt_error(RINGTRACE_ESYS, "output directory \"%s\": %s", shown,
-			       strerror(errno));
-		goto out;
-	}
-	if (first[0]) {
-		err = rt_error(RINGTRACE_EINVAL,
-			       "output directory \"%s\" is not empty (it holds \"%s\"; a trace is "
-			       "written only into an empty or new directory)",
-			       shown, first);
-		goto out;
-	}
 	d->owner = st.st_uid;
 	if (group >= 0) {
 		d->file_mode = 0640;
@@ -421,6 +431,45 @@ int rt_tdir_create(struct rt_tdir *d, int atfd, const char *path, const char *sh
 		err = rt_error(RINGTRACE_ENOMEM, "output directory \"%s\": out of memory", shown);
 out:
 	free(copy);
+	if (err < 0)
+		rt_tdir_close(d);
+	return err;
+}
+
+int rt_tdir_adopt(struct rt_tdir *d, int parent, int fd, const char *name, const char *shown)
+{
+	rt_tdir_init(d);
+	d->parent = parent;
+	d->fd = fd;
+	struct stat st;
+	int err = 0;
+	if (fd < 0 || !name || !*name || strchr(name, '/') || !shown) {
+		err = rt_error(RINGTRACE_EINVAL, "output directory: not given");
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		err = rt_error(RINGTRACE_EINVAL, "output directory \"%s\": not a directory", shown);
+		goto out;
+	}
+	if (st.st_uid != geteuid()) {
+		err = rt_error(RINGTRACE_EINVAL,
+			       "output directory \"%s\" belongs to uid %u, not to uid %u: a trace "
+			       "is written only into a directory of its own",
+			       shown, (unsigned)st.st_uid, (unsigned)geteuid());
+		goto out;
+	}
+	if ((err = rt_tdir_settle(d, &st, shown)) < 0)
+		goto out;
+	d->owner = st.st_uid;
+	if (st.st_mode & S_IRGRP) {
+		d->file_mode = 0640;
+		d->gid = st.st_gid;
+	}
+	d->name = strdup(name);
+	d->path = strdup(shown);
+	if (!d->name || !d->path)
+		err = rt_error(RINGTRACE_ENOMEM, "output directory \"%s\": out of memory", shown);
+out:
 	if (err < 0)
 		rt_tdir_close(d);
 	return err;

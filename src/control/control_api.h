@@ -51,4 +51,16 @@ struct rt_ctl_desc {
 RT_HIDDEN int rt_ctl_describe(uint32_t nevents, struct rt_ctl_desc *out);
 RT_HIDDEN void rt_ctl_describe_free(struct rt_ctl_desc *d);
 
+/*
+ * What filters and triggers say now, and tracing on or off: a copy (NULL
+ * with a message when out of memory), and putting it back (triggers added
+ * since removed, every filter rule and event filter as they were, the
+ * switch as it was; the copy freed). For a session attached from outside
+ * (src/record/attach.c), which sets its own and leaves the program as it
+ * found it. Not from tracepoints; takes the registry's lock.
+ */
+struct rt_ctl_saved;
+RT_HIDDEN struct rt_ctl_saved *rt_ctl_save(void);
+RT_HIDDEN void rt_ctl_restore(struct rt_ctl_saved *s);
+
 #endif /* RINGTRACE_CONTROL_API_H */

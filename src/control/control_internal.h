@@ -161,6 +161,11 @@ RT_HIDDEN int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fa
 RT_HIDDEN int rt_compile_for(const struct rt_entry *e, const char *expr, ringtrace_filter **out,
 			     unsigned *col);
 RT_HIDDEN int rt_filters_configure_locked(const char *spec, int from_env);
+/* The filter rules: a copy (NULL when out of memory), and putting it back
+ * (every loaded event's filter as the copy's rules say; the copy freed). */
+struct rt_frules_saved;
+RT_HIDDEN struct rt_frules_saved *rt_frules_save_locked(void);
+RT_HIDDEN void rt_frules_restore_locked(struct rt_frules_saved *s);
 /* A loaded event gets the filter of the last rule that matches it. */
 RT_HIDDEN void rt_filters_event_loaded(struct rt_entry *e);
 

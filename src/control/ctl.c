@@ -341,3 +341,76 @@ int rt_ctl_describe(uint32_t nevents, struct rt_ctl_desc *out)
 		rt_ctl_describe_free(out);
 	return err;
 }
+
+/* ---- saving and restoring (control_api.h) ----------------------------------------- */
+
+struct rt_ctl_saved {
+	struct rt_frules_saved *frules;
+	int *trigger_ids;
+	uint32_t ntriggers;
+	int tracing_on;
+};
+
+struct rt_ctl_saved *rt_ctl_save(void)
+{
+	struct rt_ctl_saved *s = calloc(1, sizeof(*s));
+	if (!s) {
+		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked();
+	s->frules = rt_frules_save_locked();
+	s->trigger_ids = calloc(rt_ntriggers ? rt_ntriggers : 1, sizeof(int));
+	if (s->trigger_ids) {
+		for (uint32_t i = 0; i < rt_ntriggers; i++)
+			s->trigger_ids[i] = rt_triggers[i]->id;
+		s->ntriggers = rt_ntriggers;
+	}
+	pthread_mutex_unlock(&rt_reg_lock);
+	s->tracing_on = ringtrace_tracing_is_on();
+	if (!s->frules || !s->trigger_ids) {
+		pthread_mutex_lock(&rt_reg_lock);
+		rt_frules_restore_locked(s->frules); /* (the same rules: changes nothing) */
+		pthread_mutex_unlock(&rt_reg_lock);
+		free(s->trigger_ids);
+		free(s);
+		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return s;
+}
+
+void rt_ctl_restore(struct rt_ctl_saved *s)
+{
+	if (!s)
+		return;
+	/* Triggers that were not there: removed (each removal waits for the
+	 * tracepoints that may run it). Collected first: removing takes the lock. */
+	uint32_t n = ringtrace_trigger_count(), k = 0;
+	int *gone = calloc(n ? n : 1, sizeof(int));
+	for (uint32_t i = 0; gone && i < n; i++) {
+		struct ringtrace_trigger_info ti;
+		if (ringtrace_trigger_get(i, &ti) < 0)
+			continue;
+		int kept = 0;
+		for (uint32_t j = 0; j < s->ntriggers && !kept; j++)
+			kept = s->trigger_ids[j] == ti.id;
+		if (!kept)
+			gone[k++] = ti.id;
+	}
+	if (!gone)
+		fprintf(stderr, "ringtrace: out of memory: the session's triggers stay\n");
+	for (uint32_t i = 0; i < k; i++)
+		(void)ringtrace_trigger_remove(gone[i]);
+	free(gone);
+	pthread_mutex_lock(&rt_reg_lock);
+	rt_frules_restore_locked(s->frules);
+	pthread_mutex_unlock(&rt_reg_lock);
+	if (s->tracing_on)
+		ringtrace_tracing_on();
+	else
+		ringtrace_tracing_off();
+	free(s->trigger_ids);
+	free(s);
+}

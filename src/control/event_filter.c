@@ -284,3 +284,72 @@ void rt_filters_event_loaded(struct rt_entry *e)
 		rt_take_slot(x);
 	}
 }
+
+/* ---- saving and restoring the filter rules (control_api.h) ---- */
+
+struct rt_frules_saved {
+	struct rt_frule *rules;
+	uint32_t n;
+};
+
+static void rt_frules_free(struct rt_frule *r, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		free(r[i].pattern);
+		free(r[i].expr);
+	}
+	free(r);
+}
+
+struct rt_frules_saved *rt_frules_save_locked(void)
+{
+	struct rt_frules_saved *s = calloc(1, sizeof(*s));
+	if (!s || !(s->rules = calloc(rt_nfrules ? rt_nfrules : 1, sizeof(*s->rules)))) {
+		free(s);
+		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (uint32_t i = 0; i < rt_nfrules; i++) {
+		struct rt_frule *d = &s->rules[i];
+		d->from_env = rt_frules[i].from_env;
+		d->pattern = strdup(rt_frules[i].pattern);
+		d->expr = rt_frules[i].expr ? strdup(rt_frules[i].expr) : NULL;
+		s->n = i + 1;
+		if (!d->pattern || (rt_frules[i].expr && !d->expr)) {
+			rt_frules_free(s->rules, s->n);
+			free(s);
+			rt_error(RINGTRACE_ENOMEM, "out of memory");
+			return NULL;
+		}
+	}
+	return s;
+}
+
+void rt_frules_restore_locked(struct rt_frules_saved *s)
+{
+	if (!s)
+		return;
+	rt_frules_free(rt_frules, rt_nfrules);
+	rt_frules = s->rules;
+	rt_nfrules = s->n;
+	free(s);
+	/* Each loaded event gets the filter the restored rules give it, where
+	 * that is not the one it has. */
+	struct rt_bag bag = {0};
+	for (uint32_t i = 0; i < rt_nentries; i++) {
+		struct rt_entry *e = rt_entries[i];
+		if (!e->desc || !rt_ec(e) || !rt_filterable(e))
+			continue;
+		const char *want = NULL;
+		for (uint32_t k = 0; k < rt_nfrules; k++)
+			if (rt_list_match(rt_frules[k].pattern, e->name))
+				want = rt_frules[k].expr;
+		const char *have = rt_ec(e)->filter_expr;
+		if ((!want && !have) || (want && have && strcmp(want, have) == 0))
+			continue;
+		if (rt_set_filter_locked(e->name, want, NULL, &bag) < 0)
+			fprintf(stderr, "ringtrace: restoring the filter of \"%s\": %s\n", e->name,
+				ringtrace_last_error());
+	}
+	rt_finish(&bag);
+}

@@ -81,6 +81,17 @@ RT_HIDDEN void rt_set_state_bit(struct ringtrace_event_desc *d, uint32_t bit, in
 RT_HIDDEN void rt_read_env_locked(void);
 
 /*
+ * The enable rules as they stand (a copy; NULL with a message when out of
+ * memory), and putting them back: every loaded event then records as the
+ * saved rules say, whatever the rules and triggers changed meanwhile.
+ * Restoring frees the copy. For a session attached from outside
+ * (src/record/attach.c): the program goes back to what it did before.
+ */
+struct rt_rules_saved;
+RT_HIDDEN struct rt_rules_saved *rt_events_rules_save(void);
+RT_HIDDEN void rt_events_rules_restore(struct rt_rules_saved *s);
+
+/*
  * The events layer's hooks into the layer above (src/control), all called
  * with rt_reg_lock held unless said otherwise:
  *   read_env   once, when the registry first reads the environment

@@ -259,3 +259,67 @@ void rt_events_report_unmatched(void)
  * started from the environment runs before the program's own events have
  * registered, so it asks for the report when it stops instead.
  */
+
+/* ---- saving and restoring the rules (a session attached from outside) ---- */
+
+struct rt_rules_saved {
+	struct rt_rule *rules;
+	uint32_t n;
+};
+
+static void rt_rules_free(struct rt_rule *r, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free(r[i].pattern);
+	free(r);
+}
+
+struct rt_rules_saved *rt_events_rules_save(void)
+{
+	struct rt_rules_saved *s = calloc(1, sizeof(*s));
+	if (!s) {
+		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked(); /* (the rules as they will stand, env included) */
+	s->rules = calloc(rt_nrules ? rt_nrules : 1, sizeof(*s->rules));
+	int ok = s->rules != NULL;
+	for (uint32_t i = 0; ok && i < rt_nrules; i++) {
+		s->rules[i] = rt_rules[i];
+		if (!(s->rules[i].pattern = strdup(rt_rules[i].pattern)))
+			ok = 0;
+		else
+			s->n = i + 1;
+	}
+	pthread_mutex_unlock(&rt_reg_lock);
+	if (!ok) {
+		rt_rules_free(s->rules, s->n);
+		free(s);
+		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return s;
+}
+
+void rt_events_rules_restore(struct rt_rules_saved *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&rt_reg_lock);
+	rt_rules_free(rt_rules, rt_nrules);
+	rt_rules = s->rules;
+	rt_nrules = s->n;
+	/* Every loaded event as the restored rules say (an enable_event
+	 * trigger's change made meanwhile goes with the session's rules). */
+	for (uint32_t i = 0; i < rt_nentries; i++) {
+		struct rt_entry *e = rt_entries[i];
+		if (!e->desc)
+			continue;
+		e->record = 0;
+		rt_apply_rules(e);
+		rt_apply(e);
+	}
+	pthread_mutex_unlock(&rt_reg_lock);
+	free(s);
+}

@@ -19,16 +19,20 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "control/control_api.h"
 #include "record/record_internal.h"
 #include "ringtrace/attach.h"
+#include "ringtrace/filter.h"
 #include "ringtrace/event.h"
 #include "ringtrace/session.h"
 
@@ -56,6 +60,8 @@ static void rt_att_deny(int fd, const char *fmt, unsigned a, unsigned b)
 		n = sizeof(why) - 1;
 	(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_DENIED, why, (uint32_t)n + 1);
 }
+
+static void rt_att_converse(int fd);
 
 /* One connection: check the peer, then answer. */
 static void rt_att_serve(int fd)
@@ -96,7 +102,239 @@ static void rt_att_serve(int fd)
 	ssize_t n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
 		h.exe[0] = 0;
-	(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_HELLO, &h, sizeof(h));
+	if (ringtrace_attach_send(fd, RINGTRACE_ATTACH_HELLO, &h, sizeof(h)) == 0)
+		rt_att_converse(fd);
+}
+
+/* ---- recording for a peer (RECORD, STOP) ---------------------------------------- */
+
+/*
+ * The session a peer asked for, and what it replaced: taken by the
+ * listener (start, stop at the peer's word or EOF) and by the exit
+ * handler (the program exits while recorded), one at a time.
+ */
+static pthread_mutex_t rt_att_lock = PTHREAD_MUTEX_INITIALIZER;
+static int rt_att_active;
+static struct rt_rules_saved *rt_att_rules;
+static struct rt_ctl_saved *rt_att_ctl;
+
+static void rt_att_say(int fd, uint32_t type, const char *fmt, const char *a, const char *b)
+{
+	char why[512];
+	int n = snprintf(why, sizeof(why), fmt, a, b);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(why))
+		n = sizeof(why) - 1;
+	(void)ringtrace_attach_send(fd, type, why, (uint32_t)n + 1);
+}
+
+static void rt_att_close2(const int *fds)
+{
+	close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+}
+
+/* The settings of a RECORD message (pointers into its payload). */
+struct rt_att_settings {
+	const char *dir, *events, *filters, *triggers, *mode, *bufsize, *pagesize;
+};
+
+/* Split "KEY=VALUE\0..." (len bytes, the last a NUL): 0, or -1 with *bad
+ * the offending entry. */
+static int rt_att_parse(char *p, uint32_t len, struct rt_att_settings *st, const char **bad)
+{
+	memset(st, 0, sizeof(*st));
+	*bad = "";
+	if (len == 0 || p[len - 1] != 0)
+		return -1;
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{"DIR", offsetof(struct rt_att_settings, dir)},
+		{"EVENTS", offsetof(struct rt_att_settings, events)},
+		{"FILTERS", offsetof(struct rt_att_settings, filters)},
+		{"TRIGGERS", offsetof(struct rt_att_settings, triggers)},
+		{"MODE", offsetof(struct rt_att_settings, mode)},
+		{"BUFFER_SIZE", offsetof(struct rt_att_settings, bufsize)},
+		{"PAGE_SIZE", offsetof(struct rt_att_settings, pagesize)},
+	};
+	for (char *e = p; e < p + len; e += strlen(e) + 1) {
+		char *eq = strchr(e, '=');
+		size_t k = 0;
+		*bad = e;
+		if (!eq)
+			return -1;
+		for (; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if ((size_t)(eq - e) == strlen(keys[k].key) &&
+			    strncmp(e, keys[k].key, (size_t)(eq - e)) == 0)
+				break;
+		if (k == sizeof(keys) / sizeof(keys[0]))
+			return -1;
+		*(const char **)(void *)((char *)st + keys[k].off) = eq + 1;
+	}
+	return st->dir && *st->dir ? 0 : (*bad = "DIR (missing)", -1);
+}
+
+/*
+ * Start the session RECORD asks for (lock held): OK, or ERROR having
+ * changed nothing. fds: the trace directory, and its parent or -1 (taken).
+ */
+static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
+{
+	struct rt_att_settings st;
+	const char *bad;
+	if (rt_att_parse(payload, len, &st, &bad) < 0) {
+		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "bad RECORD setting \"%.100s\"%s", bad, "");
+		rt_att_close2(fds);
+		return -1;
+	}
+	struct ringtrace_session_config cfg;
+	ringtrace_session_config_init(&cfg);
+	cfg.output_dir = st.dir;
+	cfg.events = st.events && *st.events ? st.events : NULL;
+	uint64_t v;
+	const char *what = NULL;
+	if (st.mode && strcmp(st.mode, "overwrite") == 0)
+		cfg.mode = RINGTRACE_RB_OVERWRITE;
+	else if (st.mode && strcmp(st.mode, "discard") != 0)
+		what = "MODE";
+	if (st.bufsize && (rt_parse_size(st.bufsize, &v) < 0 || v > SIZE_MAX))
+		what = "BUFFER_SIZE";
+	else if (st.bufsize)
+		cfg.pool_size = (size_t)v;
+	if (st.pagesize && (rt_parse_size(st.pagesize, &v) < 0 || v > SIZE_MAX))
+		what = "PAGE_SIZE";
+	else if (st.pagesize)
+		cfg.page_size = (size_t)v;
+	if (what) {
+		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "bad RECORD setting %s%s", what, "");
+		rt_att_close2(fds);
+		return -1;
+	}
+	if (ringtrace_session_buffer()) {
+		rt_att_say(fd, RINGTRACE_ATTACH_ERROR,
+			   "busy: a session records this program already (RINGTRACE_OUTPUT, "
+			   "ringtrace record, or the program itself)%s%s",
+			   "", "");
+		rt_att_close2(fds);
+		return -1;
+	}
+	/* What the session changes, kept to be put back when it stops. */
+	struct rt_rules_saved *rules = rt_events_rules_save();
+	struct rt_ctl_saved *ctl = rules ? rt_ctl_save() : NULL;
+	int err = rules && ctl ? 0 : -RINGTRACE_ENOMEM;
+	if (!err && st.filters && *st.filters)
+		err = ringtrace_filters_configure(st.filters);
+	if (!err && st.triggers && *st.triggers)
+		err = ringtrace_triggers_configure(st.triggers);
+	const char *name = strrchr(st.dir, '/');
+	name = name ? name + 1 : st.dir;
+	struct rt_tdir d;
+	if (!err && (err = rt_tdir_adopt(&d, fds[1], fds[0], name, st.dir)) == 0)
+		err = rt_session_start_in(&cfg, &d);
+	else if (err)
+		rt_att_close2(fds);
+	if (err < 0) {
+		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "%s%s", ringtrace_last_error(), "");
+		rt_ctl_restore(ctl);
+		rt_events_rules_restore(rules);
+		return -1;
+	}
+	rt_att_rules = rules;
+	rt_att_ctl = ctl;
+	rt_att_active = 1;
+	(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_OK, NULL, 0);
+	return 0;
+}
+
+/*
+ * Stop the peer's session (lock held): its counts into *out; the events,
+ * filters and triggers as they were before it (restore: not at exit).
+ */
+static void rt_att_end(struct ringtrace_attach_stopped *out, int restore)
+{
+	memset(out, 0, sizeof(*out));
+	if (!rt_att_active)
+		return;
+	int err = ringtrace_session_stop();
+	struct ringtrace_trace_stats ts;
+	rt_session_last_stats(&ts);
+	out->hit = ts.hit;
+	out->missed = ts.missed;
+	out->overrun = ts.overrun;
+	out->pages = ts.pages;
+	out->bytes = ts.bytes;
+	out->status = err;
+	if (err < 0)
+		snprintf(out->error, sizeof(out->error), "%s", ringtrace_last_error());
+	if (restore) {
+		rt_ctl_restore(rt_att_ctl);
+		rt_events_rules_restore(rt_att_rules);
+	}
+	rt_att_ctl = NULL;
+	rt_att_rules = NULL;
+	rt_att_active = 0;
+}
+
+/*
+ * After HELLO: a peer that only looked closes (or says nothing for a
+ * second); RECORD starts a session, which runs until STOP or the end of
+ * the connection (the recorder exited or was killed).
+ */
+static void rt_att_converse(int fd)
+{
+	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD + 1]; /* (4 KiB of the 64 KiB stack; a nested serve has its own) */
+	uint32_t type, len;
+	int fds[2]; /* the trace directory, and the one holding it (if given) */
+	unsigned nfds;
+	if (ringtrace_attach_recv_fds(fd, &type, buf, RINGTRACE_ATTACH_MAX_PAYLOAD, &len, fds, 2,
+				      &nfds) != 0)
+		return;
+	if (type != RINGTRACE_ATTACH_RECORD || nfds < 1) {
+		for (unsigned i = 0; i < nfds; i++)
+			close(fds[i]);
+		rt_att_say(fd, RINGTRACE_ATTACH_ERROR,
+			   "expected RECORD with the trace directory's descriptor%s%s", "", "");
+		return;
+	}
+	pthread_mutex_lock(&rt_att_lock);
+	int r = rt_att_begin(fd, buf, len, fds);
+	pthread_mutex_unlock(&rt_att_lock);
+	if (r < 0)
+		return;
+	/* Recording: wait for the peer's word, however long (no timeout),
+	 * or for it to go. Anything else than STOP ends it too. Others who
+	 * connect meanwhile are answered (HELLO says recording; a RECORD
+	 * gets ERROR busy). */
+	int lfd = __atomic_load_n(&rt_att_fd, __ATOMIC_RELAXED);
+	for (;;) {
+		struct pollfd p[2] = {{fd, POLLIN, 0}, {lfd, POLLIN, 0}};
+		int n = poll(p, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0 && !p[0].revents && (p[1].revents & POLLIN)) {
+			int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (c >= 0) {
+				rt_att_serve(c);
+				close(c);
+			}
+			continue;
+		}
+		if (n > 0 && !p[0].revents)
+			poll(p, 1, -1); /* (the listening socket broke: only the peer now) */
+		break;
+	}
+	int stop = ringtrace_attach_recv(fd, &type, buf, RINGTRACE_ATTACH_MAX_PAYLOAD, &len) == 0 &&
+		   type == RINGTRACE_ATTACH_STOP;
+	struct ringtrace_attach_stopped out;
+	pthread_mutex_lock(&rt_att_lock);
+	rt_att_end(&out, 1);
+	pthread_mutex_unlock(&rt_att_lock);
+	if (stop)
+		(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_STOPPED, &out, sizeof(out));
 }
 
 /*
@@ -177,6 +415,14 @@ static void rt_att_exit(void)
 	int dfd = __atomic_load_n(&rt_att_dirfd, __ATOMIC_ACQUIRE);
 	if (dfd >= 0 && getpid() == rt_att_pid)
 		unlinkat(dfd, rt_att_name, 0);
+	/* Recorded by a peer: the trace is finished here (the peer sees the
+	 * connection end). Not in a forked child: the session is the parent's. */
+	if (getpid() == rt_att_pid) {
+		struct ringtrace_attach_stopped out;
+		pthread_mutex_lock(&rt_att_lock);
+		rt_att_end(&out, 0);
+		pthread_mutex_unlock(&rt_att_lock);
+	}
 }
 
 /*

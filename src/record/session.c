@@ -57,6 +57,7 @@ static struct {
 	unsigned nsnap;
 	uint32_t meta_events, meta_sites; /* registry size at the last live metadata */
 	uint32_t meta_tails;              /* retired streams' drops beyond their pages, then */
+	struct ringtrace_trace_stats last; /* the counts of the last session that stopped */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = {.fd = -1, .parent = -1}};
 
 /* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
@@ -268,14 +269,32 @@ int ringtrace_session_start(const struct ringtrace_session_config *cfg)
 	return rt_session_start(cfg, 0);
 }
 
+static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_from_env,
+			    struct rt_tdir *given);
+
 int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_env)
 {
-	int err;
 	if (!cfg || !cfg->output_dir || !*cfg->output_dir)
 		return rt_error(RINGTRACE_EINVAL, "session_start: an output directory is required");
+	return rt_session_begin(cfg, cfg_from_env, NULL);
+}
+
+int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir)
+{
+	return rt_session_begin(cfg, 0, dir);
+}
+
+/* given: a trace directory made and checked already (taken over, closed
+ * on error); NULL: cfg->output_dir, made here. */
+static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_from_env,
+			    struct rt_tdir *given)
+{
+	int err;
 	pthread_mutex_lock(&S.lock);
 	if (S.active) {
 		pthread_mutex_unlock(&S.lock);
+		if (given)
+			rt_tdir_close(given);
 		return rt_error(RINGTRACE_EINVAL,
 				"session_start: a session is already recording to %s", S.dir);
 	}
@@ -290,13 +309,22 @@ int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_en
 	if (cfg->max_writers)
 		rc.max_writers = cfg->max_writers;
 	rc.shm_name = cfg->shm_name;
-	long group;
-	if ((err = rt_tdir_group(cfg->group, &group)) < 0)
-		goto out;
-	/* Made (or an empty one of ours taken) and locked; every file is
-	 * opened through its descriptor from now on. */
-	if ((err = rt_tdir_create(&S.out, AT_FDCWD, cfg->output_dir, NULL, group)) < 0)
-		goto out;
+	long group = -1;
+	if (given) {
+		S.out = *given;
+		given->fd = given->parent = -1; /* (moved: nothing left to close) */
+		given->name = given->path = NULL;
+		/* its group is the directory's (rt_tdir_adopt): snapshots too */
+		if (S.out.file_mode & 0040)
+			group = (long)S.out.gid;
+	} else {
+		if ((err = rt_tdir_group(cfg->group, &group)) < 0)
+			goto out;
+		/* Made (or an empty one of ours taken) and locked; every file
+		 * is opened through its descriptor from now on. */
+		if ((err = rt_tdir_create(&S.out, AT_FDCWD, cfg->output_dir, NULL, group)) < 0)
+			goto out;
+	}
 	S.dir = S.out.path;
 	S.group = group;
 	if ((err = ringtrace_rb_create(&rc, &S.rb)) < 0) {
@@ -362,6 +390,7 @@ static int rt_finish_locked(void)
 	rt_close_all(S.files);
 	struct ringtrace_trace_stats st;
 	rt_fill_stats(&st);
+	S.last = st;
 	int err = rt_ctf_write_live(S.rb, &S.out, &st);
 	if (err == 0 && S.write_errno)
 		err = rt_error(RINGTRACE_ESYS, "the trace in %s is incomplete: %s", S.dir,
@@ -481,6 +510,13 @@ ringtrace_rb *ringtrace_session_buffer(void)
 	ringtrace_rb *rb = S.active ? S.rb : NULL;
 	pthread_mutex_unlock(&S.lock);
 	return rb;
+}
+
+void rt_session_last_stats(struct ringtrace_trace_stats *st)
+{
+	pthread_mutex_lock(&S.lock);
+	*st = S.last;
+	pthread_mutex_unlock(&S.lock);
 }
 
 int ringtrace_session_stats(struct ringtrace_trace_stats *st)

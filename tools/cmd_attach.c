@@ -1,0 +1,478 @@
+/*
+ * ringtrace record -p PID[,PID...]: record programs that are already
+ * running (docs/attach.md). For each program: its socket found in its
+ * user's rendezvous directory, its HELLO read and checked, a trace
+ * directory <comm>-<pid> made for it in the output directory (given to
+ * the program's user when root records another user's program), and
+ * RECORD sent with that directory's descriptor. The program records into
+ * it itself (its library runs the session: nothing of the tracing
+ * runtime is in this command) until we send STOP, the program exits, or
+ * this process goes away (the program sees the connection end and stops).
+ *
+ * The output directory holds one trace per program: a trace collection
+ * (`babeltrace2 DIR` reads them together; `ringtrace report DIR/<comm>-<pid>`
+ * one of them).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach_client.h"
+#include "cmd_attach.h"
+#include "output.h"
+#include "ringtrace/ctf.h"
+#include "ringtrace/error.h"
+
+#define AT_MAX_PROGRAMS 64
+/* A session's start creates its pool and threads; its stop flushes and
+ * writes the trace out: both bounded, but not by a second. */
+#define AT_START_TIMEOUT_S 10
+#define AT_STOP_TIMEOUT_S 30
+
+struct at_prog {
+	pid_t pid;
+	uid_t uid;
+	int fd; /* the connection; -1 once done */
+	char comm[16];
+	char name[64]; /* its trace directory in the output directory */
+	int ended;     /* the connection ended without STOPPED */
+	struct ringtrace_attach_stopped st;
+	int stopped; /* STOPPED received */
+};
+
+static volatile sig_atomic_t at_signal;
+static int at_pipe[2] = {-1, -1};
+
+static void at_on_signal(int sig)
+{
+	int e = errno;
+	at_signal = sig;
+	if (at_pipe[1] >= 0) {
+		ssize_t r = write(at_pipe[1], "x", 1);
+		(void)r;
+	}
+	errno = e;
+}
+
+static uint64_t at_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void at_timeout(int fd, int s)
+{
+	struct timeval tv = {s, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* "4242,4250" into pids: their number, or -1 having said what is wrong. */
+static int at_parse_pids(const char *list, pid_t *pids, int max)
+{
+	int n = 0;
+	const char *p = list;
+	for (;;) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(p, &end, 10);
+		if (errno || end == p || *p < '1' || *p > '9' || v > 0x3fffffff ||
+		    (*end && *end != ',')) {
+			fprintf(stderr, "ringtrace record: -p '%s': expected PID[,PID...]\n", list);
+			return -1;
+		}
+		for (int i = 0; i < n; i++)
+			if (pids[i] == (pid_t)v) {
+				fprintf(stderr, "ringtrace record: -p: pid %lu given twice\n", v);
+				return -1;
+			}
+		if (n == max) {
+			fprintf(stderr, "ringtrace record: -p: at most %d programs\n", max);
+			return -1;
+		}
+		pids[n++] = (pid_t)v;
+		if (!*end)
+			return n;
+		p = end + 1;
+	}
+}
+
+/*
+ * The output directory: made (0700, or 0750 with the group), or an
+ * existing one taken if it is a directory of ours, writable by nobody
+ * else and empty. Its descriptor, or -1 having said why.
+ */
+static int at_outdir(const char *out, long group)
+{
+	mode_t mode = group >= 0 ? 0750 : 0700;
+	int created = mkdir(out, mode) == 0;
+	if (!created && errno != EEXIST) {
+		fprintf(stderr, "ringtrace record: cannot create %s: %s\n", out, strerror(errno));
+		return -1;
+	}
+	int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "ringtrace record: %s: %s (a directory, never followed)\n", out,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	const char *why = NULL;
+	if (st.st_uid != geteuid())
+		why = "belongs to another user";
+	else if (created && ((group >= 0 && fchown(fd, (uid_t)-1, (gid_t)group) < 0) ||
+			     fchmod(fd, mode) < 0 || fstat(fd, &st) < 0))
+		why = strerror(errno);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		why = "is writable by others";
+	if (!why && !created) {
+		int dfd = dup(fd);
+		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		struct dirent *e;
+		while (d && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				why = "is not empty (a trace is written only into an empty or new "
+				      "directory)";
+				break;
+			}
+		if (d)
+			closedir(d);
+		else if (dfd >= 0)
+			close(dfd);
+	}
+	if (why) {
+		fprintf(stderr, "ringtrace record: output directory %s %s\n", out, why);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* comm as a file name: [A-Za-z0-9._-] kept, anything else '_'. */
+static void at_dirname(char *buf, size_t n, const char *comm, pid_t pid)
+{
+	char c[16];
+	size_t k = 0;
+	for (; comm[k] && k < sizeof(c) - 1; k++) {
+		char x = comm[k];
+		c[k] = (x >= 'a' && x <= 'z') || (x >= 'A' && x <= 'Z') || (x >= '0' && x <= '9') ||
+				       x == '.' || x == '_' || x == '-'
+			       ? x
+			       : '_';
+	}
+	c[k] = 0;
+	if (!k || c[0] == '.')
+		snprintf(buf, n, "prog-%d", (int)pid);
+	else
+		snprintf(buf, n, "%s-%d", c, (int)pid);
+}
+
+/* Append "KEY=VALUE\0" to the RECORD payload: 0, or -1 if it does not fit. */
+static int at_put(char *buf, uint32_t *len, const char *key, const char *val)
+{
+	int n = snprintf(buf + *len, RINGTRACE_ATTACH_MAX_PAYLOAD - *len, "%s=%s", key, val);
+	if (n < 0 || (uint32_t)n + 1 > RINGTRACE_ATTACH_MAX_PAYLOAD - *len)
+		return -1;
+	*len += (uint32_t)n + 1;
+	return 0;
+}
+
+/*
+ * Reach program p and make it record into outfd/<name>: 0 with p->fd the
+ * live connection, or -1 having said why (nothing left behind).
+ */
+static int at_attach(struct at_prog *p, int outfd, const char *out,
+		     const struct at_settings *o)
+{
+	char path[512], why[600];
+	struct stat st;
+	char proc[32];
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)p->pid);
+	if (stat(proc, &st) < 0) {
+		fprintf(stderr, "ringtrace record: pid %d: %s\n", (int)p->pid,
+			errno == ENOENT ? "no such process" : strerror(errno));
+		return -1;
+	}
+	p->uid = st.st_uid;
+	if (geteuid() != 0 && p->uid != geteuid()) {
+		fprintf(stderr,
+			"ringtrace record: pid %d runs as uid %u: only its own user or root may "
+			"record it\n",
+			(int)p->pid, (unsigned)p->uid);
+		return -1;
+	}
+	int dfd = attach_find(p->pid, p->uid, path, sizeof(path), why, sizeof(why));
+	if (dfd < 0) {
+		fprintf(stderr, "ringtrace record: pid %d: %s\n", (int)p->pid, why);
+		return -1;
+	}
+	char sock[32];
+	snprintf(sock, sizeof(sock), "%d.sock", (int)p->pid);
+	struct ringtrace_attach_hello h;
+	int fd;
+	int r = attach_hello(dfd, sock, p->pid, p->uid, &h, &fd, why, sizeof(why));
+	close(dfd);
+	if (r != 0) {
+		fprintf(stderr, "ringtrace record: pid %d: %s\n", (int)p->pid,
+			r > 0 ? "its socket is there but nobody listens (it exited?)" : why);
+		return -1;
+	}
+	memcpy(p->comm, h.comm, sizeof(p->comm));
+	if (h.recording) {
+		fprintf(stderr,
+			"ringtrace record: pid %d (%s): busy: a session records it already\n",
+			(int)p->pid, out_esc(p->comm));
+		close(fd);
+		return -1;
+	}
+	/* Its trace directory, the program's user's: it creates the files. */
+	at_dirname(p->name, sizeof(p->name), p->comm, p->pid);
+	mode_t mode = o->group >= 0 ? 0750 : 0700;
+	int sub = -1;
+	const char *step = "mkdir";
+	if (mkdirat(outfd, p->name, mode) == 0) {
+		step = "open";
+		sub = openat(outfd, p->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0 && ((step = "chown"),
+				 (p->uid != geteuid() || o->group >= 0) &&
+					 fchown(sub, p->uid, o->group >= 0 ? (gid_t)o->group : st.st_gid) < 0)) {
+			close(sub);
+			sub = -1;
+		} else if (sub >= 0 && ((step = "chmod"), fchmod(sub, mode) < 0)) {
+			close(sub);
+			sub = -1;
+		}
+	}
+	if (sub < 0) {
+		fprintf(stderr, "ringtrace record: pid %d (%s): %s %s/%s: %s\n", (int)p->pid,
+			out_esc(p->comm), step, out, p->name, strerror(errno));
+		unlinkat(outfd, p->name, AT_REMOVEDIR);
+		close(fd);
+		return -1;
+	}
+	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD];
+	uint32_t len = 0;
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/%s", out, p->name);
+	int bad = at_put(buf, &len, "DIR", dir) < 0 ||
+		  at_put(buf, &len, "EVENTS", o->events && *o->events ? o->events : "*") < 0 ||
+		  (o->filters && at_put(buf, &len, "FILTERS", o->filters) < 0) ||
+		  (o->triggers && at_put(buf, &len, "TRIGGERS", o->triggers) < 0) ||
+		  at_put(buf, &len, "MODE", o->overwrite ? "overwrite" : "discard") < 0 ||
+		  (o->bufsize && at_put(buf, &len, "BUFFER_SIZE", o->bufsize) < 0) ||
+		  (o->pagesize && at_put(buf, &len, "PAGE_SIZE", o->pagesize) < 0);
+	if (bad) {
+		fprintf(stderr,
+			"ringtrace record: the settings (events, filters, triggers) are longer "
+			"than the %u bytes a program takes\n",
+			RINGTRACE_ATTACH_MAX_PAYLOAD);
+		close(sub);
+		unlinkat(outfd, p->name, AT_REMOVEDIR);
+		close(fd);
+		return -1;
+	}
+	/* The output directory too, where snapshots are made beside the
+	 * trace; not to another user's program (root records it): it could
+	 * not write there, and would see the other programs' names. */
+	int fds[2] = {sub, outfd};
+	unsigned nfds = p->uid == geteuid() ? 2 : 1;
+	at_timeout(fd, AT_START_TIMEOUT_S);
+	uint32_t type = 0, rl = 0;
+	char reply[RINGTRACE_ATTACH_MAX_PAYLOAD];
+	r = ringtrace_attach_send_fds(fd, RINGTRACE_ATTACH_RECORD, buf, len, fds, nfds);
+	close(sub);
+	if (r == 0)
+		r = ringtrace_attach_recv(fd, &type, reply, sizeof(reply), &rl);
+	if (r == 0 && type == RINGTRACE_ATTACH_OK)
+		return p->fd = fd, 0;
+	if (r < 0)
+		fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
+			out_esc(p->comm),
+			errno == EAGAIN ? "no answer (timed out)" : ringtrace_last_error());
+	else if (type == RINGTRACE_ATTACH_ERROR && rl > 0) {
+		reply[rl - 1] = 0;
+		fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
+			out_esc(p->comm), out_esc(reply));
+	} else
+		fprintf(stderr, "ringtrace record: pid %d (%s): an answer of type %u, not OK\n",
+			(int)p->pid, out_esc(p->comm), type);
+	close(fd);
+	/* (empty unless the program failed half-way: then what it wrote stays) */
+	unlinkat(outfd, p->name, AT_REMOVEDIR);
+	return -1;
+}
+
+/* Send STOP to every program still connected, then read each STOPPED. */
+static void at_stop_all(struct at_prog *ps, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ps[i].fd >= 0 && ringtrace_attach_send(ps[i].fd, RINGTRACE_ATTACH_STOP, NULL, 0) < 0)
+			ps[i].ended = 1;
+	for (int i = 0; i < n; i++) {
+		if (ps[i].fd < 0)
+			continue;
+		at_timeout(ps[i].fd, AT_STOP_TIMEOUT_S);
+		uint32_t type, len;
+		struct ringtrace_attach_stopped st;
+		if (!ps[i].ended &&
+		    ringtrace_attach_recv(ps[i].fd, &type, &st, sizeof(st), &len) == 0 &&
+		    type == RINGTRACE_ATTACH_STOPPED && len == sizeof(st)) {
+			st.error[sizeof(st.error) - 1] = 0;
+			ps[i].st = st;
+			ps[i].stopped = 1;
+		} else {
+			ps[i].ended = 1;
+		}
+		close(ps[i].fd);
+		ps[i].fd = -1;
+	}
+}
+
+int at_record(const struct at_settings *o)
+{
+	pid_t pids[AT_MAX_PROGRAMS];
+	int n = at_parse_pids(o->pids, pids, AT_MAX_PROGRAMS);
+	if (n < 0)
+		return 2;
+	uint64_t t0 = at_now_ns();
+	int outfd = at_outdir(o->out, o->group);
+	if (outfd < 0)
+		return 1;
+	if (pipe2(at_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		fprintf(stderr, "ringtrace record: pipe: %s\n", strerror(errno));
+		close(outfd);
+		return 1;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = at_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	static struct at_prog ps[AT_MAX_PROGRAMS];
+	int live = 0, failed = 0;
+	for (int i = 0; i < n; i++) {
+		memset(&ps[i], 0, sizeof(ps[i]));
+		ps[i].pid = pids[i];
+		ps[i].fd = -1;
+		if (at_attach(&ps[i], outfd, o->out, o) == 0)
+			live++;
+		else
+			failed++;
+	}
+	uint64_t t_attached = at_now_ns();
+	if (!live) {
+		close(outfd);
+		rmdir(o->out); /* (only if we left it empty) */
+		return 1;
+	}
+	if (!o->quiet)
+		fprintf(stderr,
+			"ringtrace record: recording %d program%s into %s (attached in %.1f ms); "
+			"Ctrl-C to stop\n",
+			live, live == 1 ? "" : "s", o->out, (double)(t_attached - t0) / 1e6);
+
+	/* Until a signal, the duration, or every program gone. */
+	uint64_t deadline = o->duration_ns ? t_attached + o->duration_ns : 0;
+	while (live && !at_signal) {
+		struct pollfd pf[AT_MAX_PROGRAMS + 1];
+		int idx[AT_MAX_PROGRAMS + 1], k = 0;
+		pf[k].fd = at_pipe[0];
+		pf[k].events = POLLIN;
+		idx[k++] = -1;
+		for (int i = 0; i < n; i++)
+			if (ps[i].fd >= 0 && !ps[i].ended) {
+				pf[k].fd = ps[i].fd;
+				pf[k].events = POLLIN;
+				idx[k++] = i;
+			}
+		int ms = -1;
+		if (deadline) {
+			uint64_t now = at_now_ns();
+			if (now >= deadline)
+				break;
+			ms = (int)((deadline - now + 999999) / 1000000);
+		}
+		int r = poll(pf, (nfds_t)k, ms);
+		if (r < 0 && errno != EINTR) {
+			fprintf(stderr, "ringtrace record: poll: %s\n", strerror(errno));
+			break;
+		}
+		for (int j = 1; r > 0 && j < k; j++) {
+			if (!pf[j].revents)
+				continue;
+			/* The program says nothing unasked: this is its end (it
+			 * exited, or broke the conversation). */
+			struct at_prog *p = &ps[idx[j]];
+			p->ended = 1;
+			close(p->fd);
+			p->fd = -1;
+			live--;
+		}
+	}
+	uint64_t t_stop = at_now_ns();
+	at_stop_all(ps, n);
+	uint64_t t_stopped = at_now_ns();
+	close(outfd);
+	close(at_pipe[0]);
+	close(at_pipe[1]);
+	at_pipe[0] = at_pipe[1] = -1;
+
+	int rc = failed ? 1 : 0;
+	for (int i = 0; i < n; i++) {
+		struct at_prog *p = &ps[i];
+		if (!p->name[0] || (!p->stopped && !p->ended))
+			continue;
+		char dir[4200];
+		snprintf(dir, sizeof(dir), "%s/%s", o->out, p->name);
+		if (p->stopped) {
+			if (p->st.status < 0) {
+				fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
+					out_esc(p->comm), out_esc(p->st.error));
+				rc = 1;
+			}
+			if (!o->quiet)
+				fprintf(stderr,
+					"ringtrace: pid %d (%s): %" PRIu64 " events recorded, %" PRIu64
+					" dropped, %" PRIu64 " overwritten; %.1f MB in %s\n",
+					(int)p->pid, out_esc(p->comm), p->st.hit, p->st.missed,
+					p->st.overrun, (double)p->st.bytes / 1e6, out_esc(dir));
+			continue;
+		}
+		/* It went first: exited (its exit handler finished the trace), or
+		 * died, when the trace has only what was written out so far. */
+		uint64_t v;
+		if (ringtrace_ctf_get_stat(dir, "hit", &v) == 1) {
+			if (!o->quiet)
+				fprintf(stderr,
+					"ringtrace: pid %d (%s) exited; its trace is complete: %" PRIu64
+					" events in %s\n",
+					(int)p->pid, out_esc(p->comm), v, out_esc(dir));
+		} else {
+			fprintf(stderr,
+				"ringtrace record: pid %d (%s) ended without finishing its trace "
+				"(killed?); %s has what was written out before\n",
+				(int)p->pid, out_esc(p->comm), out_esc(dir));
+			rc = 1;
+		}
+	}
+	if (!o->quiet)
+		fprintf(stderr, "ringtrace record: detached in %.1f ms\n",
+			(double)(t_stopped - t_stop) / 1e6);
+	return rc;
+}
