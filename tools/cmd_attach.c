@@ -195,8 +195,7 @@ static int at_put(char *buf, uint32_t *len, const char *key, const char *val)
  * Reach program p and make it record into outfd/<name>: 0 with p->fd the
  * live connection, or -1 having said why (nothing left behind).
  */
-static int at_attach(struct at_prog *p, int outfd, const char *out,
-		     const struct at_settings *o)
+static int at_attach(struct at_prog *p, int outfd, const char *out, const struct at_settings *o)
 {
 	char path[512], why[600];
 	struct stat st;
@@ -249,7 +248,8 @@ static int at_attach(struct at_prog *p, int outfd, const char *out,
 		sub = openat(outfd, p->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub >= 0 && ((step = "chown"),
 				 (p->uid != geteuid() || o->group >= 0) &&
-					 fchown(sub, p->uid, o->group >= 0 ? (gid_t)o->group : st.st_gid) < 0)) {
+					 fchown(sub, p->uid,
+						o->group >= 0 ? (gid_t)o->group : st.st_gid) < 0)) {
 			close(sub);
 			sub = -1;
 		} else if (sub >= 0 && ((step = "chmod"), fchmod(sub, mode) < 0)) {
@@ -320,7 +320,8 @@ static int at_attach(struct at_prog *p, int outfd, const char *out,
 static void at_stop_all(struct at_prog *ps, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (ps[i].fd >= 0 && ringtrace_attach_send(ps[i].fd, RINGTRACE_ATTACH_STOP, NULL, 0) < 0)
+		if (ps[i].fd >= 0 &&
+		    ringtrace_attach_send(ps[i].fd, RINGTRACE_ATTACH_STOP, NULL, 0) < 0)
 			ps[i].ended = 1;
 	for (int i = 0; i < n; i++) {
 		if (ps[i].fd < 0)
@@ -448,8 +449,9 @@ int at_record(const struct at_settings *o)
 			}
 			if (!o->quiet)
 				fprintf(stderr,
-					"ringtrace: pid %d (%s): %" PRIu64 " events recorded, %" PRIu64
-					" dropped, %" PRIu64 " overwritten; %.1f MB in %s\n",
+					"ringtrace: pid %d (%s): %" PRIu64
+					" events recorded, %" PRIu64 " dropped, %" PRIu64
+					" overwritten; %.1f MB in %s\n",
 					(int)p->pid, out_esc(p->comm), p->st.hit, p->st.missed,
 					p->st.overrun, (double)p->st.bytes / 1e6, out_esc(dir));
 			continue;

@@ -477,9 +477,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		out = defdir;
 	}
 	if (pids) {
-		struct at_settings as = {pids,	   out,	     *events,	   *filters, *triggers,
-					 bufsize,  pagesize, overwrite, quiet,    group,
-					 duration_ns};
+		struct at_settings as = {pids,      out,     *events,    *filters,
+					 *triggers, bufsize, pagesize,   overwrite,
+					 quiet,     group,   duration_ns};
 		return at_record(&as);
 	}
 	struct stat st;

@@ -75,12 +75,12 @@ struct ringtrace_attach_hello {
 
 /* The answer to STOP: what the session recorded (struct ringtrace_trace_stats). */
 struct ringtrace_attach_stopped {
-	uint64_t hit;     /* events recorded into the buffer */
-	uint64_t missed;  /* events lost: the buffer was full (discard mode) */
-	uint64_t overrun; /* events overwritten before being written out (overwrite mode) */
+	uint64_t hit;          /* events recorded into the buffer */
+	uint64_t missed;       /* events lost: the buffer was full (discard mode) */
+	uint64_t overrun;      /* events overwritten before being written out (overwrite mode) */
 	uint64_t pages, bytes; /* written to the trace's stream files */
-	int32_t status;   /* 0, or the negative error of the session's stop */
-	char error[252];  /* its message, NUL-terminated ("" if none) */
+	int32_t status;        /* 0, or the negative error of the session's stop */
+	char error[252];       /* its message, NUL-terminated ("" if none) */
 };
 
 /*

@@ -312,9 +312,9 @@ static int rt_tdir_settle(struct rt_tdir *d, const struct stat *st, const char *
 	int err;
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
 		return rt_error(RINGTRACE_EINVAL,
-			       "output directory \"%s\" is writable by others (mode %04o): they "
-			       "could replace the trace's files",
-			       shown, (unsigned)(st->st_mode & 07777));
+				"output directory \"%s\" is writable by others (mode %04o): they "
+				"could replace the trace's files",
+				shown, (unsigned)(st->st_mode & 07777));
 	}
 	/* Locked first, then found empty: a recorder that finished in between
 	 * left files, a running one holds the lock. */
@@ -323,7 +323,7 @@ static int rt_tdir_settle(struct rt_tdir *d, const struct stat *st, const char *
 	char first[NAME_MAX + 1];
 	if (rt_first_entry(d->fd, first, sizeof(first)) < 0) {
 		return rt_error(RINGTRACE_ESYS, "output directory \"%s\": %s", shown,
-			       strerror(errno));
+				strerror(errno));
 	}
 	if (first[0]) {
 		err = rt_error(RINGTRACE_EINVAL,

@@ -17,13 +17,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -32,8 +32,8 @@
 #include "control/control_api.h"
 #include "record/record_internal.h"
 #include "ringtrace/attach.h"
-#include "ringtrace/filter.h"
 #include "ringtrace/event.h"
+#include "ringtrace/filter.h"
 #include "ringtrace/session.h"
 
 /* The listener: its socket, the directory holding it, and who made it. */
@@ -286,7 +286,8 @@ static void rt_att_end(struct ringtrace_attach_stopped *out, int restore)
  */
 static void rt_att_converse(int fd)
 {
-	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD + 1]; /* (4 KiB of the 64 KiB stack; a nested serve has its own) */
+	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD +
+		 1]; /* (4 KiB of the 64 KiB stack; a nested serve has its own) */
 	uint32_t type, len;
 	int fds[2]; /* the trace directory, and the one holding it (if given) */
 	unsigned nfds;

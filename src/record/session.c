@@ -55,8 +55,8 @@ static struct {
 	pid_t pid; /* the process the session records in */
 	int stopping;
 	unsigned nsnap;
-	uint32_t meta_events, meta_sites; /* registry size at the last live metadata */
-	uint32_t meta_tails;              /* retired streams' drops beyond their pages, then */
+	uint32_t meta_events, meta_sites;  /* registry size at the last live metadata */
+	uint32_t meta_tails;               /* retired streams' drops beyond their pages, then */
 	struct ringtrace_trace_stats last; /* the counts of the last session that stopped */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = {.fd = -1, .parent = -1}};
 
