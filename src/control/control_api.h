@@ -62,5 +62,7 @@ RT_HIDDEN void rt_ctl_describe_free(struct rt_ctl_desc *d);
 struct rt_ctl_saved;
 RT_HIDDEN struct rt_ctl_saved *rt_ctl_save(void);
 RT_HIDDEN void rt_ctl_restore(struct rt_ctl_saved *s);
+/* Free the copy without putting it back (the process is exiting). */
+RT_HIDDEN void rt_ctl_discard(struct rt_ctl_saved *s);
 
 #endif /* RINGTRACE_CONTROL_API_H */

@@ -166,6 +166,7 @@ RT_HIDDEN int rt_filters_configure_locked(const char *spec, int from_env);
 struct rt_frules_saved;
 RT_HIDDEN struct rt_frules_saved *rt_frules_save_locked(void);
 RT_HIDDEN void rt_frules_restore_locked(struct rt_frules_saved *s);
+RT_HIDDEN void rt_frules_discard(struct rt_frules_saved *s);
 /* A loaded event gets the filter of the last rule that matches it. */
 RT_HIDDEN void rt_filters_event_loaded(struct rt_entry *e);
 

@@ -353,6 +353,7 @@ struct rt_ctl_saved {
 
 struct rt_ctl_saved *rt_ctl_save(void)
 {
+	/* (rt_ctl_discard frees what a failed save made) */
 	struct rt_ctl_saved *s = calloc(1, sizeof(*s));
 	if (!s) {
 		rt_error(RINGTRACE_ENOMEM, "out of memory");
@@ -370,15 +371,20 @@ struct rt_ctl_saved *rt_ctl_save(void)
 	pthread_mutex_unlock(&rt_reg_lock);
 	s->tracing_on = ringtrace_tracing_is_on();
 	if (!s->frules || !s->trigger_ids) {
-		pthread_mutex_lock(&rt_reg_lock);
-		rt_frules_restore_locked(s->frules); /* (the same rules: changes nothing) */
-		pthread_mutex_unlock(&rt_reg_lock);
-		free(s->trigger_ids);
-		free(s);
+		rt_ctl_discard(s);
 		rt_error(RINGTRACE_ENOMEM, "out of memory");
 		return NULL;
 	}
 	return s;
+}
+
+void rt_ctl_discard(struct rt_ctl_saved *s)
+{
+	if (!s)
+		return;
+	rt_frules_discard(s->frules);
+	free(s->trigger_ids);
+	free(s);
 }
 
 void rt_ctl_restore(struct rt_ctl_saved *s)

@@ -325,6 +325,13 @@ struct rt_frules_saved *rt_frules_save_locked(void)
 	return s;
 }
 
+void rt_frules_discard(struct rt_frules_saved *s)
+{
+	if (s)
+		rt_frules_free(s->rules, s->n);
+	free(s);
+}
+
 void rt_frules_restore_locked(struct rt_frules_saved *s)
 {
 	if (!s)

@@ -90,6 +90,8 @@ RT_HIDDEN void rt_read_env_locked(void);
 struct rt_rules_saved;
 RT_HIDDEN struct rt_rules_saved *rt_events_rules_save(void);
 RT_HIDDEN void rt_events_rules_restore(struct rt_rules_saved *s);
+/* Free the copy without putting it back (the process is exiting). */
+RT_HIDDEN void rt_events_rules_discard(struct rt_rules_saved *s);
 
 /*
  * The events layer's hooks into the layer above (src/control), all called

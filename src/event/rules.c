@@ -302,6 +302,13 @@ struct rt_rules_saved *rt_events_rules_save(void)
 	return s;
 }
 
+void rt_events_rules_discard(struct rt_rules_saved *s)
+{
+	if (s)
+		rt_rules_free(s->rules, s->n);
+	free(s);
+}
+
 void rt_events_rules_restore(struct rt_rules_saved *s)
 {
 	if (!s)

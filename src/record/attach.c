@@ -273,6 +273,9 @@ static void rt_att_end(struct ringtrace_attach_stopped *out, int restore)
 	if (restore) {
 		rt_ctl_restore(rt_att_ctl);
 		rt_events_rules_restore(rt_att_rules);
+	} else {
+		rt_ctl_discard(rt_att_ctl);
+		rt_events_rules_discard(rt_att_rules);
 	}
 	rt_att_ctl = NULL;
 	rt_att_rules = NULL;
