@@ -96,12 +96,17 @@ int attach_find(pid_t pid, uid_t uid, char *path, size_t pn, char *why, size_t w
 			n++;
 		}
 	}
+	char fixed[2][64];
+	unsigned nf = 0;
 	if (uid == 0) {
-		snprintf(cand[n++], sizeof(cand[0]), "/run/ringtrace");
+		snprintf(fixed[nf++], sizeof(fixed[0]), "/run/ringtrace");
 	} else {
-		snprintf(cand[n++], sizeof(cand[0]), "/run/user/%u/ringtrace", (unsigned)uid);
-		snprintf(cand[n++], sizeof(cand[0]), "/tmp/ringtrace-%u", (unsigned)uid);
+		snprintf(fixed[nf++], sizeof(fixed[0]), "/run/user/%u/ringtrace", (unsigned)uid);
+		snprintf(fixed[nf++], sizeof(fixed[0]), "/tmp/ringtrace-%u", (unsigned)uid);
 	}
+	for (unsigned f = 0; f < nf; f++)
+		if (n == 0 || strcmp(cand[0], fixed[f]) != 0)
+			snprintf(cand[n++], sizeof(cand[0]), "%s", fixed[f]);
 	char name[32];
 	snprintf(name, sizeof(name), "%d.sock", (int)pid);
 	for (unsigned i = 0; i < n; i++) {

@@ -394,6 +394,14 @@ static void *rt_att_thread(void *arg)
 	pthread_setname_np(pthread_self(), "ringtrace-att");
 	if (rt_att_listen(verbose) < 0)
 		return NULL;
+	/*
+	 * The trace clock's calibration (20 ms asleep, once per process) done
+	 * now, beside the program, rather than in the first attach, where it
+	 * was 20 of its 53 ms. (Not the membarrier registration, the other
+	 * once-only cost, ~11 ms: it would make every program a target of
+	 * other processes' expedited barriers whether traced or not.)
+	 */
+	(void)rt_clock_get();
 	int lfd = __atomic_load_n(&rt_att_fd, __ATOMIC_RELAXED);
 	for (;;) {
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
