@@ -27,7 +27,8 @@
 #  - the program's exit ends the recording with a complete trace;
 #  - the recorder killed (SIGKILL): the program stops tracing at once;
 #  - Ctrl-C stops and detaches; another user refused, root allowed;
-#  - the exact values, read back with babeltrace2.
+#  - the exact values, read back with babeltrace2;
+#  - ringtrace list -p: a running program's events, the program unchanged.
 #   usage: test_attach.sh BIN_DIR [CASE...] | --list
 set -eu
 . "$(dirname "$0")/cases.sh"
@@ -530,6 +531,19 @@ record_p_exact_values_read_back_with_babeltrace2() { # case
 	' "$tmp/bt" || fail "values read back wrong"
 	[ "$(wc -l <"$tmp/bt")" = "$("$rt" stat "$tmp/t-$rt_c/test_attach_pro-$pid" | awk '$1 == "hit" {print $2}')" ] ||
 		fail "babeltrace2 and stat disagree on the count"
+}
+
+list_p_lists_a_running_programs_events() { # case
+	start_prog 1 --filter
+	before=$(state "$pid")
+	"$rt" list -p "$pid" >"$tmp/list" 2>"$tmp/list.err" || fail "list -p failed: $(cat "$tmp/list.err")"
+	grep -q "^  [0-9]* at_seq (instant)$" "$tmp/list" || fail "no at_seq: $(cat "$tmp/list")"
+	grep -q "^      seq  *u64 (size 8, unsigned" "$tmp/list" || fail "no seq field: $(cat "$tmp/list")"
+	grep -q "^      value  *s32 (size 4, signed" "$tmp/list" || fail "no value field: $(cat "$tmp/list")"
+	[ "$(state "$pid")" = "$before" ] || fail "changed by list -p: before '$before', after '$(state "$pid")'"
+	"$rt" list -p 999999999 2>"$tmp/list.err" && fail "list -p of no process succeeded"
+	grep -q "pid 999999999: no such process" "$tmp/list.err" || fail "no error: $(cat "$tmp/list.err")"
+	stop_prog
 }
 
 rt_run_cases "$@"

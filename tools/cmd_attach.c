@@ -25,11 +25,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "attach_client.h"
 #include "cmd_attach.h"
+#include "commands.h"
 #include "output.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/error.h"
@@ -476,5 +478,63 @@ int at_record(const struct at_settings *o)
 	if (!o->quiet)
 		fprintf(stderr, "ringtrace record: detached in %.1f ms\n",
 			(double)(t_stopped - t_stop) / 1e6);
+	return rc;
+}
+
+/*
+ * ringtrace list -p PID: the program's events, as a trace's metadata has
+ * them: the program is attached to with every event disabled (a small
+ * pool; nothing is recorded) and detached at once, and the trace it wrote
+ * (metadata only) is listed, then removed.
+ */
+int ringtrace_cmd_list_pid(const char *pid)
+{
+	char tmp[] = "/tmp/ringtrace-list-XXXXXX";
+	if (!mkdtemp(tmp)) {
+		fprintf(stderr, "ringtrace list: cannot create a temporary directory: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	char out[64];
+	snprintf(out, sizeof(out), "%s/t", tmp);
+	struct at_settings o;
+	memset(&o, 0, sizeof(o));
+	o.pids = pid;
+	o.out = out;
+	o.events = "-*";
+	o.bufsize = "1m";
+	o.pagesize = "64k";
+	o.quiet = 1;
+	o.group = -1;
+	o.duration_ns = 1; /* (stop as soon as it records) */
+	int rc = at_record(&o);
+	if (rc == 2)
+		fprintf(stderr, "ringtrace list: -p PID: one process id\n");
+	char dir[128] = "";
+	DIR *d = rc == 0 ? opendir(out) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			snprintf(dir, sizeof(dir), "%s/%.60s", out, e->d_name);
+	if (d)
+		closedir(d);
+	if (rc == 0 && dir[0]) {
+		fflush(stdout);
+		pid_t p = fork();
+		if (p == 0) {
+			execl("/proc/self/exe", "ringtrace", "list", dir, (char *)NULL);
+			_exit(127);
+		}
+		int status;
+		while (p > 0 && waitpid(p, &status, 0) < 0 && errno == EINTR)
+			;
+		rc = p > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	} else if (rc == 0) {
+		rc = 1;
+	}
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "ringtrace list: could not remove %s\n", tmp);
 	return rc;
 }

@@ -38,8 +38,9 @@ static void ps_usage(FILE *f)
 	fprintf(f, "usage: ringtrace ps\n"
 		   "\n"
 		   "List the running programs linked with libringtrace that can be attached to\n"
-		   "(later: ringtrace record -p PID): pid, user, command, events defined,\n"
-		   "whether a session records it now, executable. Yours; root: everyone's.\n"
+		   "(ringtrace record -p PID, ringtrace list -p PID): pid, user, command, events\n"
+		   "defined, whether a session records it now, executable. Yours; root:\n"
+		   "everyone's.\n"
 		   "A program started with RINGTRACE_ATTACH=0 is not listed.\n"
 		   "\n"
 		   "exit status: 0, 1 if the rendezvous directory cannot be read, 2 usage error\n");

@@ -17,6 +17,8 @@ int ringtrace_cmd_export(int argc, char **argv);
 int ringtrace_cmd_list_program(int argc, char **argv);
 int ringtrace_cmd_recover(int argc, char **argv);
 int ringtrace_cmd_ps(int argc, char **argv);
+/* ringtrace list -p PID (cmd_attach.c) */
+int ringtrace_cmd_list_pid(const char *pid);
 /* Recover the trace of a dead program from its pool SHM into DIR: 0 or 1. */
 int ringtrace_recover(const char *shm, const char *dir, int quiet);
 /* The same; `force`: recover from a pool of another uuid, or with live

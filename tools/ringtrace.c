@@ -373,12 +373,15 @@ static int cmd_stat(int argc, char **argv)
 static const char list_help[] =
 	"usage: ringtrace list DIR\n"
 	"       ringtrace list -- CMD [ARGS...]\n"
+	"       ringtrace list -p PID\n"
 	"\n"
 	"The events the trace in DIR defines: id, name, kind, fields (name, type,\n"
 	"size, signedness) and print format; then the ringtrace_printf call sites.\n"
 	"With -- CMD: the events the program CMD (linked with libringtrace) defines;\n"
 	"it is run with tracing on and every event disabled, so give it arguments\n"
-	"that make it exit soon.\n";
+	"that make it exit soon. With -p PID: the events of a running program (see\n"
+	"`ringtrace ps`), asked for by attaching to it with every event disabled and\n"
+	"detaching at once; a program recorded already cannot be asked (busy).\n";
 
 static const char *const kind_names[] = {"instant", "begin", "end", "counter"};
 
@@ -482,6 +485,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (strcmp(cmd, "stat") == 0)
 		return cmd_stat(argc - 1, argv + 1);
+	if (strcmp(cmd, "list") == 0 && argc == 4 && strcmp(argv[2], "-p") == 0)
+		return ringtrace_cmd_list_pid(argv[3]);
 	if (strcmp(cmd, "list") == 0 && argc > 2 && strcmp(argv[2], "--") == 0)
 		return ringtrace_cmd_list_program(argc - 2, argv + 2);
 	if (strcmp(cmd, "list") == 0)
