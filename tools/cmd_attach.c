@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,7 +37,7 @@
 #include "ringtrace/ctf.h"
 #include "ringtrace/error.h"
 
-#define AT_MAX_PROGRAMS 64
+#define AT_MAX_PROGRAMS 256
 /* A session's start creates its pool and threads; its stop flushes and
  * writes the trace out: both bounded, but not by a second. */
 #define AT_START_TIMEOUT_S 10
@@ -54,6 +55,7 @@ struct at_prog {
 };
 
 static volatile sig_atomic_t at_signal;
+static volatile pid_t at_cmd_pid; /* -a -- CMD: the command, for the signal handler */
 static int at_pipe[2] = {-1, -1};
 
 static void at_on_signal(int sig)
@@ -345,139 +347,430 @@ static void at_stop_all(struct at_prog *ps, int n)
 	}
 }
 
+/* What became of program p: said on stderr; 0, or -1 if its trace is not complete. */
+static int at_report(const struct at_prog *p, const struct at_settings *o)
+{
+	int rc = 0;
+	if (!p->name[0] || (!p->stopped && !p->ended))
+		return rc;
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/%s", o->out, p->name);
+	if (p->stopped) {
+		if (p->st.status < 0) {
+			fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
+				out_esc(p->comm), out_esc(p->st.error));
+			rc = -1;
+		}
+		if (!o->quiet)
+			fprintf(stderr,
+				"ringtrace: pid %d (%s): %" PRIu64 " events recorded, %" PRIu64
+				" dropped, %" PRIu64 " overwritten; %.1f MB in %s\n",
+				(int)p->pid, out_esc(p->comm), p->st.hit, p->st.missed,
+				p->st.overrun, (double)p->st.bytes / 1e6, out_esc(dir));
+		return rc;
+	}
+	/* It went first: exited (its exit handler finished the trace), or
+	 * died, when the trace has only what was written out so far. */
+	uint64_t v;
+	if (ringtrace_ctf_get_stat(dir, "hit", &v) == 1) {
+		if (!o->quiet)
+			fprintf(stderr,
+				"ringtrace: pid %d (%s) exited; its trace is complete: %" PRIu64
+				" events in %s\n",
+				(int)p->pid, out_esc(p->comm), v, out_esc(dir));
+	} else {
+		fprintf(stderr,
+			"ringtrace record: pid %d (%s) ended without finishing its trace "
+			"(killed?); %s has what was written out before\n",
+			(int)p->pid, out_esc(p->comm), out_esc(dir));
+		rc = -1;
+	}
+	return rc;
+}
+
+/* ---- -a: every program, and those that start ------------------------------ */
+
+/* The rendezvous directories watched by -a: the caller's; root: everyone's. */
+struct at_dir {
+	int fd;
+	uid_t uid;
+	char path[512];
+};
+#define AT_MAX_DIRS 256
+
+static int at_add_dir(struct at_dir *ds, int *n, const char *path, uid_t uid, int ino)
+{
+	for (int i = 0; i < *n; i++)
+		if (strcmp(ds[i].path, path) == 0)
+			return 0;
+	if (*n == AT_MAX_DIRS)
+		return 0;
+	int fd = ringtrace_attach_dir_check(path, (unsigned)uid);
+	if (fd < 0)
+		return 0; /* (none, or not that user's: nothing to find there) */
+	ds[*n].fd = fd;
+	ds[*n].uid = uid;
+	snprintf(ds[*n].path, sizeof(ds[*n].path), "%s", path);
+	/* (a program renames its socket into place once it listens: IN_MOVED_TO) */
+	if (ino >= 0)
+		inotify_add_watch(ino, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+	(*n)++;
+	return 1;
+}
+
+/* Find the rendezvous directories (again: a user's first program makes one). */
+static void at_find_dirs(struct at_dir *ds, int *n, int ino)
+{
+	if (geteuid() != 0) {
+		char path[512];
+		int fd = ringtrace_attach_dir_open(1, path, sizeof(path));
+		if (fd >= 0) {
+			close(fd);
+			at_add_dir(ds, n, path, geteuid(), ino);
+		}
+		return;
+	}
+	char own[512]; /* (root's: made if missing, to be watched from the start) */
+	int fd = ringtrace_attach_dir_open(1, own, sizeof(own));
+	if (fd >= 0)
+		close(fd);
+	at_add_dir(ds, n, "/run/ringtrace", 0, ino);
+	static const struct {
+		const char *parent, *prefix, *fmt;
+	} where[] = {
+		{"/run/user", "", "/run/user/%u/ringtrace"},
+		{"/tmp", "ringtrace-", "/tmp/ringtrace-%u"},
+	};
+	for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
+		DIR *d = opendir(where[w].parent);
+		struct dirent *e;
+		unsigned seen = 0;
+		size_t pl = strlen(where[w].prefix);
+		while (d && (e = readdir(d)) && seen++ < 100000) {
+			if (strncmp(e->d_name, where[w].prefix, pl) != 0 || e->d_name[pl] < '1' ||
+			    e->d_name[pl] > '9')
+				continue;
+			char *end;
+			errno = 0;
+			unsigned long uid = strtoul(e->d_name + pl, &end, 10);
+			if (errno || *end || uid >= (uid_t)-1)
+				continue;
+			char path[512];
+			snprintf(path, sizeof(path), where[w].fmt, (unsigned)uid);
+			at_add_dir(ds, n, path, (uid_t)uid, ino);
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
+/* 1 if pid descends from root (bounded walk up the parents), else 0. */
+static int at_descends(pid_t pid, pid_t root)
+{
+	for (int depth = 0; depth < 64 && pid > 1; depth++) {
+		if (pid == root)
+			return 1;
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		ssize_t r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r <= 0)
+			return 0;
+		buf[r] = 0;
+		/* "pid (comm) state ppid ...": comm may hold anything, ')' too */
+		char *rp = strrchr(buf, ')');
+		int ppid;
+		char st;
+		if (!rp || sscanf(rp + 1, " %c %d", &st, &ppid) != 2)
+			return 0;
+		pid = ppid;
+	}
+	return 0;
+}
+
+/* The recording: the programs, where their traces go, and how it ends. */
+struct at_run {
+	const struct at_settings *o;
+	int outfd;
+	struct at_prog ps[AT_MAX_PROGRAMS];
+	int n, live, failed;
+	struct at_dir dirs[AT_MAX_DIRS];
+	int ndirs;
+	int ino;   /* inotify on the directories (-a), or -1 */
+	pid_t cmd; /* -a -- CMD: the command (its descendants only), or 0 */
+	int cmd_status;
+	int full_said;
+};
+
+static struct at_prog *at_known(struct at_run *R, pid_t pid)
+{
+	for (int i = 0; i < R->n; i++)
+		if (R->ps[i].pid == pid)
+			return &R->ps[i];
+	return NULL;
+}
+
+/* Attach to pid (a new program): 0, or -1 having said why. */
+static int at_take(struct at_run *R, pid_t pid)
+{
+	if (R->n == AT_MAX_PROGRAMS) {
+		if (!R->full_said++)
+			fprintf(stderr, "ringtrace record: %d programs recorded: no more\n",
+				AT_MAX_PROGRAMS);
+		return -1;
+	}
+	struct at_prog *p = &R->ps[R->n++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->fd = -1;
+	if (at_attach(p, R->outfd, R->o->out, R->o) < 0) {
+		R->failed++;
+		return -1;
+	}
+	R->live++;
+	return 0;
+}
+
+/* -a: every program in the directories not seen yet (of the command's tree). */
+static void at_scan(struct at_run *R)
+{
+	for (int i = 0; i < R->ndirs; i++) {
+		int dfd = dup(R->dirs[i].fd);
+		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		if (!d) {
+			if (dfd >= 0)
+				close(dfd);
+			continue;
+		}
+		rewinddir(d);
+		struct dirent *e;
+		unsigned seen = 0;
+		while ((e = readdir(d)) && seen++ < 100000) {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(e->d_name, &end, 10);
+			if (errno || end == e->d_name || strcmp(end, ".sock") != 0 || v == 0 ||
+			    v > 0x3fffffff || e->d_name[0] == '0')
+				continue;
+			pid_t pid = (pid_t)v;
+			if (at_known(R, pid) || (R->cmd && !at_descends(pid, R->cmd)))
+				continue;
+			/* (gone already: a stale file, not a program to report) */
+			if (kill(pid, 0) != 0 && errno == ESRCH)
+				continue;
+			at_take(R, pid);
+		}
+		closedir(d);
+	}
+}
+
+/*
+ * -a -- CMD: run CMD with RINGTRACE_ATTACH_WAIT set: it and every program
+ * it starts (the variable is inherited) wait at their start, up to
+ * AT_CMD_WAIT_MS, until this process has attached to them, so each is
+ * recorded from its first event. Programs not linked with libringtrace
+ * ignore it.
+ */
+#define AT_CMD_WAIT_MS "3000"
+static pid_t at_run_cmd(char **argv)
+{
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ringtrace record: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid > 0)
+		return pid;
+	setenv("RINGTRACE_ATTACH_WAIT", AT_CMD_WAIT_MS, 1);
+	setenv("RINGTRACE_ATTACH", "1", 1); /* (attachable, and says so if it is not) */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	execvp(argv[0], argv);
+	fprintf(stderr, "ringtrace record: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+static void at_on_signal_info(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	/* -- CMD: passed on, unless the terminal sent it to the whole group */
+	if (at_cmd_pid > 0 && !(si && si->si_code == SI_KERNEL))
+		kill(at_cmd_pid, sig);
+	at_on_signal(sig);
+}
+
 int at_record(const struct at_settings *o)
 {
+	static struct at_run R;
+	memset(&R, 0, sizeof(R));
+	R.o = o;
+	R.ino = -1;
 	pid_t pids[AT_MAX_PROGRAMS];
-	int n = at_parse_pids(o->pids, pids, AT_MAX_PROGRAMS);
-	if (n < 0)
+	int n = 0;
+	if (o->pids && (n = at_parse_pids(o->pids, pids, AT_MAX_PROGRAMS)) < 0)
 		return 2;
 	uint64_t t0 = at_now_ns();
-	int outfd = at_outdir(o->out, o->group);
-	if (outfd < 0)
+	if ((R.outfd = at_outdir(o->out, o->group)) < 0)
 		return 1;
 	if (pipe2(at_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		fprintf(stderr, "ringtrace record: pipe: %s\n", strerror(errno));
-		close(outfd);
+		close(R.outfd);
 		return 1;
 	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = at_on_signal;
+	sa.sa_sigaction = at_on_signal_info;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	static struct at_prog ps[AT_MAX_PROGRAMS];
-	int live = 0, failed = 0;
-	for (int i = 0; i < n; i++) {
-		memset(&ps[i], 0, sizeof(ps[i]));
-		ps[i].pid = pids[i];
-		ps[i].fd = -1;
-		if (at_attach(&ps[i], outfd, o->out, o) == 0)
-			live++;
-		else
-			failed++;
+	if (o->all) {
+		R.ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+		at_find_dirs(R.dirs, &R.ndirs, R.ino);
+		if (o->argv) {
+			R.cmd = at_cmd_pid = at_run_cmd(o->argv);
+			if (R.cmd < 0) {
+				close(R.outfd);
+				return 1;
+			}
+		}
+		at_scan(&R);
 	}
+	for (int i = 0; i < n; i++)
+		at_take(&R, pids[i]);
 	uint64_t t_attached = at_now_ns();
-	if (!live) {
-		close(outfd);
+	if (!o->all && !R.live) {
+		close(R.outfd);
 		rmdir(o->out); /* (only if we left it empty) */
 		return 1;
 	}
-	if (!o->quiet)
-		fprintf(stderr,
-			"ringtrace record: recording %d program%s into %s (attached in %.1f ms); "
-			"Ctrl-C to stop\n",
-			live, live == 1 ? "" : "s", o->out, (double)(t_attached - t0) / 1e6);
+	if (!o->quiet) {
+		if (o->all)
+			fprintf(stderr,
+				"ringtrace record: recording %s%s into %s (%d running, attached in "
+				"%.1f ms); Ctrl-C to stop\n",
+				R.cmd ? "the command and the programs it starts"
+				      : "every program and those that start",
+				!R.cmd && geteuid() == 0 ? " (every user's)" : "", o->out, R.live,
+				(double)(t_attached - t0) / 1e6);
+		else
+			fprintf(stderr,
+				"ringtrace record: recording %d program%s into %s (attached in "
+				"%.1f ms); Ctrl-C to stop\n",
+				R.live, R.live == 1 ? "" : "s", o->out,
+				(double)(t_attached - t0) / 1e6);
+	}
 
-	/* Until a signal, the duration, or every program gone. */
+	/* Until a signal, the duration, every program gone (-p) or the
+	 * command's exit (-a -- CMD). */
 	uint64_t deadline = o->duration_ns ? t_attached + o->duration_ns : 0;
-	while (live && !at_signal) {
-		struct pollfd pf[AT_MAX_PROGRAMS + 1];
-		int idx[AT_MAX_PROGRAMS + 1], k = 0;
-		pf[k].fd = at_pipe[0];
-		pf[k].events = POLLIN;
+	uint64_t next_scan = at_now_ns() + 1000000000ull;
+	for (;;) {
+		if (R.cmd > 0) {
+			int st;
+			pid_t w = waitpid(R.cmd, &st, WNOHANG);
+			if (w == R.cmd) {
+				R.cmd_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				R.cmd = -R.cmd; /* (done; its descendants stay filtered by it) */
+				break;
+			}
+		}
+		if (at_signal || (!o->all && !R.live))
+			break;
+		struct pollfd pf[AT_MAX_PROGRAMS + 2];
+		int idx[AT_MAX_PROGRAMS + 2], k = 0;
+		pf[k] = (struct pollfd){at_pipe[0], POLLIN, 0};
 		idx[k++] = -1;
-		for (int i = 0; i < n; i++)
-			if (ps[i].fd >= 0 && !ps[i].ended) {
-				pf[k].fd = ps[i].fd;
-				pf[k].events = POLLIN;
+		if (R.ino >= 0) {
+			pf[k] = (struct pollfd){R.ino, POLLIN, 0};
+			idx[k++] = -2;
+		}
+		for (int i = 0; i < R.n; i++)
+			if (R.ps[i].fd >= 0 && !R.ps[i].ended) {
+				pf[k] = (struct pollfd){R.ps[i].fd, POLLIN, 0};
 				idx[k++] = i;
 			}
-		int ms = -1;
-		if (deadline) {
-			uint64_t now = at_now_ns();
-			if (now >= deadline)
-				break;
-			ms = (int)((deadline - now + 999999) / 1000000);
-		}
+		uint64_t now = at_now_ns();
+		if (deadline && now >= deadline)
+			break;
+		uint64_t until = deadline;
+		if (o->all && (!until || next_scan < until))
+			until = next_scan;
+		int ms = until ? (int)((until > now ? until - now : 0) / 1000000 + 1) : -1;
 		int r = poll(pf, (nfds_t)k, ms);
 		if (r < 0 && errno != EINTR) {
 			fprintf(stderr, "ringtrace record: poll: %s\n", strerror(errno));
 			break;
 		}
+		if (r > 0 && (pf[0].revents & POLLIN)) {
+			char b[64];
+			while (read(at_pipe[0], b, sizeof(b)) > 0)
+				;
+		}
+		int rescan = o->all && at_now_ns() >= next_scan;
 		for (int j = 1; r > 0 && j < k; j++) {
 			if (!pf[j].revents)
 				continue;
+			if (idx[j] == -2) {
+				char b[4096];
+				while (read(R.ino, b, sizeof(b)) > 0)
+					;
+				rescan = 1;
+				continue;
+			}
 			/* The program says nothing unasked: this is its end (it
 			 * exited, or broke the conversation). */
-			struct at_prog *p = &ps[idx[j]];
+			struct at_prog *p = &R.ps[idx[j]];
 			p->ended = 1;
 			close(p->fd);
 			p->fd = -1;
-			live--;
+			R.live--;
+		}
+		if (rescan) {
+			if (geteuid() == 0)
+				at_find_dirs(R.dirs, &R.ndirs, R.ino);
+			at_scan(&R);
+			next_scan = at_now_ns() + 1000000000ull;
 		}
 	}
 	uint64_t t_stop = at_now_ns();
-	at_stop_all(ps, n);
+	at_stop_all(R.ps, R.n);
 	uint64_t t_stopped = at_now_ns();
-	close(outfd);
+	if (R.cmd > 0) {
+		/* stopped by a signal or the duration: the command goes on; we
+		 * wait for it, as `record -- CMD` does */
+		int st;
+		while (waitpid(R.cmd, &st, 0) < 0 && errno == EINTR)
+			;
+		R.cmd_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	at_cmd_pid = 0;
+	close(R.outfd);
 	close(at_pipe[0]);
 	close(at_pipe[1]);
 	at_pipe[0] = at_pipe[1] = -1;
+	for (int i = 0; i < R.ndirs; i++)
+		close(R.dirs[i].fd);
+	if (R.ino >= 0)
+		close(R.ino);
 
-	int rc = failed ? 1 : 0;
-	for (int i = 0; i < n; i++) {
-		struct at_prog *p = &ps[i];
-		if (!p->name[0] || (!p->stopped && !p->ended))
-			continue;
-		char dir[4200];
-		snprintf(dir, sizeof(dir), "%s/%s", o->out, p->name);
-		if (p->stopped) {
-			if (p->st.status < 0) {
-				fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
-					out_esc(p->comm), out_esc(p->st.error));
-				rc = 1;
-			}
-			if (!o->quiet)
-				fprintf(stderr,
-					"ringtrace: pid %d (%s): %" PRIu64
-					" events recorded, %" PRIu64 " dropped, %" PRIu64
-					" overwritten; %.1f MB in %s\n",
-					(int)p->pid, out_esc(p->comm), p->st.hit, p->st.missed,
-					p->st.overrun, (double)p->st.bytes / 1e6, out_esc(dir));
-			continue;
-		}
-		/* It went first: exited (its exit handler finished the trace), or
-		 * died, when the trace has only what was written out so far. */
-		uint64_t v;
-		if (ringtrace_ctf_get_stat(dir, "hit", &v) == 1) {
-			if (!o->quiet)
-				fprintf(stderr,
-					"ringtrace: pid %d (%s) exited; its trace is complete: %" PRIu64
-					" events in %s\n",
-					(int)p->pid, out_esc(p->comm), v, out_esc(dir));
-		} else {
-			fprintf(stderr,
-				"ringtrace record: pid %d (%s) ended without finishing its trace "
-				"(killed?); %s has what was written out before\n",
-				(int)p->pid, out_esc(p->comm), out_esc(dir));
+	/* -p: every program asked for must have been recorded; -a: those
+	 * that could not be (exited meanwhile, busy) were said, not failures. */
+	int rc = !o->all && R.failed ? 1 : 0;
+	for (int i = 0; i < R.n; i++)
+		if (at_report(&R.ps[i], o) < 0)
 			rc = 1;
-		}
-	}
 	if (!o->quiet)
 		fprintf(stderr, "ringtrace record: detached in %.1f ms\n",
 			(double)(t_stopped - t_stop) / 1e6);
+	if (o->all && o->argv)
+		return R.cmd_status ? R.cmd_status : rc;
 	return rc;
 }
 

@@ -68,6 +68,7 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: ringtrace record [options] -- CMD [ARGS...]\n"
 		"       ringtrace record [options] -p PID[,PID...] [--duration SECONDS]\n"
+		"       ringtrace record [options] -a [--duration SECONDS] [-- CMD [ARGS...]]\n"
 		"\n"
 		"Run CMD (a program linked with libringtrace) with tracing on and write the\n"
 		"trace to a CTF directory. With -p, record programs that are already running\n"
@@ -97,7 +98,11 @@ static void record_usage(FILE *f)
 		"      --buffer-size SIZE ring buffer pool (default 16m; k/m/g suffixes)\n"
 		"      --page-size SIZE   ring buffer page (default 64k)\n"
 		"  -p, --pid PID[,PID...] attach to these running programs (yours; root: any)\n"
-		"      --duration SECONDS with -p: stop after this long (default: Ctrl-C)\n"
+		"  -a, --all              every running program of yours (root: everyone's)\n"
+		"                         and those that start while it records; with\n"
+		"                         -- CMD: CMD (from its first event) and the programs\n"
+		"                         it starts (attached to as they appear)\n"
+		"      --duration SECONDS with -p or -a: stop after this long (default: Ctrl-C)\n"
 		"  -q, --quiet            no status line, no summary\n"
 		"  -h, --help             this help\n"
 		"\n"
@@ -319,6 +324,7 @@ static void print_summary(const char *dir)
 static int cmd_record(int argc, char **argv, char **events, char **filters, char **triggers)
 {
 	const char *out = NULL, *bufsize = NULL, *pagesize = NULL, *pids = NULL;
+	int all = 0;
 	uint64_t duration_ns = 0;
 	const char *last_e = NULL; /* the -e a -f applies to */
 	int last_e_filtered = 0;
@@ -335,6 +341,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		{"group", required_argument, NULL, 'G'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"pid", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},
 		{"duration", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -343,7 +350,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option (the command). */
-	while ((c = getopt_long(argc, argv, "+:e:f:o:p:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ae:f:o:p:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			/* RINGTRACE_EVENTS is one comma list; ';' has no place in an
@@ -412,6 +419,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		case 'p':
 			pids = optarg;
 			break;
+		case 'a':
+			all = 1;
+			break;
 		case 'D': {
 			char *end;
 			errno = 0;
@@ -436,16 +446,22 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			return 2;
 		}
 	}
+	if (pids && all) {
+		fprintf(stderr, "ringtrace record: -p PID or -a, not both\n");
+		return 2;
+	}
 	if (pids && optind < argc) {
-		fprintf(stderr, "ringtrace record: -p PID or a command to run, not both\n");
+		fprintf(stderr, "ringtrace record: -p PID or a command to run, not both "
+				"(-a -- CMD records a command and the programs it starts)\n");
 		return 2;
 	}
-	if (!pids && duration_ns) {
-		fprintf(stderr, "ringtrace record: --duration is for -p PID (a command records "
-				"until it exits)\n");
+	if (!pids && !all && duration_ns) {
+		fprintf(stderr,
+			"ringtrace record: --duration is for -p PID and -a (a command records "
+			"until it exits)\n");
 		return 2;
 	}
-	if (!pids && optind >= argc) {
+	if (!pids && !all && optind >= argc) {
 		fprintf(stderr, "ringtrace record: no command to run (ringtrace record [options] "
 				"-- CMD, or -p PID)\n");
 		return 2;
@@ -476,10 +492,20 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		strftime(defdir, sizeof(defdir), "ringtrace-%Y%m%d-%H%M%S", &tm);
 		out = defdir;
 	}
-	if (pids) {
-		struct at_settings as = {pids,      out,     *events,    *filters,
-					 *triggers, bufsize, pagesize,   overwrite,
-					 quiet,     group,   duration_ns};
+	if (pids || all) {
+		struct at_settings as = {.pids = pids,
+					 .all = all,
+					 .argv = all && optind < argc ? argv + optind : NULL,
+					 .out = out,
+					 .events = *events,
+					 .filters = *filters,
+					 .triggers = *triggers,
+					 .bufsize = bufsize,
+					 .pagesize = pagesize,
+					 .overwrite = overwrite,
+					 .quiet = quiet,
+					 .group = group,
+					 .duration_ns = duration_ns};
 		return at_record(&as);
 	}
 	struct stat st;

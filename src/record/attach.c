@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control/control_api.h"
@@ -115,6 +116,22 @@ static void rt_att_serve(int fd)
  */
 static pthread_mutex_t rt_att_lock = PTHREAD_MUTEX_INITIALIZER;
 static int rt_att_active;
+/*
+ * RINGTRACE_ATTACH_WAIT: the program's start waits for a recorder (set by
+ * `ringtrace record -a -- CMD` for the command and what it starts, so
+ * that each is recorded from its first event). rt_att_settled: the
+ * listener attached, or cannot (no socket); with rt_att_lock.
+ */
+static pthread_cond_t rt_att_cond = PTHREAD_COND_INITIALIZER;
+static int rt_att_settled;
+
+static void rt_att_settle(void)
+{
+	pthread_mutex_lock(&rt_att_lock);
+	rt_att_settled = 1;
+	pthread_cond_broadcast(&rt_att_cond);
+	pthread_mutex_unlock(&rt_att_lock);
+}
 static struct rt_rules_saved *rt_att_rules;
 static struct rt_ctl_saved *rt_att_ctl;
 
@@ -246,6 +263,8 @@ static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
 	rt_att_rules = rules;
 	rt_att_ctl = ctl;
 	rt_att_active = 1;
+	rt_att_settled = 1; /* (lock held) a start that waits for this goes on */
+	pthread_cond_broadcast(&rt_att_cond);
 	(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_OK, NULL, 0);
 	return 0;
 }
@@ -354,29 +373,36 @@ static int rt_att_listen(int verbose)
 			fprintf(stderr, "ringtrace: not attachable: %s\n", ringtrace_last_error());
 		return -1;
 	}
-	char name[32];
+	/*
+	 * Bound under a temporary name, then renamed once it listens: a
+	 * recorder that sees <pid>.sock appear (record -a watches the
+	 * directory) can connect at once, never between bind and listen.
+	 */
+	char name[32], tmp[40];
 	snprintf(name, sizeof(name), "%u.sock", (unsigned)getpid());
-	/* (a file of that name is a dead process's, whose pid this one has) */
+	snprintf(tmp, sizeof(tmp), ".%u.sock.new", (unsigned)getpid());
+	/* (files of these names are a dead process's, whose pid this one has) */
 	unlinkat(dfd, name, 0);
+	unlinkat(dfd, tmp, 0);
 	struct sockaddr_un a;
 	memset(&a, 0, sizeof(a));
 	a.sun_family = AF_UNIX;
-	int len = snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dfd, name);
+	int len = snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dfd, tmp);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* (connect needs write permission on the socket: the directory's 0700
+	 * already keeps others out; the file need not add to it) */
 	if (fd < 0 || len < 0 || (size_t)len >= sizeof(a.sun_path) ||
-	    bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 8) != 0) {
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 8) != 0 ||
+	    fchmodat(dfd, tmp, 0600, 0) != 0 || renameat(dfd, tmp, dfd, name) != 0) {
 		if (verbose)
 			fprintf(stderr, "ringtrace: not attachable: socket in %s: %s\n", dir,
 				strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		unlinkat(dfd, name, 0);
+		unlinkat(dfd, tmp, 0);
 		close(dfd);
 		return -1;
 	}
-	/* (connect needs write permission on the socket: the directory's 0700
-	 * already keeps others out; the file need not add to it) */
-	fchmodat(dfd, name, 0600, 0);
 	memcpy(rt_att_name, name, sizeof(name));
 	__atomic_store_n(&rt_att_fd, fd, __ATOMIC_RELAXED);
 	__atomic_store_n(&rt_att_dirfd, dfd, __ATOMIC_RELEASE);
@@ -392,8 +418,10 @@ static void *rt_att_thread(void *arg)
 {
 	int verbose = (int)(intptr_t)arg;
 	pthread_setname_np(pthread_self(), "ringtrace-att");
-	if (rt_att_listen(verbose) < 0)
+	if (rt_att_listen(verbose) < 0) {
+		rt_att_settle();
 		return NULL;
+	}
 	/*
 	 * The trace clock's calibration (20 ms asleep, once per process) done
 	 * now, beside the program, rather than in the first attach, where it
@@ -480,7 +508,34 @@ void rt_attach_start(void)
 	int err = pthread_create(&th, &at, rt_att_thread, (void *)(intptr_t)verbose);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&at);
-	if (err != 0 && verbose)
-		fprintf(stderr, "ringtrace: not attachable: no listener thread: %s\n",
-			strerror(err));
+	if (err != 0) {
+		if (verbose)
+			fprintf(stderr, "ringtrace: not attachable: no listener thread: %s\n",
+				strerror(err));
+		return;
+	}
+	/* Asked to wait for a recorder: at most the milliseconds given (10 s at most). */
+	const char *w = rt_getenv("RINGTRACE_ATTACH_WAIT");
+	char *end;
+	unsigned long ms = w ? strtoul(w, &end, 10) : 0;
+	if (!w || !*w || *end || ms == 0)
+		return;
+	if (ms > 10000)
+		ms = 10000;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(ms / 1000);
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&rt_att_lock);
+	while (!rt_att_settled && pthread_cond_timedwait(&rt_att_cond, &rt_att_lock, &until) == 0)
+		;
+	int got = rt_att_active;
+	pthread_mutex_unlock(&rt_att_lock);
+	if (!got && verbose)
+		fprintf(stderr, "ringtrace: RINGTRACE_ATTACH_WAIT: no recorder within %lu ms\n",
+			ms);
 }
