@@ -31,7 +31,13 @@
 #  - ringtrace list -p: a running program's events, the program unchanged;
 #  - record -a: three programs, one started while it records (as a user of
 #    their own, so that other tests' programs are not recorded);
-#  - record -a -- CMD: the command's programs, each from its first event.
+#  - record -a -- CMD: the command's programs, each from its first event;
+#  - one trace for many processes: two programs ping-pong a token through
+#    pipes, and in the collection merged by time (ringtrace report, and
+#    babeltrace2) every event follows the one that caused it; every trace
+#    declares the same clock conversion and its process (env pid,
+#    procname); stat gives each and the totals, export each process as its
+#    own pid and name.
 #   usage: test_attach.sh BIN_DIR [CASE...] | --list
 set -eu
 . "$(dirname "$0")/cases.sh"
@@ -614,6 +620,62 @@ record_a_cmd_records_the_command_and_its_programs_from_their_first_event() { # c
 		nt=$((nt + 1))
 	done
 	[ "$nt" = 2 ] || fail "$nt traces, not 2: $(ls "$tmp/t-$rt_c")"
+}
+
+# check_pingpong FILE: lines "sN" / "gN" (sent, got by role N) and the
+# token, in file order, are exactly: s0 g1 s1 g0 for each token in turn.
+check_pingpong() {
+	awk -v tokens="$2" 'BEGIN { n = 1; st = 0; split("s0 g1 s1 g0", want, " ") }
+	{
+		if ($1 != want[st + 1] || $2 != n) {
+			print "line " NR ": " $1 " " $2 ", expected " want[st + 1] " " n; exit 1
+		}
+		if (++st == 4) { st = 0; n++ }
+	}
+	END { if (n != tokens + 1 || st) { print "ended at token " n " step " st; exit 1 } }' "$1"
+}
+
+collection_orders_events_of_processes_by_cause() { # case
+	command -v babeltrace2 >/dev/null || fail "babeltrace2 is not installed (make check installs it)"
+	pp="$bin/test_pingpong_prog"
+	mkfifo "$tmp/a-$rt_c" "$tmp/b-$rt_c"
+	c="$tmp/t-$rt_c"
+	"$rt" record -q -a -o "$c" -- sh -c "'$pp' ping 3000 '$tmp/a-$rt_c' '$tmp/b-$rt_c' &
+		'$pp' pong 3000 '$tmp/b-$rt_c' '$tmp/a-$rt_c'; wait" 2>"$tmp/rec.err" ||
+		fail "record -a failed: $(cat "$tmp/rec.err")"
+	[ "$(ls "$c" | wc -l)" = 2 ] || fail "not two traces: $(ls "$c")"
+	# one clock conversion for both; each names its process
+	[ "$(grep -h '^clock \(tsc\|monotonic\) ' "$c"/*/metadata | sort -u | wc -l)" = 1 ] ||
+		fail "the traces convert the clock differently: $(grep -h '^clock ' "$c"/*/metadata)"
+	for t in "$c"/*; do
+		p=${t##*-}
+		grep -q "^	pid = $p;$" "$t/metadata" || fail "$t: no env pid $p"
+		grep -q '^	procname = "test_pingpong_p";$' "$t/metadata" || fail "$t: no env procname"
+	done
+	"$rt" report "$c" | sed -n 's/.* pp_\(s\|g\)[a-z]*: role=\([01]\) n=\([0-9]*\)$/\1\2 \3/p' \
+		>"$tmp/ours"
+	check_pingpong "$tmp/ours" 3000 || fail "ringtrace report: an event before its cause"
+	babeltrace2 "$c" 2>/dev/null |
+		sed -n 's/.* pp_\(s\|g\)[a-z]*: .*{ role = \([01]\), n = \([0-9]*\) }$/\1\2 \3/p' >"$tmp/theirs"
+	check_pingpong "$tmp/theirs" 3000 || fail "babeltrace2: an event before its cause"
+	# stat: each trace under its name and process, and the totals
+	"$rt" stat "$c" >"$tmp/stat" || fail "stat of the collection failed"
+	[ "$(grep -c '^== test_pingpong_p-[0-9]*: pid [0-9]* (test_pingpong_p) ' "$tmp/stat")" = 2 ] ||
+		fail "stat: not two traces named: $(cat "$tmp/stat")"
+	grep -q "^collection $c: 2 traces, 12000 events, 0 dropped, 0 overrun$" "$tmp/stat" ||
+		fail "stat: no totals: $(tail -2 "$tmp/stat")"
+	# export: each process its own pid and name
+	"$rt" export --format=json "$c" -o "$tmp/c.json" || fail "export failed"
+	python3 - "$tmp/c.json" "$c" <<'PY' || fail "export: processes wrong"
+import json, os, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+pids = sorted(int(d.rsplit("-", 1)[1]) for d in os.listdir(sys.argv[2]))
+names = {e["pid"]: e["args"]["name"] for e in ev if e["name"] == "process_name"}
+assert sorted(names) == pids, (names, pids)
+assert set(names.values()) == {"test_pingpong_p"}, names
+count = {p: sum(1 for e in ev if e["pid"] == p and e["ph"] == "i") for p in pids}
+assert all(n == 6000 for n in count.values()), count
+PY
 }
 
 rt_run_cases "$@"

@@ -240,7 +240,10 @@ static void ctf_write_and_read(struct ctf_run *r)
 			ctx_end = q;
 		CHECKF(colon && ctx_end, "unexpected line: %s", buf);
 		colon[1] = 0;
-		if (strcmp(rest, "ctf_all:") == 0) {
+		/* ("(+delta) host:procname name:": the trace's env names its process) */
+		char *name = strrchr(rest, ' ');
+		name = name ? name + 1 : rest;
+		if (strcmp(name, "ctf_all:") == 0) {
 			nall++;
 			if (strstr(ctx_end, "i8 = -1,") && strstr(ctx_end, "u16 = 1,") &&
 			    strstr(ctx_end, "i64 = -1000000000000,") &&
@@ -251,11 +254,11 @@ static void ctf_write_and_read(struct ctf_run *r)
 				all_ok++;
 			continue;
 		}
-		if (strcmp(rest, "ringtrace_printf:") == 0) {
+		if (strcmp(name, "ringtrace_printf:") == 0) {
 			nprintf++;
 			continue;
 		}
-		snprintf(theirs[m++].text, sizeof(theirs[0].text), "%" PRIu64 " %s %s", cyc, rest,
+		snprintf(theirs[m++].text, sizeof(theirs[0].text), "%" PRIu64 " %s %s", cyc, name,
 			 ctx_end + 3);
 	}
 	int st = pclose(bt);

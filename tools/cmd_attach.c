@@ -54,6 +54,19 @@ struct at_prog {
 	int stopped; /* STOPPED received */
 };
 
+/*
+ * The clock conversion every program of the recording declares: the
+ * first program's (from its HELLO). Each process calibrates its cycle
+ * counter on its own, and two calibrations differ by some 10^-8 in
+ * frequency: microseconds apart after minutes, enough to put an event
+ * before the one that caused it in another process. One conversion for
+ * all makes their timestamps comparable exactly (the counter is one).
+ */
+static struct {
+	int set;
+	uint64_t freq, base_ticks, base_ns;
+} at_clock;
+
 static volatile sig_atomic_t at_signal;
 static volatile pid_t at_cmd_pid; /* -a -- CMD: the command, for the signal handler */
 static int at_pipe[2] = {-1, -1};
@@ -235,6 +248,12 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 		return -1;
 	}
 	memcpy(p->comm, h.comm, sizeof(p->comm));
+	if (!at_clock.set && h.clock_is_tsc && h.clock_freq) {
+		at_clock.set = 1;
+		at_clock.freq = h.clock_freq;
+		at_clock.base_ticks = h.clock_base_ticks;
+		at_clock.base_ns = h.clock_base_ns;
+	}
 	if (h.recording) {
 		fprintf(stderr,
 			"ringtrace record: pid %d (%s): busy: a session records it already\n",
@@ -279,6 +298,10 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 		  at_put(buf, &len, "MODE", o->overwrite ? "overwrite" : "discard") < 0 ||
 		  (o->bufsize && at_put(buf, &len, "BUFFER_SIZE", o->bufsize) < 0) ||
 		  (o->pagesize && at_put(buf, &len, "PAGE_SIZE", o->pagesize) < 0);
+	char clk[80];
+	snprintf(clk, sizeof(clk), "%" PRIu64 ":%" PRIu64 ":%" PRIu64, at_clock.freq,
+		 at_clock.base_ticks, at_clock.base_ns);
+	bad = bad || (at_clock.set && at_put(buf, &len, "CLOCK", clk) < 0);
 	if (bad) {
 		fprintf(stderr,
 			"ringtrace record: the settings (events, filters, triggers) are longer "
@@ -607,6 +630,7 @@ int at_record(const struct at_settings *o)
 {
 	static struct at_run R;
 	memset(&R, 0, sizeof(R));
+	memset(&at_clock, 0, sizeof(at_clock));
 	R.o = o;
 	R.ino = -1;
 	pid_t pids[AT_MAX_PROGRAMS];

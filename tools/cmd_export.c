@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collection.h"
 #include "commands.h"
 #include "output.h"
 #include "ringtrace/trace.h"
@@ -120,20 +121,21 @@ int ringtrace_cmd_export(int argc, char **argv)
 			"ringtrace export: usage: ringtrace export --format=json DIR -o FILE\n");
 		return 2;
 	}
-	ringtrace_trace *t;
-	if (ringtrace_trace_open(argv[optind], on_error, NULL, &t) < 0) {
-		fprintf(stderr, "ringtrace export: %s\n", out_esc(ringtrace_trace_open_error()));
+	struct coll cl;
+	if (coll_open(argv[optind], "ringtrace export", on_error, &cl) < 0)
 		return 1;
-	}
 	char tmp[4200];
 	FILE *f = strcmp(out, "-") == 0 ? stdout : open_output(out, tmp, sizeof(tmp));
 	if (!f) {
-		ringtrace_trace_close(t);
+		coll_close(&cl);
 		return 1;
 	}
 	static char obuf[1 << 16];
 	setvbuf(f, obuf, _IOFBF, sizeof(obuf));
-	int werr = ringtrace_trace_write_json(t, f, argv[optind]) < 0;
+	/* (a trace without process information is named after its directory) */
+	int werr = ringtrace_trace_write_json_set(
+			   cl.t, cl.n, f,
+			   cl.is_collection ? cl.names : (const char *const *)&argv[optind]) < 0;
 
 	if (f != stdout) {
 		werr |= fclose(f) != 0;
@@ -147,8 +149,10 @@ int ringtrace_cmd_export(int argc, char **argv)
 	} else {
 		fflush(f);
 	}
-	uint64_t errors = ringtrace_trace_errors(t);
-	ringtrace_trace_close(t);
+	uint64_t errors = cl.failed;
+	for (uint32_t i = 0; i < cl.n; i++)
+		errors += ringtrace_trace_errors(cl.t[i]);
+	coll_close(&cl);
 	if (werr) {
 		fprintf(stderr, "ringtrace export: writing %s failed\n", out);
 		return 1;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "collection.h"
 #include "commands.h"
 #include "output.h"
 #include "ringtrace/trace.h"
@@ -92,7 +93,9 @@ static int say_trace_errors(const ringtrace_trace *t, const char *dir)
 static const char report_help[] =
 	"usage: ringtrace report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]\n"
 	"\n"
-	"Print every event of the trace in DIR, merged by timestamp, one line each:\n"
+	"Print every event of the trace in DIR (or of every trace of the collection\n"
+	"DIR: one per process, as ringtrace record -p / -a writes them), merged by\n"
+	"timestamp, one line each:\n"
 	"  COMM-TID [CPU] SECONDS.MICROS: EVENT: FIELDS\n"
 	"Lost events appear as '*** N events lost ***' where they were lost.\n"
 	"\n"
@@ -141,53 +144,78 @@ static int cmd_report(int argc, char **argv)
 	if (from > to)
 		return usage_error("report", "%s",
 				   "--from is after --to: nothing would be printed");
-	ringtrace_trace *t = open_trace(dir);
-	if (!t)
+	struct coll c;
+	if (coll_open(dir, prog, on_error, &c) < 0)
 		return 1;
 	static char obuf[1 << 20];
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
-	/* per event id: 0 not decided, 1 shown, 2 hidden */
-	unsigned char *sel = calloc(65536, 1);
+	/* per trace and event id: 0 not decided, 1 shown, 2 hidden */
+	unsigned char **sel = calloc(c.n, sizeof(*sel));
+	struct ringtrace_trace_record *cur = calloc(c.n, sizeof(*cur));
+	int *have = calloc(c.n, sizeof(*have));
 	size_t cap = (1 << 16) + 256;
 	char *line = malloc(cap + 1);
-	if (!sel || !line) {
+	int oom = !sel || !cur || !have || !line;
+	for (uint32_t i = 0; glob && !oom && i < c.n; i++)
+		oom = !(sel[i] = calloc(65536, 1));
+	if (oom) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
 	}
-	struct ringtrace_trace_record r;
-	while (ringtrace_trace_next(t, &r) == 1) {
-		if (r.ns < from || r.ns > to)
-			continue;
-		if (glob && r.kind == RINGTRACE_TRACE_EVENT) {
-			unsigned char *c = r.id < 65536 ? &sel[r.id] : NULL;
-			int show;
-			if (c && *c)
-				show = *c == 1;
+	/*
+	 * Merged by time: each trace gives its records in time order; the
+	 * earliest of the traces' next records goes first (ties: the trace
+	 * that comes first by name). A collection's traces convert the one
+	 * cycle counter the same way (docs/attach.md), so the order across
+	 * processes is the order of events.
+	 */
+	for (uint32_t i = 0; i < c.n; i++)
+		have[i] = ringtrace_trace_next(c.t[i], &cur[i]) == 1;
+	for (;;) {
+		int k = -1;
+		for (uint32_t i = 0; i < c.n; i++)
+			if (have[i] && (k < 0 || cur[i].ns < cur[k].ns))
+				k = (int)i;
+		if (k < 0)
+			break;
+		struct ringtrace_trace_record *r = &cur[k];
+		int show = r->ns >= from && r->ns <= to;
+		if (show && glob && r->kind == RINGTRACE_TRACE_EVENT) {
+			unsigned char *cs = r->id < 65536 ? &sel[k][r->id] : NULL;
+			if (cs && *cs)
+				show = *cs == 1;
 			else {
-				show = fnmatch(glob, ringtrace_trace_event_name(&r), 0) == 0;
-				if (c)
-					*c = show ? 1 : 2;
+				show = fnmatch(glob, ringtrace_trace_event_name(r), 0) == 0;
+				if (cs)
+					*cs = show ? 1 : 2;
 			}
-			if (!show)
-				continue;
 		}
-		int n = ringtrace_trace_format_line(t, &r, raw, line, cap);
-		if (n < 0)
-			continue; /* reported, with the file and offset */
-		if ((size_t)n > cap - 1)
-			n = (int)(cap - 1);
-		line[n] = '\n';
-		fwrite(line, 1, (size_t)n + 1, stdout);
+		if (show) {
+			int n = ringtrace_trace_format_line(c.t[k], r, raw, line, cap);
+			if (n >= 0) { /* (else reported, with the file and offset) */
+				if ((size_t)n > cap - 1)
+					n = (int)(cap - 1);
+				line[n] = '\n';
+				fwrite(line, 1, (size_t)n + 1, stdout);
+			}
+		}
+		have[k] = ringtrace_trace_next(c.t[k], &cur[k]) == 1;
 	}
-	int rc = 0;
+	int rc = c.failed ? 1 : 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
 		rc = 1;
 	}
-	if (say_trace_errors(t, dir))
-		rc = 1;
-	ringtrace_trace_close(t);
+	for (uint32_t i = 0; i < c.n; i++) {
+		if (say_trace_errors(c.t[i], c.dirs[i]))
+			rc = 1;
+		if (sel[i])
+			free(sel[i]);
+	}
+	coll_close(&c);
 	free(sel);
+	free(cur);
+	free(have);
 	free(line);
 	return rc;
 }
@@ -197,6 +225,9 @@ static int cmd_report(int argc, char **argv)
 static const char stat_help[] =
 	"usage: ringtrace stat DIR\n"
 	"\n"
+	"DIR is a trace, or a collection of traces (one per process, as ringtrace\n"
+	"record -p / -a writes them): then each trace's, under its name and process,\n"
+	"and the collection's totals.\n"
 	"Per stream: thread id, thread name, events, events lost (dropped by the\n"
 	"writer, overrun by recycled pages), bytes and time span; totals.\n"
 	"Events by name: events in the trace, calls the event's filter kept out of\n"
@@ -256,14 +287,9 @@ static int open_dir_arg(const char *cmd, const char *help, int argc, char **argv
 	return *t ? 0 : 1;
 }
 
-static int cmd_stat(int argc, char **argv)
+/* The stat of one trace; its events, drops and overruns added to sum[0..2]. */
+static int stat_one(ringtrace_trace *t, const char *dir, uint64_t sum[3])
 {
-	ringtrace_trace *t;
-	const char *dir = NULL;
-	int st = open_dir_arg("stat", stat_help, argc, argv, &t, &dir);
-	if (!t)
-		return st;
-	(void)dir;
 	uint64_t *count = calloc(65536, sizeof(uint64_t));
 	if (!count)
 		return 1;
@@ -364,7 +390,52 @@ static int cmd_stat(int argc, char **argv)
 		rc = 1;
 	free(nc);
 	free(count);
-	ringtrace_trace_close(t);
+	sum[0] += te;
+	sum[1] += td;
+	sum[2] += to;
+	return rc;
+}
+
+static int cmd_stat(int argc, char **argv)
+{
+	const char *dir = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (cmd_is_help(argv[i])) {
+			fputs(stat_help, stdout);
+			return 0;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("stat", "unknown option %s", argv[i]);
+		if (dir)
+			return usage_error("stat", "unexpected argument %s", argv[i]);
+		dir = argv[i];
+	}
+	if (!dir)
+		return usage_error("stat", "%s", "missing trace directory");
+	struct coll c;
+	if (coll_open(dir, prog, on_error, &c) < 0)
+		return 1;
+	int rc = c.failed ? 1 : 0;
+	uint64_t sum[3] = {0, 0, 0};
+	for (uint32_t i = 0; i < c.n; i++) {
+		if (c.is_collection) {
+			struct ringtrace_trace_process pr;
+			printf("%s== %s", i ? "\n" : "", out_esc(c.names[i]));
+			if (ringtrace_trace_process(c.t[i], &pr) == 1)
+				printf(": pid %u (%s) %s on %s", pr.pid, out_esc(pr.procname),
+				       out_esc(pr.executable), out_esc(pr.hostname));
+			printf("\n");
+		}
+		if (stat_one(c.t[i], c.dirs[i], sum))
+			rc = 1;
+	}
+	if (c.is_collection)
+		printf("\ncollection %s: %u traces, %" PRIu64 " events, %" PRIu64
+		       " dropped, %" PRIu64 " overrun%s\n",
+		       out_esc(dir), c.n, sum[0], sum[1], sum[2],
+		       c.failed ? " (and traces that could not be read: see above)" : "");
+	fflush(stdout);
+	coll_close(&c);
 	return rc;
 }
 

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define RINGTRACE_ATTACH_MAGIC 0x54415452u /* "RTAT" */
-#define RINGTRACE_ATTACH_VERSION 1u
+#define RINGTRACE_ATTACH_VERSION 2u
 #define RINGTRACE_ATTACH_MAX_PAYLOAD 4096u
 
 /*
@@ -46,7 +46,11 @@ enum ringtrace_attach_type {
 	 * directory's path, for messages), EVENTS, FILTERS, TRIGGERS (as
 	 * RINGTRACE_EVENTS, _FILTERS, _TRIGGERS), MODE (discard or
 	 * overwrite), BUFFER_SIZE, PAGE_SIZE (as RINGTRACE_BUFFER_SIZE and
-	 * _PAGE_SIZE); only DIR is required. With it, by SCM_RIGHTS, the
+	 * _PAGE_SIZE), CLOCK ("FREQ:BASE_TICKS:BASE_NS", decimal: the
+	 * conversion of the cycle counter to time the trace is to declare;
+	 * taken when the program's own clock is the cycle counter too and
+	 * FREQ is within 0.1% of its own, else the program's is used); only
+	 * DIR is required. With it, by SCM_RIGHTS, the
 	 * trace directory (empty, the program's user's, made by the peer:
 	 * files are shared with its group if it can read it) and,
 	 * optionally, the directory that holds it (where snapshots are made;
@@ -71,6 +75,15 @@ struct ringtrace_attach_hello {
 	uint32_t recording; /* 1: a session records it now */
 	char comm[16];      /* NUL-terminated */
 	char exe[1024];     /* NUL-terminated; "" if unknown */
+	/*
+	 * The program's trace clock: is_tsc 1 if its timestamps are the cycle
+	 * counter, then ticks per second and one calibration point (ticks and
+	 * CLOCK_MONOTONIC ns at the same instant). A recorder of several
+	 * programs sends one program's to all (RECORD's CLOCK), so that they
+	 * all convert the counter to time the same way.
+	 */
+	uint32_t clock_is_tsc, pad;
+	uint64_t clock_freq, clock_base_ticks, clock_base_ns;
 };
 
 /* The answer to STOP: what the session recorded (struct ringtrace_trace_stats). */

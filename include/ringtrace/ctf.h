@@ -36,6 +36,15 @@ struct ringtrace_rb;
 /* ---- what a trace's metadata says (the reader's view of it) --------------- */
 
 /* The trace clock: ns = base_ns + (ticks - base_ticks) * 10^9 / freq. */
+/* The process the trace was recorded in (the metadata's `process` line;
+ * TSDL env pid, procname, executable, hostname, as LTTng names them). */
+struct ringtrace_trace_process {
+	uint32_t pid;
+	const char *procname;   /* its command name (comm), "" if unknown */
+	const char *executable; /* its executable's path, "" if unknown */
+	const char *hostname;   /* "" if unknown */
+};
+
 struct ringtrace_trace_clock {
 	int is_tsc;
 	uint64_t freq, base_ticks, base_ns;

@@ -126,10 +126,15 @@ int ringtrace_trace_format_line(ringtrace_trace *t, const struct ringtrace_trace
 
 /*
  * Write the rest of the trace (from the next record on) to f in the
- * Chrome/Perfetto trace event format (JSON), the process named
- * process_name. 0, or a negative error if writing failed.
+ * Chrome/Perfetto trace event format (JSON): one process, its real pid and
+ * command if the trace records them (ringtrace_trace_process), else pid 1
+ * named process_name. 0, or a negative error if writing failed.
  */
 int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_name);
+/* The same for n traces into one JSON (a trace collection: one process
+ * each; a trace without process information is pid i + 1, named names[i]). */
+int ringtrace_trace_write_json_set(ringtrace_trace *const *ts, uint32_t n, FILE *f,
+				   const char *const *names);
 
 uint64_t ringtrace_trace_ticks_to_ns(const ringtrace_trace *t, uint64_t ticks);
 const struct ringtrace_trace_clock *ringtrace_trace_clock(const ringtrace_trace *t);
@@ -147,6 +152,9 @@ const struct ringtrace_trace_trigger *ringtrace_trace_trigger(const ringtrace_tr
  * `uuid` line): 1 and uuid[], or 0 if the metadata has none (a trace
  * written before ids existed). */
 int ringtrace_trace_uuid(const ringtrace_trace *t, uint8_t uuid[16]);
+/* 1 and *out (strings owned by the trace), or 0 if the metadata has none
+ * (a trace written before this line existed). */
+int ringtrace_trace_process(const ringtrace_trace *t, struct ringtrace_trace_process *out);
 uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t);
 const struct ringtrace_trace_stat *ringtrace_trace_stat(const ringtrace_trace *t, uint32_t i);
 uint32_t ringtrace_trace_stream_count(const ringtrace_trace *t);

@@ -52,6 +52,10 @@ struct rt_ctf_meta {
 	/* `dropped` lines, sorted by stream, one per stream */
 	const struct ringtrace_trace_drops *drops;
 	uint32_t ndrops;
+	/* The traced process, if has_process (the block's `process` line;
+	 * TSDL env pid, procname, executable, hostname): who wrote it. */
+	struct ringtrace_trace_process process;
+	int has_process;
 };
 
 /* ---- writing (tsdl.c, schema_block.c) ---- */

@@ -7,8 +7,10 @@
  * The only part of src/ctf that needs the tracing runtime (the registry
  * and control): the reader links the others without it.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "control/control_api.h"
 #include "ctf/ctf_api.h"
@@ -24,6 +26,7 @@ struct rt_live {
 	struct ringtrace_trace_stat stats[9];
 	struct ringtrace_trace_drops *drops;
 	struct rt_ctl_desc ctl;
+	char procname[17], exe[1024], host[256];
 };
 
 static void rt_live_free(struct rt_live *l)
@@ -45,6 +48,25 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 	ringtrace_rb_clock_base(rb, &m->clock.base_ticks, &m->clock.base_ns);
 	ringtrace_rb_uuid(rb, m->uuid);
 	m->has_uuid = 1;
+	/* Who we are: a trace collection (several processes recorded into one
+	 * directory, docs/attach.md) tells its traces apart by these. */
+	m->has_process = 1;
+	m->process.pid = (uint32_t)getpid();
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	ssize_t k = fd >= 0 ? read(fd, l->procname, sizeof(l->procname) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	l->procname[k > 0 ? k : 0] = 0;
+	if (k > 0 && l->procname[k - 1] == '\n')
+		l->procname[k - 1] = 0;
+	k = readlink("/proc/self/exe", l->exe, sizeof(l->exe) - 1);
+	l->exe[k > 0 ? k : 0] = 0;
+	if (gethostname(l->host, sizeof(l->host) - 1) < 0)
+		l->host[0] = 0;
+	l->host[sizeof(l->host) - 1] = 0;
+	m->process.procname = l->procname;
+	m->process.executable = l->exe;
+	m->process.hostname = l->host;
 
 	uint32_t n = ringtrace_event_count();
 	uint32_t ns = ringtrace_printf_site_count();

@@ -83,6 +83,16 @@ void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m)
 		rt_ctf_uuid_str(u, m->uuid);
 		fprintf(f, "uuid %s\n", u);
 	}
+	if (m->has_process) {
+		const struct ringtrace_trace_process *pr = &m->process;
+		fprintf(f, "process %u ", pr->pid);
+		rt_pct(f, pr->procname);
+		fputc(' ', f);
+		rt_pct(f, pr->executable);
+		fputc(' ', f);
+		rt_pct(f, pr->hostname);
+		fputc('\n', f);
+	}
 	for (uint32_t i = 0; i < m->nevents; i++) {
 		const struct ringtrace_trace_event_def *ev = &m->events[i];
 		fprintf(f, "event %u %u ", ev->id, ev->kind);
@@ -379,6 +389,22 @@ static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, 
 			return RT_META_FAIL(p, "uuid \"%.40s\" is not 8-4-4-4-12 hex digits",
 					    p->tok[1]);
 		t->meta.has_uuid = 1;
+		return 0;
+	}
+	if (KW("process")) {
+		if (rt_split(p, line, 10) < 0 || p->ntok != 5)
+			return RT_META_FAIL(p, "process: expected \"process <pid> <procname> "
+					       "<executable> <hostname>\"");
+		if (t->meta.has_process)
+			return RT_META_FAIL(p, "second process line");
+		struct ringtrace_trace_process *pr = &t->meta.process;
+		uint64_t pid;
+		RT_NUM(p, pid, 1, 0x7fffffff, "process id");
+		pr->pid = (uint32_t)pid;
+		RT_STR(p, pr->procname, 2, "process name");
+		RT_STR(p, pr->executable, 3, "process executable");
+		RT_STR(p, pr->hostname, 4, "process host name");
+		t->meta.has_process = 1;
 		return 0;
 	}
 	if (KW("event")) {

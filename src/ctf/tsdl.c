@@ -167,11 +167,22 @@ int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m)
 	      "\t};\n"
 	      "};\n\n",
 	      f);
+	fprintf(f, "env {\n\ttracer_name = \"ringtrace\";\n\tclock_source = \"%s\";\n",
+		c->is_tsc ? "tsc" : "monotonic");
+	if (m->has_process) {
+		/* (LTTng's names: what trace viewers look for) */
+		fprintf(f, "\tpid = %u;\n\tprocname = ", m->process.pid);
+		rt_quoted(f, m->process.procname ? m->process.procname : "");
+		fputs(";\n\texecutable = ", f);
+		rt_quoted(f, m->process.executable ? m->process.executable : "");
+		fputs(";\n\thostname = ", f);
+		rt_quoted(f, m->process.hostname ? m->process.hostname : "");
+		fputs(";\n", f);
+	}
 	fprintf(f,
-		"env {\n\ttracer_name = \"ringtrace\";\n\tclock_source = \"%s\";\n};\n\n"
+		"};\n\n"
 		"clock {\n\tname = ringtrace;\n\tdescription = \"%s\";\n\tfreq = %llu;\n"
 		"\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = false;\n};\n\n",
-		c->is_tsc ? "tsc" : "monotonic",
 		c->is_tsc ? "invariant TSC, calibrated against CLOCK_MONOTONIC" : "CLOCK_MONOTONIC",
 		(unsigned long long)c->freq, (long long)off_s, off_cycles);
 	fputs("typealias integer { size = 32; align = 32; signed = false; } := rt_u32;\n"

@@ -157,15 +157,13 @@ static int json_args(FILE *f, const struct ringtrace_trace_record *rec, int nume
 	return 0;
 }
 
-int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_name)
+/* One trace's events as process pid named process_name (its first line
+ * after a comma unless first). */
+static void json_trace(ringtrace_trace *t, FILE *f, int pid, const char *process_name, int first)
 {
-	if (!t || !f || !process_name)
-		return rt_error(RINGTRACE_EINVAL, "trace_write_json: NULL argument");
-	const int pid = 1;
-	fputs("{\"traceEvents\":[\n", f);
 	fprintf(f,
-		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
-		pid);
+		"%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
+		first ? "" : ",\n", pid);
 	json_str(f, process_name, strlen(process_name));
 	fputs("}}", f);
 	/* thread names: one M event per tid, the first time it appears */
@@ -214,8 +212,31 @@ int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_
 		}
 		fputs("}}", f);
 	}
+}
+
+int ringtrace_trace_write_json_set(ringtrace_trace *const *ts, uint32_t n, FILE *f,
+				   const char *const *names)
+{
+	if (!ts || !f || !names)
+		return rt_error(RINGTRACE_EINVAL, "trace_write_json: NULL argument");
+	fputs("{\"traceEvents\":[\n", f);
+	for (uint32_t i = 0; i < n; i++) {
+		if (!ts[i] || !names[i])
+			return rt_error(RINGTRACE_EINVAL, "trace_write_json: NULL trace or name");
+		/* Its real pid and command when the trace knows them (docs/attach.md);
+		 * else 1, 2, ... in the order given, named as the caller says. */
+		struct ringtrace_trace_process pr;
+		int known = ringtrace_trace_process(ts[i], &pr) == 1 && pr.pid;
+		json_trace(ts[i], f, known ? (int)pr.pid : (int)i + 1,
+			   known && pr.procname[0] ? pr.procname : names[i], i == 0);
+	}
 	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", f);
 	if (fflush(f) != 0 || ferror(f))
 		return rt_error(RINGTRACE_ESYS, "JSON output: write failed");
 	return 0;
+}
+
+int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_name)
+{
+	return ringtrace_trace_write_json_set(&t, 1, f, &process_name);
 }

@@ -186,6 +186,14 @@ int ringtrace_trace_uuid(const ringtrace_trace *t, uint8_t uuid[16])
 	return 1;
 }
 
+int ringtrace_trace_process(const ringtrace_trace *t, struct ringtrace_trace_process *out)
+{
+	if (!t->doc.meta.has_process)
+		return 0;
+	*out = t->doc.meta.process;
+	return 1;
+}
+
 uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t)
 {
 	return t->doc.nstats;

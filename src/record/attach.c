@@ -8,7 +8,7 @@
  * AT_SECURE that is not running as root is never attachable (docs/attach.md,
  * "Who may attach"). What a program nobody attaches to pays: this thread,
  * blocked in accept4() (it never runs), one descriptor, the socket file
- * and the thread's 64 KiB stack, mostly untouched.
+ * and the thread's 256 KiB stack, mostly untouched (it runs sessions a peer asks for).
  *
  * Every peer is checked (SO_PEERCRED) before anything is said: only the
  * program's own effective uid or root; for an AT_SECURE program root only.
@@ -103,6 +103,11 @@ static void rt_att_serve(int fd)
 	ssize_t n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
 		h.exe[0] = 0;
+	const struct rt_clock *c = rt_clock_get();
+	h.clock_is_tsc = (uint32_t)c->is_tsc;
+	h.clock_freq = c->freq;
+	h.clock_base_ticks = c->base_ticks;
+	h.clock_base_ns = c->base_ns;
 	if (ringtrace_attach_send(fd, RINGTRACE_ATTACH_HELLO, &h, sizeof(h)) == 0)
 		rt_att_converse(fd);
 }
@@ -155,7 +160,7 @@ static void rt_att_close2(const int *fds)
 
 /* The settings of a RECORD message (pointers into its payload). */
 struct rt_att_settings {
-	const char *dir, *events, *filters, *triggers, *mode, *bufsize, *pagesize;
+	const char *dir, *events, *filters, *triggers, *mode, *bufsize, *pagesize, *clock;
 };
 
 /* Split "KEY=VALUE\0..." (len bytes, the last a NUL): 0, or -1 with *bad
@@ -177,6 +182,7 @@ static int rt_att_parse(char *p, uint32_t len, struct rt_att_settings *st, const
 		{"MODE", offsetof(struct rt_att_settings, mode)},
 		{"BUFFER_SIZE", offsetof(struct rt_att_settings, bufsize)},
 		{"PAGE_SIZE", offsetof(struct rt_att_settings, pagesize)},
+		{"CLOCK", offsetof(struct rt_att_settings, clock)},
 	};
 	for (char *e = p; e < p + len; e += strlen(e) + 1) {
 		char *eq = strchr(e, '=');
@@ -226,6 +232,13 @@ static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
 		what = "PAGE_SIZE";
 	else if (st.pagesize)
 		cfg.page_size = (size_t)v;
+	struct rt_clock clk = {1, 0, 0, 0};
+	unsigned long long cf, ct, cn;
+	char tail;
+	if (st.clock && (sscanf(st.clock, "%llu:%llu:%llu%c", &cf, &ct, &cn, &tail) != 3 || !cf))
+		what = "CLOCK";
+	else if (st.clock)
+		clk.freq = cf, clk.base_ticks = ct, clk.base_ns = cn;
 	if (what) {
 		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "bad RECORD setting %s%s", what, "");
 		rt_att_close2(fds);
@@ -251,7 +264,7 @@ static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
 	name = name ? name + 1 : st.dir;
 	struct rt_tdir d;
 	if (!err && (err = rt_tdir_adopt(&d, fds[1], fds[0], name, st.dir)) == 0)
-		err = rt_session_start_in(&cfg, &d);
+		err = rt_session_start_in(&cfg, &d, st.clock ? &clk : NULL);
 	else if (err)
 		rt_att_close2(fds);
 	if (err < 0) {
@@ -309,7 +322,7 @@ static void rt_att_end(struct ringtrace_attach_stopped *out, int restore)
 static void rt_att_converse(int fd)
 {
 	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD +
-		 1]; /* (4 KiB of the 64 KiB stack; a nested serve has its own) */
+		 1]; /* (4 KiB of the 256 KiB stack; a nested serve has its own) */
 	uint32_t type, len;
 	int fds[2]; /* the trace directory, and the one holding it (if given) */
 	unsigned nfds;
@@ -499,7 +512,7 @@ void rt_attach_start(void)
 	pthread_attr_t at;
 	pthread_t th;
 	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_attr_setstacksize(&at, 256 * 1024);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	/* The thread takes no signal: they are blocked around its creation. */
 	sigset_t all, old;

@@ -43,8 +43,10 @@ RT_HIDDEN void rt_close_all(struct rt_file *files);
 /* ringtrace_session_start; from_env: started by rt_env_start. */
 RT_HIDDEN int rt_session_start(const struct ringtrace_session_config *cfg, int from_env);
 /* The same into a trace directory made and checked already (rt_tdir_adopt;
- * taken over, closed on error); cfg->output_dir is not used. */
-RT_HIDDEN int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir);
+ * taken over, closed on error; cfg->output_dir is not used), declaring the
+ * clock conversion clk if it fits (NULL: the process's). */
+RT_HIDDEN int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir,
+				  const struct rt_clock *clk);
 /* The counts of the last session that stopped (written into its metadata). */
 RT_HIDDEN void rt_session_last_stats(struct ringtrace_trace_stats *st);
 /* The snapshot trigger's hook (control): async-signal-safe; 0 if no

@@ -270,24 +270,26 @@ int ringtrace_session_start(const struct ringtrace_session_config *cfg)
 }
 
 static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_from_env,
-			    struct rt_tdir *given);
+			    struct rt_tdir *given, const struct rt_clock *clk);
 
 int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_env)
 {
 	if (!cfg || !cfg->output_dir || !*cfg->output_dir)
 		return rt_error(RINGTRACE_EINVAL, "session_start: an output directory is required");
-	return rt_session_begin(cfg, cfg_from_env, NULL);
+	return rt_session_begin(cfg, cfg_from_env, NULL, NULL);
 }
 
-int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir)
+int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir,
+			const struct rt_clock *clk)
 {
-	return rt_session_begin(cfg, 0, dir);
+	return rt_session_begin(cfg, 0, dir, clk);
 }
 
 /* given: a trace directory made and checked already (taken over, closed
- * on error); NULL: cfg->output_dir, made here. */
+ * on error); NULL: cfg->output_dir, made here. clk: the clock conversion
+ * to declare (rt_rb_use_clock), or NULL for the process's. */
 static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_from_env,
-			    struct rt_tdir *given)
+			    struct rt_tdir *given, const struct rt_clock *clk)
 {
 	int err;
 	pthread_mutex_lock(&S.lock);
@@ -331,6 +333,10 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 		rt_tdir_close(&S.out);
 		goto out;
 	}
+	/* (one that does not fit this process's counter is not taken: the
+	 * trace then declares the process's own conversion) */
+	if (clk)
+		(void)rt_rb_use_clock(S.rb, clk);
 	if ((err = ringtrace_events_configure(cfg->events ? cfg->events : "*")) < 0 &&
 	    err != -RINGTRACE_ENOENT) {
 		ringtrace_rb_destroy(S.rb);

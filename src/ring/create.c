@@ -260,3 +260,19 @@ fail_fd:
 	free(rb);
 	return err;
 }
+
+int rt_rb_use_clock(struct ringtrace_rb *rb, const struct rt_clock *c)
+{
+	uint64_t f = rb->clock.freq;
+	if (!rb->clock.is_tsc || !c->is_tsc || c->freq < f - f / 1000 || c->freq > f + f / 1000)
+		return rt_error(RINGTRACE_EINVAL,
+				"clock: %s at %llu Hz cannot take a cycle-counter conversion at "
+				"%llu Hz",
+				rb->clock.is_tsc ? "cycle counter" : "CLOCK_MONOTONIC",
+				(unsigned long long)f, (unsigned long long)c->freq);
+	rb->clock = *c;
+	RT_STORE(&rb->shm->clock_freq, c->freq);
+	RT_STORE(&rb->shm->clock_base_ticks, c->base_ticks);
+	RT_STORE(&rb->shm->clock_base_ns, c->base_ns);
+	return 0;
+}

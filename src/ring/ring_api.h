@@ -38,5 +38,13 @@ struct ringtrace_rb;
  * its live metadata again when it grows, so that they survive a crash.
  */
 RT_HIDDEN uint32_t rt_rb_retired_tails(const struct ringtrace_rb *rb);
+/*
+ * Make the buffer's clock conversion c (before any event is written: the
+ * buffer just made): the same counter, converted as another process does
+ * (a trace collection's programs all declare one conversion). Only a
+ * cycle-counter buffer takes a cycle-counter conversion whose frequency
+ * is within 0.1% of its own: 0, else -RINGTRACE_EINVAL (nothing changed).
+ */
+RT_HIDDEN int rt_rb_use_clock(struct ringtrace_rb *rb, const struct rt_clock *c);
 
 #endif /* RINGTRACE_RING_API_H */

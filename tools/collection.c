@@ -1,0 +1,141 @@
+/* Trace collections: see collection.h. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collection.h"
+#include "output.h"
+
+static int coll_add(struct coll *c, const char *dir, const char *name)
+{
+	char **d = realloc(c->dirs, (c->n + 1) * sizeof(*d));
+	if (d)
+		c->dirs = d;
+	const char **nm = realloc(c->names, (c->n + 1) * sizeof(*nm));
+	if (nm)
+		c->names = nm;
+	ringtrace_trace **t = realloc(c->t, (c->n + 1) * sizeof(*t));
+	if (t)
+		c->t = t;
+	if (!d || !nm || !t || !(c->dirs[c->n] = strdup(dir)))
+		return -1;
+	const char *slash = strrchr(c->dirs[c->n], '/');
+	c->names[c->n] = slash && slash[1] ? slash + 1 : c->dirs[c->n];
+	(void)name;
+	c->t[c->n] = NULL;
+	c->n++;
+	return 0;
+}
+
+static int coll_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_error, struct coll *c)
+{
+	memset(c, 0, sizeof(*c));
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char **subs = NULL;
+	size_t nsub = 0;
+	/* A trace itself (metadata there), or something that is not a
+	 * directory: opened as one trace, whose errors say what is wrong. */
+	if (dfd >= 0 && fstatat(dfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		int lfd = dup(dfd);
+		DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+		struct dirent *e;
+		unsigned seen = 0;
+		while (d && (e = readdir(d)) && seen++ < 1000000) {
+			if (e->d_name[0] == '.')
+				continue;
+			int sfd = openat(dfd, e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sfd < 0)
+				continue;
+			int has = fstatat(sfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				  S_ISREG(st.st_mode);
+			close(sfd);
+			if (!has)
+				continue;
+			if (nsub == COLL_MAX_TRACES) {
+				fprintf(stderr,
+					"%s: %s: more than %d traces; the first %d (by name) read\n",
+					prog, out_esc(dir), COLL_MAX_TRACES, COLL_MAX_TRACES);
+				break;
+			}
+			char **ns = realloc(subs, (nsub + 1) * sizeof(*ns));
+			if (!ns)
+				break;
+			subs = ns;
+			if (!(subs[nsub] = strdup(e->d_name)))
+				break;
+			nsub++;
+		}
+		if (d)
+			closedir(d);
+		else if (lfd >= 0)
+			close(lfd);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	int err = 0;
+	if (nsub) {
+		qsort(subs, nsub, sizeof(*subs), coll_cmp);
+		c->is_collection = 1;
+		for (size_t i = 0; i < nsub && !err; i++) {
+			char path[4200];
+			snprintf(path, sizeof(path), "%s/%s", dir, subs[i]);
+			err = coll_add(c, path, subs[i]);
+		}
+	} else {
+		err = coll_add(c, dir, dir);
+	}
+	for (size_t i = 0; i < nsub; i++)
+		free(subs[i]);
+	free(subs);
+	if (err) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		coll_close(c);
+		return -1;
+	}
+	/* A trace of a collection that cannot be opened is said and left out:
+	 * the others are still read (the exit status says something failed). */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (ringtrace_trace_open(c->dirs[i], on_error, NULL, &c->t[i]) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, out_esc(ringtrace_trace_open_error()));
+			c->failed++;
+			free(c->dirs[i]);
+			continue;
+		}
+		c->dirs[k] = c->dirs[i];
+		c->names[k] = c->names[i];
+		c->t[k++] = c->t[i];
+	}
+	c->n = k;
+	if (!k) {
+		coll_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+void coll_close(struct coll *c)
+{
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->t && c->t[i])
+			ringtrace_trace_close(c->t[i]);
+		free(c->dirs[i]);
+	}
+	free(c->dirs);
+	free(c->names);
+	free(c->t);
+	memset(c, 0, sizeof(*c));
+}
