@@ -25,7 +25,10 @@
 #  - the program's own events, filters and triggers put back at detach;
 #  - a program recorded already: refused as busy;
 #  - the program's exit ends the recording with a complete trace;
-#  - the recorder killed (SIGKILL): the program stops tracing at once;
+#  - the recorder killed (SIGKILL): the program stops tracing at once and
+#    frees its pool; a program that crashes while recorded: its committed
+#    events recovered from its pool into its trace; a program that goes
+#    away during the attach: said, not waited for;
 #  - Ctrl-C stops and detaches; another user refused, root allowed;
 #  - the exact values, read back with babeltrace2;
 #  - ringtrace list -p: a running program's events, the program unchanged;
@@ -480,7 +483,8 @@ record_p_killed_recorder_stops_tracing() { # case
 	[ -f "$tmp/t-$rt_c/test_attach_pro-$pid/stream_1" ] || fail "not recording"
 	kill -9 "$rpid"
 	wait "$rpid" 2>/dev/null || true
-	sleep 1 # (the issue's bound: stopped within a second)
+	sleep 1 # (the issue's bound: stopped within a second, its pool freed)
+	! ls /dev/shm/ringtrace-rec-"$rpid"-* >/dev/null 2>&1 || fail "its pool is left: $(ls /dev/shm)"
 	[ "$(state "$pid")" = "state at_seq=0/0 at_val=0/0 triggers=0 tracing=1" ] ||
 		fail "still tracing a second after the recorder died: $(state "$pid")"
 	after=$(footprint "$pid")
@@ -676,6 +680,72 @@ assert set(names.values()) == {"test_pingpong_p"}, names
 count = {p: sum(1 for e in ev if e["pid"] == p and e["ph"] == "i") for p in pids}
 assert all(n == 6000 for n in count.values()), count
 PY
+}
+
+record_p_crashed_program_events_recovered() { # case
+	start_prog 2
+	"$rt" record -p "$pid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err" &
+	rpid=$!
+	kids="$kids $rpid"
+	d="$tmp/t-$rt_c/test_attach_pro-$pid"
+	i=0
+	while [ $i -lt 50 ] && [ ! -f "$d/stream_1" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.3
+	kill -SEGV "$pid"
+	wait "$rpid" || fail "record -p after the crash: exit $?: $(cat "$tmp/rec.err")"
+	wait "$pid" 2>/dev/null && fail "the program did not crash"
+	grep -q "pid $pid (test_attach_pro) ended without finishing its trace" "$tmp/rec.err" ||
+		fail "the crash not said: $(cat "$tmp/rec.err")"
+	grep -q "recovered [0-9]* pages from the pool" "$tmp/rec.err" ||
+		fail "nothing recovered: $(cat "$tmp/rec.err")"
+	check_trace "$d"
+	! ls /dev/shm/ringtrace-rec-"$rpid"-* >/dev/null 2>&1 || fail "the pool is left in /dev/shm"
+}
+
+record_p_program_gone_during_attach_is_said() { # case
+	py=/usr/bin/python3
+	[ -x "$py" ] || skip "needs /usr/bin/python3 (a program that goes away during the attach)"
+	dir=$(own_dir)
+	mkdir -p "$dir"
+	chmod 700 "$dir"
+	# says HELLO as a program would, then closes when asked to RECORD
+	"$py" -c '
+import os, socket, struct, sys
+d = sys.argv[1]
+p = "%s/%d.sock" % (d, os.getpid())
+s = socket.socket(socket.AF_UNIX)
+s.bind(p)
+s.listen(4)
+open(sys.argv[2], "w").write(str(os.getpid()))
+try:
+    c, _ = s.accept()
+    hello = struct.pack("6I16s1024s2I3Q", 0x54415452, 2, os.getpid(), os.geteuid(), 1, 0,
+                        b"vanishing", b"/bin/vanishing", 0, 0, 0, 0, 0)
+    c.sendall(struct.pack("II", len(hello), 1) + hello)
+    c.recv(8)
+    c.close()
+finally:
+    os.unlink(p)
+' "$dir" "$tmp/fake" &
+	kids="$kids $!"
+	i=0
+	while [ $i -lt 50 ] && [ ! -s "$tmp/fake" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fpid=$(cat "$tmp/fake")
+	wait_socket "$dir/$fpid.sock"
+	start=$(date +%s)
+	if "$rt" record -p "$fpid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err"; then
+		fail "record -p of a program that went away succeeded"
+	fi
+	[ $(($(date +%s) - start)) -lt 5 ] || fail "waited for it"
+	grep -q "pid $fpid (vanishing): the connection ended during the attach" "$tmp/rec.err" ||
+		fail "not said: $(cat "$tmp/rec.err")"
+	[ ! -e "$tmp/t-$rt_c/vanishing-$fpid" ] || fail "its trace directory is left"
 }
 
 rt_run_cases "$@"

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -49,6 +50,7 @@ struct at_prog {
 	int fd; /* the connection; -1 once done */
 	char comm[16];
 	char name[64]; /* its trace directory in the output directory */
+	char shm[80];  /* its pool's name (recovered from if the program dies) */
 	int ended;     /* the connection ended without STOPPED */
 	struct ringtrace_attach_stopped st;
 	int stopped; /* STOPPED received */
@@ -302,6 +304,13 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 	snprintf(clk, sizeof(clk), "%" PRIu64 ":%" PRIu64 ":%" PRIu64, at_clock.freq,
 		 at_clock.base_ticks, at_clock.base_ns);
 	bad = bad || (at_clock.set && at_put(buf, &len, "CLOCK", clk) < 0);
+	if (random_shm_name(p->shm, sizeof(p->shm)) < 0) {
+		close(sub);
+		unlinkat(outfd, p->name, AT_REMOVEDIR);
+		close(fd);
+		return -1;
+	}
+	bad = bad || at_put(buf, &len, "SHM", p->shm) < 0;
 	if (bad) {
 		fprintf(stderr,
 			"ringtrace record: the settings (events, filters, triggers) are longer "
@@ -326,10 +335,14 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 		r = ringtrace_attach_recv(fd, &type, reply, sizeof(reply), &rl);
 	if (r == 0 && type == RINGTRACE_ATTACH_OK)
 		return p->fd = fd, 0;
-	if (r < 0)
-		fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
-			out_esc(p->comm),
-			errno == EAGAIN ? "no answer (timed out)" : ringtrace_last_error());
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		fprintf(stderr, "ringtrace record: pid %d (%s): no answer within %d s\n",
+			(int)p->pid, out_esc(p->comm), AT_START_TIMEOUT_S);
+	else if (r < 0)
+		fprintf(stderr,
+			"ringtrace record: pid %d (%s): the connection ended during the attach "
+			"(the program exited?): %s\n",
+			(int)p->pid, out_esc(p->comm), ringtrace_last_error());
 	else if (type == RINGTRACE_ATTACH_ERROR && rl > 0) {
 		reply[rl - 1] = 0;
 		fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
@@ -370,6 +383,32 @@ static void at_stop_all(struct at_prog *ps, int n)
 	}
 }
 
+/*
+ * Until pid is dead (gone, or a zombie its parent has not reaped), 2 s at
+ * most: its connection ends while its threads are still exiting, and a
+ * pool with a live writer is not recovered.
+ */
+static void at_wait_dead(pid_t pid)
+{
+	char path[32], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 200; i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = 0;
+		const char *rp = strrchr(buf, ')');
+		if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
+			return;
+		struct timespec d = {0, 10 * 1000 * 1000};
+		nanosleep(&d, NULL);
+	}
+}
+
 /* What became of program p: said on stderr; 0, or -1 if its trace is not complete. */
 static int at_report(const struct at_prog *p, const struct at_settings *o)
 {
@@ -393,7 +432,8 @@ static int at_report(const struct at_prog *p, const struct at_settings *o)
 		return rc;
 	}
 	/* It went first: exited (its exit handler finished the trace), or
-	 * died, when the trace has only what was written out so far. */
+	 * died: then its pool (named, ours to map) holds the committed events
+	 * the recorder thread had not written out. */
 	uint64_t v;
 	if (ringtrace_ctf_get_stat(dir, "hit", &v) == 1) {
 		if (!o->quiet)
@@ -403,10 +443,19 @@ static int at_report(const struct at_prog *p, const struct at_settings *o)
 				(int)p->pid, out_esc(p->comm), v, out_esc(dir));
 	} else {
 		fprintf(stderr,
-			"ringtrace record: pid %d (%s) ended without finishing its trace "
-			"(killed?); %s has what was written out before\n",
+			"ringtrace record: pid %d (%s) ended without finishing its trace (it "
+			"crashed or was killed); recovering its events into %s\n",
 			(int)p->pid, out_esc(p->comm), out_esc(dir));
-		rc = -1;
+		at_wait_dead(p->pid);
+		if (ringtrace_recover(p->shm, dir, o->quiet) == 0 &&
+		    ringtrace_ctf_get_stat(dir, "hit", &v) == 1) {
+			if (!o->quiet)
+				fprintf(stderr,
+					"ringtrace: pid %d (%s): %" PRIu64 " events in %s\n",
+					(int)p->pid, out_esc(p->comm), v, out_esc(dir));
+		} else {
+			rc = -1;
+		}
 	}
 	return rc;
 }
@@ -787,9 +836,13 @@ int at_record(const struct at_settings *o)
 	/* -p: every program asked for must have been recorded; -a: those
 	 * that could not be (exited meanwhile, busy) were said, not failures. */
 	int rc = !o->all && R.failed ? 1 : 0;
-	for (int i = 0; i < R.n; i++)
+	for (int i = 0; i < R.n; i++) {
 		if (at_report(&R.ps[i], o) < 0)
 			rc = 1;
+		/* (the program removes its pool when it stops; not when it died) */
+		if (R.ps[i].shm[0])
+			shm_unlink(R.ps[i].shm);
+	}
 	if (!o->quiet)
 		fprintf(stderr, "ringtrace record: detached in %.1f ms\n",
 			(double)(t_stopped - t_stop) / 1e6);

@@ -189,7 +189,7 @@ static int append(char **list, const char *sep, const char *a, const char *b, co
 }
 
 /* A pool name nobody can guess (or create before the program does). */
-static int random_shm_name(char *buf, size_t size)
+int random_shm_name(char *buf, size_t size)
 {
 	uint64_t r;
 	ssize_t n;

@@ -160,7 +160,7 @@ static void rt_att_close2(const int *fds)
 
 /* The settings of a RECORD message (pointers into its payload). */
 struct rt_att_settings {
-	const char *dir, *events, *filters, *triggers, *mode, *bufsize, *pagesize, *clock;
+	const char *dir, *events, *filters, *triggers, *mode, *bufsize, *pagesize, *clock, *shm;
 };
 
 /* Split "KEY=VALUE\0..." (len bytes, the last a NUL): 0, or -1 with *bad
@@ -183,6 +183,7 @@ static int rt_att_parse(char *p, uint32_t len, struct rt_att_settings *st, const
 		{"BUFFER_SIZE", offsetof(struct rt_att_settings, bufsize)},
 		{"PAGE_SIZE", offsetof(struct rt_att_settings, pagesize)},
 		{"CLOCK", offsetof(struct rt_att_settings, clock)},
+		{"SHM", offsetof(struct rt_att_settings, shm)},
 	};
 	for (char *e = p; e < p + len; e += strlen(e) + 1) {
 		char *eq = strchr(e, '=');
@@ -232,6 +233,11 @@ static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
 		what = "PAGE_SIZE";
 	else if (st.pagesize)
 		cfg.page_size = (size_t)v;
+	/* (a shm object's name: "/name", one component; created O_EXCL, 0600) */
+	if (st.shm &&
+	    (st.shm[0] != '/' || !st.shm[1] || strchr(st.shm + 1, '/') || strlen(st.shm) > 200))
+		what = "SHM";
+	cfg.shm_name = st.shm;
 	struct rt_clock clk = {1, 0, 0, 0};
 	unsigned long long cf, ct, cn;
 	char tail;

@@ -8,11 +8,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -103,6 +106,24 @@ static int rt_slot_page(struct ringtrace_rb *rb, uint32_t slot, uint32_t p)
  * numbers that would be negative as a pid_t, name process groups or
  * everyone to kill(): judged alive without asking.)
  */
+/* 1 if process pid (of our pid namespace) is dead, not yet reaped. */
+static int rt_pid_is_zombie(uint32_t pid)
+{
+	char path[32], buf[512];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) S ...": the state follows the last ')' (comm may hold one) */
+	const char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
 static int rt_owner_gone(uint64_t cookie, uint64_t pidns, uint32_t pid, uint32_t tid)
 {
 	const struct rt_identity *me = rt_identity();
@@ -116,7 +137,11 @@ static int rt_owner_gone(uint64_t cookie, uint64_t pidns, uint32_t pid, uint32_t
 		return 0;
 	if (pid == RT_LOAD(&me->pid))
 		return 1; /* another process had our pid: it is gone */
-	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	if (kill((pid_t)pid, 0) < 0)
+		return errno == ESRCH;
+	/* There, but maybe dead and not reaped yet (a zombie: a crashed
+	 * program whose parent has not waited for it), which writes no more. */
+	return rt_pid_is_zombie(pid);
 }
 
 /*
