@@ -2,6 +2,8 @@
  * ringtrace - record and read trace directories.
  *
  *   ringtrace record [options] -- CMD [ARGS...]   (tools/cmd_record.c: -e, -f, --trigger)
+ *   ringtrace record [options] -p PID,... | -a [-- CMD]   (tools/cmd_attach.c)
+ *   ringtrace ps / list -p PID                    (tools/cmd_ps.c, cmd_attach.c)
  *   ringtrace snapshot PID
  *   ringtrace export --format=json DIR -o FILE    (tools/cmd_export.c)
  *   ringtrace report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]
@@ -36,15 +38,18 @@ static void usage(FILE *f)
 		"  record [-e EVENTS [-f FILTER]]... [--trigger SPEC]... [--overwrite]\n"
 		"         [--buffer-size SIZE] [-o DIR] -- CMD [ARGS...]\n"
 		"                 run CMD (linked with libringtrace) and record a trace\n"
+		"  record [options] -p PID[,PID...] | -a [-- CMD] [--duration SEC]\n"
+		"                 record running programs (one trace each in DIR)\n"
 		"  snapshot PID   dump the buffer of a recording program (flight recorder)\n"
 		"  recover SHM DIR\n"
 		"                 complete the trace of a program that died while recording\n"
 		"  report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]\n"
-		"                 print the events of a trace, merged by time\n"
+		"                 print the events of a trace (or a collection), merged by time\n"
 		"  stat DIR       per-stream and per-event accounting\n"
 		"  list DIR       the events and printf call sites a trace defines\n"
 		"  list -- CMD [ARGS...]\n"
 		"                 the events a program defines (it is run, tracing off)\n"
+		"  list -p PID    the events a running program defines\n"
 		"  export --format=json DIR -o FILE\n"
 		"                 Chrome/Perfetto trace event JSON\n"
 		"  ps             running programs that can be attached to\n"
