@@ -3,7 +3,7 @@
  * the attach tests (tests/test_attach.sh): `ringtrace record -p` attaches
  * to it and detaches, many times, while it runs.
  *
- *   test_attach_prog THREADS SECONDS [--stop-file PATH] [--filter]
+ *   test_attach_prog THREADS SECONDS [--stop-file PATH] [--filter] [--own-session DIR]
  *
  * Each of THREADS workers loops: n += 1, records at_seq(worker, n) and
  * at_val(worker, n % 1000), and adds n to its sum; every 64 iterations it
@@ -15,6 +15,10 @@
  * --filter: the program sets a filter of its own (at_val: value < 500) and
  * a trigger (at_seq if seq == 1: traceon) before the workers start, so the
  * tests can check that a detach puts them back.
+ *
+ * --own-session DIR: on SIGUSR2 the program stops whatever session records
+ * it (an attached one too) and starts its own into DIR (every event),
+ * stopped at its exit; it prints "own session" when it has.
  *
  * SIGUSR1 prints the program's tracing state on stdout, one line:
  *   state at_seq=R/F at_val=R/F triggers=N tracing=T
@@ -30,6 +34,7 @@
 
 #define RINGTRACE_CREATE_EVENTS
 #include <ringtrace/filter.h>
+#include <ringtrace/session.h>
 #include <ringtrace/tracepoint.h>
 
 RINGTRACE_EVENT(at_seq, RINGTRACE_PROTO(uint32_t worker, uint64_t seq), RINGTRACE_ARGS(worker, seq),
@@ -44,7 +49,7 @@ RINGTRACE_EVENT(at_val, RINGTRACE_PROTO(uint32_t worker, int32_t value),
 		RINGTRACE_PRINT("worker=%u value=%d"))
 
 static volatile int stop;
-static volatile sig_atomic_t want_state;
+static volatile sig_atomic_t want_state, want_own;
 
 struct worker {
 	pthread_t th;
@@ -73,6 +78,12 @@ static void on_usr1(int sig)
 	want_state = 1;
 }
 
+static void on_usr2(int sig)
+{
+	(void)sig;
+	want_own = 1;
+}
+
 static void print_state(void)
 {
 	struct ringtrace_event_info a, b;
@@ -94,10 +105,12 @@ int main(int argc, char **argv)
 	}
 	int nthreads = atoi(argv[1]);
 	double secs = atof(argv[2]);
-	const char *stop_file = NULL;
+	const char *stop_file = NULL, *own_dir = NULL;
 	for (int i = 3; i < argc; i++) {
 		if (strcmp(argv[i], "--stop-file") == 0 && i + 1 < argc) {
 			stop_file = argv[++i];
+		} else if (strcmp(argv[i], "--own-session") == 0 && i + 1 < argc) {
+			own_dir = argv[++i];
 		} else if (strcmp(argv[i], "--filter") == 0) {
 			if (ringtrace_event_set_filter("at_val", "value < 500", NULL) < 0 ||
 			    ringtrace_trigger_add("at_seq if seq == 1: traceon", NULL) < 0) {
@@ -118,6 +131,9 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_usr1;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	if (own_dir)
+		sigaction(SIGUSR2, &sa, NULL);
 	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
 	if (!w)
 		return 1;
@@ -136,6 +152,19 @@ int main(int argc, char **argv)
 		if (want_state) {
 			want_state = 0;
 			print_state();
+		}
+		if (want_own) {
+			want_own = 0;
+			(void)ringtrace_session_stop(); /* (whoever's it is) */
+			struct ringtrace_session_config cfg;
+			ringtrace_session_config_init(&cfg);
+			cfg.output_dir = own_dir;
+			if (ringtrace_session_start(&cfg) < 0) {
+				fprintf(stderr, "test_attach_prog: %s\n", ringtrace_last_error());
+				return 1;
+			}
+			printf("own session\n");
+			fflush(stdout);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		double el = (double)(now.tv_sec - t0.tv_sec) +
@@ -157,6 +186,10 @@ int main(int argc, char **argv)
 			bad = 1;
 		}
 		total += n;
+	}
+	if (own_dir && ringtrace_session_buffer() && ringtrace_session_stop() < 0) {
+		fprintf(stderr, "test_attach_prog: %s\n", ringtrace_last_error());
+		bad = 1;
 	}
 	printf("done %llu iterations, %s\n", (unsigned long long)total, bad ? "WRONG" : "ok");
 	free(w);

@@ -32,6 +32,8 @@
 #  - Ctrl-C stops and detaches; another user refused, root allowed;
 #  - the exact values, read back with babeltrace2;
 #  - ringtrace list -p: a running program's events, the program unchanged;
+#  - the program stops the attached session itself and starts its own:
+#    the recorder's stop leaves the program's session alone;
 #  - record -a: three programs, one started while it records (as a user of
 #    their own, so that other tests' programs are not recorded);
 #  - record -a -- CMD: the command's programs, each from its first event;
@@ -746,6 +748,35 @@ finally:
 	grep -q "pid $fpid (vanishing): the connection ended during the attach" "$tmp/rec.err" ||
 		fail "not said: $(cat "$tmp/rec.err")"
 	[ ! -e "$tmp/t-$rt_c/vanishing-$fpid" ] || fail "its trace directory is left"
+}
+
+record_p_leaves_alone_a_session_the_program_started_itself() { # case
+	start_prog 1 --own-session "$tmp/own-$rt_c"
+	"$rt" record -p "$pid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err" &
+	rpid=$!
+	kids="$kids $rpid"
+	i=0
+	while [ $i -lt 50 ] && [ ! -f "$tmp/t-$rt_c/test_attach_pro-$pid/stream_1" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -USR2 "$pid" # the program stops the attached session, starts its own
+	i=0
+	while [ $i -lt 50 ] && ! grep -q "^own session$" "$tmp/prog.out"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q "^own session$" "$tmp/prog.out" || fail "the program did not start its own session"
+	kill -INT "$rpid"
+	wait "$rpid" && fail "record -p said nothing of the session it lost"
+	grep -q "pid $pid (test_attach_pro): the program stopped the session itself" "$tmp/rec.err" ||
+		fail "not said: $(cat "$tmp/rec.err")"
+	# its own session records on, untouched by the recorder's stop
+	[ "$(state "$pid")" = "state at_seq=1/0 at_val=1/0 triggers=0 tracing=1" ] ||
+		fail "the program's own session was undone: $(state "$pid")"
+	stop_prog
+	check_trace "$tmp/own-$rt_c"
+	check_trace "$tmp/t-$rt_c/test_attach_pro-$pid"
 }
 
 rt_run_cases "$@"

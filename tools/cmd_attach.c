@@ -250,6 +250,10 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 		return -1;
 	}
 	memcpy(p->comm, h.comm, sizeof(p->comm));
+	/* (the first program's, never changed after: every trace of the
+	 * recording must declare the same one. A program of another user,
+	 * when root records it, could give a wrong calibration point; that
+	 * would shift the collection's times, not their order; docs/attach.md) */
 	if (!at_clock.set && h.clock_is_tsc && h.clock_freq) {
 		at_clock.set = 1;
 		at_clock.freq = h.clock_freq;
@@ -383,27 +387,44 @@ static void at_stop_all(struct at_prog *ps, int n)
 	}
 }
 
+/* 1 if every thread of pid is dead (gone, or a zombie not reaped yet). */
+static int at_all_dead(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 1;
+	struct dirent *e;
+	int dead = 1;
+	unsigned seen = 0;
+	while (dead && (e = readdir(d)) && seen++ < 100000) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue; /* (gone meanwhile) */
+		buf[n] = 0;
+		const char *rp = strrchr(buf, ')');
+		dead = rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+	}
+	closedir(d);
+	return dead;
+}
+
 /*
- * Until pid is dead (gone, or a zombie its parent has not reaped), 2 s at
- * most: its connection ends while its threads are still exiting, and a
- * pool with a live writer is not recovered.
+ * Until every thread of pid is dead, 2 s at most: its connection ends
+ * while its threads are still exiting, and a pool with a live writer is
+ * not recovered. (Per thread: a process whose main thread called
+ * pthread_exit shows as a zombie while the others run.)
  */
 static void at_wait_dead(pid_t pid)
 {
-	char path[32], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (int i = 0; i < 200; i++) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return;
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return;
-		buf[n] = 0;
-		const char *rp = strrchr(buf, ')');
-		if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
-			return;
+	for (int i = 0; i < 200 && !at_all_dead(pid); i++) {
 		struct timespec d = {0, 10 * 1000 * 1000};
 		nanosleep(&d, NULL);
 	}
@@ -669,6 +690,15 @@ static pid_t at_run_cmd(char **argv)
 static void at_on_signal_info(int sig, siginfo_t *si, void *ctx)
 {
 	(void)ctx;
+	if (sig == SIGCHLD) { /* (the command may have exited: look) */
+		int e = errno;
+		if (at_pipe[1] >= 0) {
+			ssize_t r = write(at_pipe[1], "c", 1);
+			(void)r;
+		}
+		errno = e;
+		return;
+	}
 	/* -- CMD: passed on, unless the terminal sent it to the whole group */
 	if (at_cmd_pid > 0 && !(si && si->si_code == SI_KERNEL))
 		kill(at_cmd_pid, sig);
@@ -700,6 +730,7 @@ int at_record(const struct at_settings *o)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_flags |= SA_NOCLDSTOP; /* (a command stopped and continued is not its end) */
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -709,7 +740,15 @@ int at_record(const struct at_settings *o)
 		if (o->argv) {
 			R.cmd = at_cmd_pid = at_run_cmd(o->argv);
 			if (R.cmd < 0) {
+				at_cmd_pid = 0;
 				close(R.outfd);
+				close(at_pipe[0]);
+				close(at_pipe[1]);
+				at_pipe[0] = at_pipe[1] = -1;
+				for (int i = 0; i < R.ndirs; i++)
+					close(R.dirs[i].fd);
+				if (R.ino >= 0)
+					close(R.ino);
 				return 1;
 			}
 		}

@@ -64,8 +64,13 @@ static void rt_att_deny(int fd, const char *fmt, unsigned a, unsigned b)
 
 static void rt_att_converse(int fd);
 
-/* One connection: check the peer, then answer. */
-static void rt_att_serve(int fd)
+/*
+ * One connection: check the peer, then answer. busy: a session for a
+ * peer runs (the listener serves this one between its peer's messages):
+ * HELLO (which says recording) and no more, so that no one can hold the
+ * listener from its peer's STOP.
+ */
+static void rt_att_serve(int fd, int busy)
 {
 	struct ucred cr;
 	socklen_t cl = sizeof(cr);
@@ -108,7 +113,7 @@ static void rt_att_serve(int fd)
 	h.clock_freq = c->freq;
 	h.clock_base_ticks = c->base_ticks;
 	h.clock_base_ns = c->base_ns;
-	if (ringtrace_attach_send(fd, RINGTRACE_ATTACH_HELLO, &h, sizeof(h)) == 0)
+	if (ringtrace_attach_send(fd, RINGTRACE_ATTACH_HELLO, &h, sizeof(h)) == 0 && !busy)
 		rt_att_converse(fd);
 }
 
@@ -121,6 +126,9 @@ static void rt_att_serve(int fd)
  */
 static pthread_mutex_t rt_att_lock = PTHREAD_MUTEX_INITIALIZER;
 static int rt_att_active;
+static uint64_t rt_att_gen;  /* the session's number: stopped only if still it */
+static int rt_att_closing;   /* the process is exiting: no new session */
+static int rt_att_conn = -1; /* the recording peer's connection (a fork child closes it) */
 /*
  * RINGTRACE_ATTACH_WAIT: the program's start waits for a recorder (set by
  * `ringtrace record -a -- CMD` for the command and what it starts, so
@@ -250,7 +258,12 @@ static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
 		rt_att_close2(fds);
 		return -1;
 	}
-	if (ringtrace_session_buffer()) {
+	if (rt_att_closing) {
+		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "the program is exiting%s%s", "", "");
+		rt_att_close2(fds);
+		return -1;
+	}
+	if (rt_att_active || ringtrace_session_buffer()) {
 		rt_att_say(fd, RINGTRACE_ATTACH_ERROR,
 			   "busy: a session records this program already (RINGTRACE_OUTPUT, "
 			   "ringtrace record, or the program itself)%s%s",
@@ -269,16 +282,24 @@ static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
 	const char *name = strrchr(st.dir, '/');
 	name = name ? name + 1 : st.dir;
 	struct rt_tdir d;
-	if (!err && (err = rt_tdir_adopt(&d, fds[1], fds[0], name, st.dir)) == 0)
-		err = rt_session_start_in(&cfg, &d, st.clock ? &clk : NULL);
-	else if (err)
+	uint64_t gen = 0;
+	if (err) /* (rt_tdir_adopt takes the descriptors, closing them on error) */
 		rt_att_close2(fds);
+	else if ((err = rt_tdir_adopt(&d, fds[1], fds[0], name, st.dir)) == 0)
+		err = rt_session_start_in(&cfg, &d, st.clock ? &clk : NULL, &gen);
 	if (err < 0) {
 		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "%s%s", ringtrace_last_error(), "");
 		rt_ctl_restore(ctl);
-		rt_events_rules_restore(rules);
+		/* A session the program started itself meanwhile has its own
+		 * enable rules now, which ours must not undo (ours changed none:
+		 * a session start that fails changes no rule). */
+		if (ringtrace_session_buffer())
+			rt_events_rules_discard(rules);
+		else
+			rt_events_rules_restore(rules);
 		return -1;
 	}
+	rt_att_gen = gen;
 	rt_att_rules = rules;
 	rt_att_ctl = ctl;
 	rt_att_active = 1;
@@ -297,9 +318,18 @@ static void rt_att_end(struct ringtrace_attach_stopped *out, int restore)
 	memset(out, 0, sizeof(*out));
 	if (!rt_att_active)
 		return;
-	int err = ringtrace_session_stop();
+	/* Only the session we started: the program may have stopped it (and
+	 * started one of its own, which is not ours to stop or undo). */
+	int err = rt_session_stop_if(rt_att_gen);
+	int ours = err <= 0;
 	struct ringtrace_trace_stats ts;
-	rt_session_last_stats(&ts);
+	memset(&ts, 0, sizeof(ts));
+	if (ours)
+		rt_session_last_stats(&ts);
+	else
+		err = rt_error(RINGTRACE_EINVAL,
+			       "the program stopped the session itself; its counts are in the "
+			       "trace's metadata");
 	out->hit = ts.hit;
 	out->missed = ts.missed;
 	out->overrun = ts.overrun;
@@ -308,7 +338,7 @@ static void rt_att_end(struct ringtrace_attach_stopped *out, int restore)
 	out->status = err;
 	if (err < 0)
 		snprintf(out->error, sizeof(out->error), "%s", ringtrace_last_error());
-	if (restore) {
+	if (restore && (ours || !ringtrace_session_buffer())) {
 		rt_ctl_restore(rt_att_ctl);
 		rt_events_rules_restore(rt_att_rules);
 	} else {
@@ -347,6 +377,8 @@ static void rt_att_converse(int fd)
 	pthread_mutex_unlock(&rt_att_lock);
 	if (r < 0)
 		return;
+	/* (a child forked while it records must not keep the peer waiting) */
+	__atomic_store_n(&rt_att_conn, fd, __ATOMIC_RELEASE);
 	/* Recording: wait for the peer's word, however long (no timeout),
 	 * or for it to go. Anything else than STOP ends it too. Others who
 	 * connect meanwhile are answered (HELLO says recording; a RECORD
@@ -360,7 +392,7 @@ static void rt_att_converse(int fd)
 		if (n > 0 && !p[0].revents && (p[1].revents & POLLIN)) {
 			int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 			if (c >= 0) {
-				rt_att_serve(c);
+				rt_att_serve(c, 1);
 				close(c);
 			}
 			continue;
@@ -375,6 +407,7 @@ static void rt_att_converse(int fd)
 	pthread_mutex_lock(&rt_att_lock);
 	rt_att_end(&out, 1);
 	pthread_mutex_unlock(&rt_att_lock);
+	__atomic_store_n(&rt_att_conn, -1, __ATOMIC_RELEASE);
 	if (stop)
 		(void)ringtrace_attach_send(fd, RINGTRACE_ATTACH_STOPPED, &out, sizeof(out));
 }
@@ -463,7 +496,7 @@ static void *rt_att_thread(void *arg)
 			}
 			return NULL; /* the socket was closed (a forked child) or is broken */
 		}
-		rt_att_serve(c);
+		rt_att_serve(c, 0);
 		close(c);
 	}
 }
@@ -479,6 +512,7 @@ static void rt_att_exit(void)
 	if (getpid() == rt_att_pid) {
 		struct ringtrace_attach_stopped out;
 		pthread_mutex_lock(&rt_att_lock);
+		rt_att_closing = 1; /* (a RECORD from now on is refused) */
 		rt_att_end(&out, 0);
 		pthread_mutex_unlock(&rt_att_lock);
 	}
@@ -494,6 +528,11 @@ static void rt_att_atfork_child(void)
 {
 	/* (published by the listener: the socket, then the directory, released;
 	 * a socket still being made at the fork is closed by exec) */
+	int conn = __atomic_load_n(&rt_att_conn, __ATOMIC_ACQUIRE);
+	if (conn >= 0) {
+		close(conn); /* (the parent's peer sees the end when the parent goes) */
+		__atomic_store_n(&rt_att_conn, -1, __ATOMIC_RELAXED);
+	}
 	int dfd = __atomic_load_n(&rt_att_dirfd, __ATOMIC_ACQUIRE);
 	if (dfd < 0)
 		return;
@@ -512,6 +551,13 @@ void rt_attach_start(void)
 	if (rt_secure_mode() && geteuid() != 0)
 		return; /* attachable by root only, and root's directory is not ours to make */
 	rt_att_pid = getpid();
+	/* (RINGTRACE_ATTACH_WAIT's deadline: on the monotonic clock) */
+	pthread_condattr_t ca;
+	if (pthread_condattr_init(&ca) == 0) {
+		if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0)
+			pthread_cond_init(&rt_att_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	/* (before the thread: a fork meanwhile must not keep its descriptors) */
 	pthread_atfork(NULL, NULL, rt_att_atfork_child);
 	atexit(rt_att_exit);
@@ -542,7 +588,7 @@ void rt_attach_start(void)
 	if (ms > 10000)
 		ms = 10000;
 	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += (time_t)(ms / 1000);
 	until.tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (until.tv_nsec >= 1000000000L) {

@@ -44,9 +44,14 @@ RT_HIDDEN void rt_close_all(struct rt_file *files);
 RT_HIDDEN int rt_session_start(const struct ringtrace_session_config *cfg, int from_env);
 /* The same into a trace directory made and checked already (rt_tdir_adopt;
  * taken over, closed on error; cfg->output_dir is not used), declaring the
- * clock conversion clk if it fits (NULL: the process's). */
+ * clock conversion clk if it fits (NULL: the process's); *gen: its number. */
 RT_HIDDEN int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir,
-				  const struct rt_clock *clk);
+				  const struct rt_clock *clk, uint64_t *gen);
+/* Stop the running session only if it is the one rt_session_start_in
+ * numbered gen (the program may have stopped it and started its own):
+ * what the stop returns (0 or a negative error), or 1 if that session is
+ * not running (nothing stopped). */
+RT_HIDDEN int rt_session_stop_if(uint64_t gen);
 /* The counts of the last session that stopped (written into its metadata). */
 RT_HIDDEN void rt_session_last_stats(struct ringtrace_trace_stats *st);
 /* The snapshot trigger's hook (control): async-signal-safe; 0 if no

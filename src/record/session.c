@@ -58,6 +58,7 @@ static struct {
 	uint32_t meta_events, meta_sites;  /* registry size at the last live metadata */
 	uint32_t meta_tails;               /* retired streams' drops beyond their pages, then */
 	struct ringtrace_trace_stats last; /* the counts of the last session that stopped */
+	uint64_t gen;                      /* the running session's number (rt_session_stop_if) */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = {.fd = -1, .parent = -1}};
 
 /* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
@@ -280,9 +281,15 @@ int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_en
 }
 
 int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir,
-			const struct rt_clock *clk)
+			const struct rt_clock *clk, uint64_t *gen)
 {
-	return rt_session_begin(cfg, 0, dir, clk);
+	int err = rt_session_begin(cfg, 0, dir, clk);
+	if (err == 0) {
+		pthread_mutex_lock(&S.lock);
+		*gen = S.gen;
+		pthread_mutex_unlock(&S.lock);
+	}
+	return err;
 }
 
 /* given: a trace directory made and checked already (taken over, closed
@@ -366,6 +373,7 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	}
 	S.from_env = cfg_from_env;
 	S.active = 1;
+	S.gen++;
 	__atomic_store_n(&rt_session_live, 1, __ATOMIC_RELEASE);
 	/*
 	 * Most of what a thread's first event costs (its read-side node
@@ -411,12 +419,31 @@ static int rt_finish_locked(void)
 	return err;
 }
 
+static int rt_session_stop_gen(const uint64_t *gen);
+
 int ringtrace_session_stop(void)
+{
+	return rt_session_stop_gen(NULL);
+}
+
+int rt_session_stop_if(uint64_t gen)
+{
+	return rt_session_stop_gen(&gen);
+}
+
+/* Stop the running session (only if it is session *gen, when given). */
+static int rt_session_stop_gen(const uint64_t *gen)
 {
 	pthread_mutex_lock(&S.lock);
 	if (!S.active || S.stopping) {
 		pthread_mutex_unlock(&S.lock);
+		if (gen)
+			return 1;
 		return rt_error(RINGTRACE_EINVAL, "session_stop: no session is recording");
+	}
+	if (gen && S.gen != *gen) {
+		pthread_mutex_unlock(&S.lock);
+		return 1;
 	}
 	S.stopping = 1; /* a second stop (another thread, atexit) returns at once */
 	/* No thread writes into the buffer after this returns. */

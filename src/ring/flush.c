@@ -106,20 +106,33 @@ static int rt_slot_page(struct ringtrace_rb *rb, uint32_t slot, uint32_t p)
  * numbers that would be negative as a pid_t, name process groups or
  * everyone to kill(): judged alive without asking.)
  */
-/* 1 if process pid (of our pid namespace) is dead, not yet reaped. */
-static int rt_pid_is_zombie(uint32_t pid)
+/*
+ * 1 if thread tid of process pid (of our pid namespace) is dead: gone
+ * from /proc/PID/task, or dead and not yet reaped (a zombie: a crashed
+ * program whose parent has not waited for it). Per thread: a process
+ * whose main thread called pthread_exit shows as a zombie while its other
+ * threads still run and write.
+ */
+static int rt_task_dead(uint32_t pid, uint32_t tid)
 {
-	char path[32], buf[512];
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char path[64], buf[512];
+	/* (no /proc, or not ours to read: it cannot be told, so not dead) */
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return 0;
+	snprintf(path, sizeof(path), "%u/stat", tid);
+	int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
+	int e = errno;
+	close(dfd);
+	if (fd < 0)
+		return e == ENOENT;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
-	/* "pid (comm) S ...": the state follows the last ')' (comm may hold one) */
+	/* "tid (comm) S ...": the state follows the last ')' (comm may hold one) */
 	const char *rp = strrchr(buf, ')');
 	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
 }
@@ -139,9 +152,9 @@ static int rt_owner_gone(uint64_t cookie, uint64_t pidns, uint32_t pid, uint32_t
 		return 1; /* another process had our pid: it is gone */
 	if (kill((pid_t)pid, 0) < 0)
 		return errno == ESRCH;
-	/* There, but maybe dead and not reaped yet (a zombie: a crashed
-	 * program whose parent has not waited for it), which writes no more. */
-	return rt_pid_is_zombie(pid);
+	/* There, but its writing thread may be dead (the process a zombie, or
+	 * only that thread gone), which writes no more. */
+	return rt_task_dead(pid, tid != 0 && tid <= INT32_MAX ? tid : pid);
 }
 
 /*
