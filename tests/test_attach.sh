@@ -22,6 +22,7 @@
 #    sequence per worker (losses only where counted), its threads and
 #    descriptors as before, the program's result right;
 #  - 100 attach/detach cycles: events each time, nothing growing;
+#  - --overwrite: the last buffer's worth, the rest counted as overwritten;
 #  - the program's own events, filters and triggers put back at detach;
 #  - a program recorded already: refused as busy;
 #  - the program's exit ends the recording with a complete trace;
@@ -336,11 +337,15 @@ state() {
 check_trace() {
 	[ -f "$1/metadata" ] || fail "no metadata in $1"
 	"$rt" report "$1" >"$tmp/report" || fail "report $1 failed"
-	hit=$("$rt" stat "$1" | awk '$1 == "hit" {print $2}')
-	missed=$("$rt" stat "$1" | awk '$1 == "missed" {print $2}')
-	n=$(wc -l <"$tmp/report")
+	# (read: the events written out, every committed one in discard mode,
+	# the last buffer's in overwrite mode)
+	hit=$("$rt" stat "$1" | awk '$1 == "read" {print $2}')
+	# (losses: dropped when the buffer was full, or overwritten in a flight
+	# recorder; either is counted)
+	missed=$("$rt" stat "$1" | awk '$1 == "missed" || $1 == "overrun" {n += $2} END {print n + 0}')
+	n=$(grep -vc 'events lost \*\*\*' "$tmp/report" || true)
 	[ "$n" -gt 0 ] || fail "no events in $1"
-	[ "$n" = "$hit" ] || fail "$1: report shows $n events, stat says hit $hit"
+	[ "$n" = "$hit" ] || fail "$1: report shows $n events, stat says $hit were written (read)"
 	awk -v missed="$missed" '
 	/ at_seq: / {
 		for (i = 1; i <= NF; i++) {
@@ -777,6 +782,18 @@ record_p_leaves_alone_a_session_the_program_started_itself() { # case
 	stop_prog
 	check_trace "$tmp/own-$rt_c"
 	check_trace "$tmp/t-$rt_c/test_attach_pro-$pid"
+}
+
+record_p_overwrite_keeps_the_last_buffer_of_a_running_program() { # case
+	start_prog 2
+	"$rt" record -q -p "$pid" --overwrite --buffer-size 1m --duration 0.5 -o "$tmp/t-$rt_c" ||
+		fail "record -p --overwrite failed"
+	d="$tmp/t-$rt_c/test_attach_pro-$pid"
+	over=$("$rt" stat "$d" | awk '$1 == "overrun" {print $2}')
+	[ "${over:-0}" -gt 0 ] || fail "nothing overwritten in a 1 MiB flight recorder over 0.5 s"
+	[ "$("$rt" stat "$d" | awk '$1 == "mode" {print $2}')" = 1 ] || fail "not recorded in overwrite mode"
+	check_trace "$d"
+	stop_prog
 }
 
 rt_run_cases "$@"
