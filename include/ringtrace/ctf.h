@@ -35,7 +35,6 @@ struct ringtrace_rb;
 
 /* ---- what a trace's metadata says (the reader's view of it) --------------- */
 
-/* The trace clock: ns = base_ns + (ticks - base_ticks) * 10^9 / freq. */
 /* The process the trace was recorded in (the metadata's `process` line;
  * TSDL env pid, procname, executable, hostname, as LTTng names them). */
 struct ringtrace_trace_process {
@@ -45,6 +44,7 @@ struct ringtrace_trace_process {
 	const char *hostname;   /* "" if unknown */
 };
 
+/* The trace clock: ns = base_ns + (ticks - base_ticks) * 10^9 / freq. */
 struct ringtrace_trace_clock {
 	int is_tsc;
 	uint64_t freq, base_ticks, base_ns;
