@@ -14,6 +14,9 @@ command -v clang-format >/dev/null 2>&1 || need="$need clang-format"
 command -v babeltrace2 >/dev/null 2>&1 || need="$need babeltrace2"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
+# The kernel's trace formats, for ringtrace record -k (docs/kernel.md)
+pkg-config --exists libtracefs 2>/dev/null || need="$need libtracefs-dev"
+pkg-config --exists libtraceevent 2>/dev/null || need="$need libtraceevent-dev"
 # libFuzzer for clang (make check-fuzz)
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need="$need libclang-rt-14-dev"
 # ASan/UBSan/TSan runtimes for gcc (clang's come with the clang package).

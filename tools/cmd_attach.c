@@ -133,7 +133,7 @@ static int at_parse_pids(const char *list, pid_t *pids, int max)
  * existing one taken if it is a directory of ours, writable by nobody
  * else and empty. Its descriptor, or -1 having said why.
  */
-static int at_outdir(const char *out, long group)
+int at_outdir(const char *out, long group)
 {
 	mode_t mode = group >= 0 ? 0750 : 0700;
 	int created = mkdir(out, mode) == 0;
@@ -182,7 +182,7 @@ static int at_outdir(const char *out, long group)
 }
 
 /* comm as a file name: [A-Za-z0-9._-] kept, anything else '_'. */
-static void at_dirname(char *buf, size_t n, const char *comm, pid_t pid)
+void at_dirname(char *buf, size_t n, const char *comm, pid_t pid)
 {
 	char c[16];
 	size_t k = 0;

@@ -45,10 +45,12 @@
 #include "args.h"
 #include "cmd_attach.h"
 #include "commands.h"
+#include "kernel.h"
 #include "output.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/format.h"
 #include "ringtrace/ring.h"
+#include "ringtrace/trace.h"
 
 static volatile sig_atomic_t child_pid;
 
@@ -103,6 +105,13 @@ static void record_usage(FILE *f)
 		"                         -- CMD: CMD (from its first event) and the programs\n"
 		"                         it starts (attached to as they appear)\n"
 		"      --duration SECONDS with -p or -a: stop after this long (default: Ctrl-C)\n"
+		"  -k, --kernel SPEC      kernel events too (root): SYSTEM:EVENT, globs allowed\n"
+		"                         (sched:sched_switch, 'sched:*'); may be repeated. Only\n"
+		"                         the recorded threads' events unless --kernel-all.\n"
+		"                         DIR is then a collection: CMD's trace in\n"
+		"                         DIR/<command>-<pid>, the kernel's in DIR/kernel\n"
+		"      --kernel-all       every thread's kernel events\n"
+		"      --kernel-buffer SIZE  kernel buffer per CPU (default 4m), read at the end\n"
 		"  -q, --quiet            no status line, no summary\n"
 		"  -h, --help             this help\n"
 		"\n"
@@ -325,6 +334,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 {
 	const char *out = NULL, *bufsize = NULL, *pagesize = NULL, *pids = NULL;
 	int all = 0;
+	char *kspecs[64];
+	int nk = 0, kall = 0;
+	const char *kbuf = NULL;
 	uint64_t duration_ns = 0;
 	const char *last_e = NULL; /* the -e a -f applies to */
 	int last_e_filtered = 0;
@@ -342,6 +354,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		{"quiet", no_argument, NULL, 'q'},
 		{"pid", required_argument, NULL, 'p'},
 		{"all", no_argument, NULL, 'a'},
+		{"kernel", required_argument, NULL, 'k'},
+		{"kernel-all", no_argument, NULL, 'K'},
+		{"kernel-buffer", required_argument, NULL, 'B'},
 		{"duration", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -350,7 +365,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option (the command). */
-	while ((c = getopt_long(argc, argv, "+:ae:f:o:p:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ae:f:k:o:p:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			/* RINGTRACE_EVENTS is one comma list; ';' has no place in an
@@ -422,6 +437,19 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		case 'a':
 			all = 1;
 			break;
+		case 'k':
+			if (nk == 64) {
+				fprintf(stderr, "ringtrace record: at most 64 -k\n");
+				return 2;
+			}
+			kspecs[nk++] = optarg;
+			break;
+		case 'K':
+			kall = 1;
+			break;
+		case 'B':
+			kbuf = optarg;
+			break;
 		case 'D': {
 			char *end;
 			errno = 0;
@@ -492,6 +520,29 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		strftime(defdir, sizeof(defdir), "ringtrace-%Y%m%d-%H%M%S", &tm);
 		out = defdir;
 	}
+#ifndef RINGTRACE_HAVE_TRACEFS
+	if (nk) {
+		fprintf(stderr, "ringtrace record: -k: this ringtrace was built without libtracefs "
+				"and libtraceevent (make deps, or apt-get install libtracefs-dev "
+				"libtraceevent-dev, then rebuild)\n");
+		return 2;
+	}
+#endif
+	if (nk && (pids || all)) {
+		fprintf(stderr,
+			"ringtrace record: -k with -p or -a is not built yet (docs/kernel.md); "
+			"use it with -- CMD\n");
+		return 2;
+	}
+	if (!nk && (kall || kbuf)) {
+		fprintf(stderr, "ringtrace record: --kernel-all and --kernel-buffer go with -k\n");
+		return 2;
+	}
+	uint64_t kbuf_bytes = 4u << 20;
+	if (kbuf && arg_size(kbuf, 4096, (uint64_t)1 << 40, &kbuf_bytes, why, sizeof(why)) < 0) {
+		fprintf(stderr, "ringtrace record: --kernel-buffer: %s\n", why);
+		return 2;
+	}
 	if (pids || all) {
 		struct at_settings as = {.pids = pids,
 					 .all = all,
@@ -519,6 +570,32 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	char shm[64];
 	if (random_shm_name(shm, sizeof(shm)) < 0)
 		return 1;
+	/*
+	 * -k: DIR is a collection (CMD's trace in DIR/<command>-<pid>, the
+	 * kernel's in DIR/kernel), and the kernel instance runs before CMD
+	 * does, so that its first events are there.
+	 */
+	struct kr *kr = NULL;
+	char cname[16] = "", tdir[4200];
+	(void)kr;
+	const char *tout = out;
+	if (nk) {
+		int ofd = at_outdir(out, group);
+		if (ofd < 0)
+			return 1;
+		close(ofd);
+		const char *b = strrchr(argv[optind], '/');
+		snprintf(cname, sizeof(cname), "%s", b ? b + 1 : argv[optind]);
+#ifdef RINGTRACE_HAVE_TRACEFS
+		char kwhy[512];
+		if (kr_start(&kr, kspecs, nk, (size_t)(kbuf_bytes >> 10), kall, kwhy,
+			     sizeof(kwhy)) < 0) {
+			fprintf(stderr,
+				"ringtrace record: -k: %s; recording the user events only\n", kwhy);
+			kr = NULL;
+		}
+#endif
+	}
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -538,7 +615,14 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		return 1;
 	}
 	if (pid == 0) {
-		setenv("RINGTRACE_OUTPUT", out, 1);
+		if (nk) {
+			char name[64];
+			at_dirname(name, sizeof(name), cname, getpid());
+			snprintf(tdir, sizeof(tdir), "%s/%s", out, name);
+			setenv("RINGTRACE_OUTPUT", tdir, 1);
+		} else {
+			setenv("RINGTRACE_OUTPUT", out, 1);
+		}
 		setenv("RINGTRACE_EVENTS", *events ? *events : "*", 1);
 		if (*filters)
 			setenv("RINGTRACE_FILTERS", *filters, 1);
@@ -564,6 +648,15 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		_exit(127);
 	}
 	child_pid = pid;
+	if (nk) {
+		char name[64];
+		at_dirname(name, sizeof(name), cname, pid);
+		snprintf(tdir, sizeof(tdir), "%s/%s", out, name);
+		tout = tdir;
+#ifdef RINGTRACE_HAVE_TRACEFS
+		kr_follow(kr, pid);
+#endif
+	}
 
 	/* Live status on a terminal, from the child's pool (mapped by name). */
 	int live = !quiet && isatty(STDERR_FILENO);
@@ -619,9 +712,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
 	int have;
-	uint64_t hit = meta_stat(out, "hit", &have);
-	char live_meta[4200];
-	snprintf(live_meta, sizeof(live_meta), "%s/metadata", out);
+	uint64_t hit = meta_stat(tout, "hit", &have);
+	char live_meta[4300];
+	snprintf(live_meta, sizeof(live_meta), "%s/metadata", tout);
 	if (!have && access(live_meta, R_OK) == 0) {
 		/* It died without stopping its session: its live metadata and
 		 * its pool (still named) hold the rest. */
@@ -633,28 +726,49 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			fprintf(stderr,
 				"ringtrace record: %s exited (status %d) without stopping its recorder; recovering its trace\n",
 				argv[optind], WEXITSTATUS(status));
-		if (ringtrace_recover(shm, out, quiet) == 0)
-			hit = meta_stat(out, "hit", &have);
+		if (ringtrace_recover(shm, tout, quiet) == 0)
+			hit = meta_stat(tout, "hit", &have);
 	}
 	shm_unlink(shm); /* if the program died without removing it */
+#ifdef RINGTRACE_HAVE_TRACEFS
+	if (kr) {
+		/* The kernel's trace, on the clock conversion CMD's trace declares
+		 * (the same counter: docs/kernel.md); without CMD's trace, its own
+		 * (the kernel's events are still worth having). */
+		ringtrace_trace *t = NULL;
+		struct ringtrace_trace_clock clk = {1, 1000000000ull, 0, 0};
+		if (have && ringtrace_trace_open(tout, NULL, NULL, &t) == 0)
+			clk = *ringtrace_trace_clock(t);
+		else
+			fprintf(stderr,
+				"ringtrace record: kernel: no clock from %s's trace: its "
+				"timestamps are shown in ticks\n",
+				argv[optind]);
+		if (t)
+			ringtrace_trace_close(t);
+		if (kr_finish(kr, out, &clk, quiet) < 0 && code == 0)
+			code = 1;
+		kr_abort(kr);
+	}
+#endif
 	if (!have) {
 		fprintf(stderr,
 			"ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "
 			"and did it exit normally (status %d)?\n",
-			argv[optind], out, code);
+			argv[optind], tout, code);
 		return code ? code : 1;
 	}
 	if (!quiet) {
 		int f;
-		uint64_t missed = meta_stat(out, "missed", &f),
-			 overrun = meta_stat(out, "overrun", &f);
-		uint64_t bytes = meta_stat(out, "bytes", &f),
-			 dur = meta_stat(out, "duration_ns", &f);
+		uint64_t missed = meta_stat(tout, "missed", &f),
+			 overrun = meta_stat(tout, "overrun", &f);
+		uint64_t bytes = meta_stat(tout, "bytes", &f),
+			 dur = meta_stat(tout, "duration_ns", &f);
 		fprintf(stderr,
 			"ringtrace: %s: %" PRIu64 " events recorded, %" PRIu64 " dropped, %" PRIu64
 			" overwritten; %.1f MB in %.2f s (see `ringtrace stat %s`)\n",
-			out, hit, missed, overrun, (double)bytes / 1e6, (double)dur / 1e9, out);
-		print_summary(out);
+			tout, hit, missed, overrun, (double)bytes / 1e6, (double)dur / 1e9, out);
+		print_summary(tout);
 	}
 	return code;
 }

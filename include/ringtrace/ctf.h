@@ -211,6 +211,25 @@ int ringtrace_ctf_set_stats_drops(const char *dir, const struct ringtrace_trace_
 				  uint32_t nstats, const struct ringtrace_trace_drops *drops,
 				  uint32_t ndrops);
 
+/*
+ * A trace made outside a ring buffer (the kernel's events, which the
+ * ringtrace command re-encodes into pages: docs/kernel.md): its metadata,
+ * TSDL and schema block, from this description, into the existing trace
+ * directory dir (written as the recorder writes it: a temporary file
+ * renamed over `metadata`). 0 or a negative error naming the problem.
+ */
+struct ringtrace_ctf_trace_desc {
+	struct ringtrace_trace_clock clock;
+	const struct ringtrace_trace_event_def *events;
+	uint32_t nevents;
+	const struct ringtrace_trace_stat *stats; /* the accounting: `stat` lines */
+	uint32_t nstats;
+	const struct ringtrace_trace_drops *drops;
+	uint32_t ndrops;
+	const struct ringtrace_trace_process *process; /* NULL: none */
+};
+int ringtrace_ctf_write_described(const char *dir, const struct ringtrace_ctf_trace_desc *t);
+
 #ifdef __cplusplus
 }
 #endif

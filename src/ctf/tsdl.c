@@ -393,3 +393,30 @@ int ringtrace_ctf_get_info(const char *dir, struct ringtrace_ctf_info *info)
 	rt_ctf_doc_free(&doc);
 	return err;
 }
+
+int ringtrace_ctf_write_described(const char *dir, const struct ringtrace_ctf_trace_desc *t)
+{
+	if (!dir || !t || (t->nevents && !t->events) || (t->nstats && !t->stats) ||
+	    (t->ndrops && !t->drops))
+		return rt_error(RINGTRACE_EINVAL, "ctf_write_described: NULL argument");
+	struct rt_tdir d;
+	int err = rt_tdir_open(&d, dir);
+	if (err < 0)
+		return err;
+	struct rt_ctf_meta m;
+	memset(&m, 0, sizeof(m));
+	m.clock = t->clock;
+	m.events = t->events;
+	m.nevents = t->nevents;
+	m.stats = t->stats;
+	m.nstats = t->nstats;
+	m.drops = t->drops;
+	m.ndrops = t->ndrops;
+	if (t->process) {
+		m.process = *t->process;
+		m.has_process = 1;
+	}
+	err = rt_ctf_write_file(&d, &m);
+	rt_tdir_close(&d);
+	return err;
+}

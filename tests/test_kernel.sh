@@ -1,0 +1,147 @@
+#!/bin/sh
+# Kernel events beside the user events (ringtrace record -k, docs/kernel.md),
+# as root (CI runs as root; elsewhere every case says it needs root):
+#  - a program that records a user event, sleeps 1 ms and repeats: between
+#    two of its events the collection holds, in time order, a sched_switch
+#    away from its thread, a sched_wakeup of it and a sched_switch back to
+#    it, read with babeltrace2 and with ringtrace report;
+#  - the kernel trace is on the clock of the program's (one clock line);
+#  - only the recorded program's threads unless --kernel-all;
+#  - a tiny kernel buffer under load: its losses counted and shown by stat;
+#  - the tracefs instance is gone after the run, after SIGINT, and after a
+#    SIGKILL of the recorder (removed by the next start);
+#  - an unknown kernel event, or no root: a clear message, and the user
+#    events still recorded.
+# Each is a case (tests/cases.sh).
+#   usage: test_kernel.sh BIN_DIR [CASE...] | --list
+set -eu
+. "$(dirname "$0")/cases.sh"
+bin=$1
+shift
+rt="$bin/ringtrace"
+prog="$bin/test_sleep_prog"
+tmp=$(mktemp -d /tmp/ringtrace-kernel-XXXXXX)
+chmod 755 "$tmp"
+cleanup() { rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "test_kernel: ${rt_c:-}: $*" >&2; exit 1; }
+skip() { echo "${rt_c:-test_kernel}: SKIPPED: $*"; exit 77; }
+tracing=/sys/kernel/tracing
+
+need_kernel() {
+	[ "$(id -u)" = 0 ] || skip "needs root (a tracefs instance)"
+	[ -e "$tracing/instances" ] || mount -t tracefs nodev "$tracing" 2>/dev/null || true
+	[ -e "$tracing/instances" ] || fail "no tracefs at $tracing (mount -t tracefs nodev $tracing)"
+	"$rt" record -k x:y -o "$tmp/probe" -- true 2>&1 | grep -q "built without libtracefs" &&
+		fail "ringtrace was built without libtracefs (make deps installs it)"
+	rm -rf "$tmp/probe"
+}
+
+# The instances of this machine that a ringtrace recorder made.
+our_instances() { ls "$tracing/instances" 2>/dev/null | grep '^ringtrace-' || true; }
+
+kernel_switch_wakeup_switch_between_user_events() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	# (on CPU 0: on this VM the kernel records no sched_switch out of CPU 1's
+	# idle task, docs/kernel.md; the recorder and the program share CPU 0)
+	taskset -c 0 "$rt" record -q -k sched:sched_switch -k sched:sched_wakeup -o "$w/t" \
+		-- "$prog" 50 2>"$w/rec.err" || fail "record -k failed: $(cat "$w/rec.err")"
+	p=$(ls "$w/t" | sed -n 's/^test_sleep_prog-//p')
+	[ -n "$p" ] && [ -f "$w/t/kernel/metadata" ] || fail "no collection: $(ls "$w/t")"
+	[ "$(grep -h '^clock \(tsc\|monotonic\) ' "$w/t"/*/metadata | sort -u | wc -l)" = 1 ] ||
+		fail "the kernel trace is on another clock: $(grep -h '^clock ' "$w/t"/*/metadata)"
+	# a: away from it, w: its wake-up, b: back to it, u: its user event
+	babeltrace2 "$w/t" 2>/dev/null | awk -v p="$p" '
+		/ sl_tick: / { print "u"; next }
+		/ sched_switch: / && $0 ~ ("prev_pid = " p ",") { print "a"; next }
+		/ sched_switch: / && $0 ~ ("next_pid = " p ",") { print "b"; next }
+		/ sched_wakeup: / && $0 ~ ("pid = " p ",") { print "w"; next }' | tr -d '\n' >"$w/seq"
+	# every gap between two user events (after the first) holds a, w, b in order
+	n=$(sed 's/^[^u]*u//' "$w/seq" | tr 'u' '\n' | head -n -1 | grep -c 'a.*w.*b' || true)
+	gaps=$(sed 's/^[^u]*u//' "$w/seq" | tr 'u' '\n' | head -n -1 | wc -l)
+	[ "$gaps" = 49 ] || fail "babeltrace2 shows $gaps gaps between 50 user events: $(cat "$w/seq")"
+	[ "$n" = "$gaps" ] || fail "only $n of $gaps sleeps show switch, wake-up, switch back: $(cat "$w/seq")"
+	# ringtrace report: the same order
+	"$rt" report "$w/t" | awk -v p="$p" '
+		/ sl_tick: / { print "u"; next }
+		/ sched_switch: / && $0 ~ (" prev_pid=" p " ") { print "a"; next }
+		/ sched_switch: / && $0 ~ (" next_pid=" p " ") { print "b"; next }
+		/ sched_wakeup: / && $0 ~ (" pid=" p " ") { print "w"; next }' | tr -d '\n' >"$w/seq2"
+	cmp -s "$w/seq" "$w/seq2" || fail "report and babeltrace2 order differently"
+	[ -z "$(our_instances)" ] || fail "instance left: $(our_instances)"
+}
+
+kernel_only_recorded_threads_unless_kernel_all() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	"$rt" record -q -k sched:sched_switch -o "$w/t" -- "$prog" 20 || fail "record -k failed"
+	p=$(ls "$w/t" | sed -n 's/^test_sleep_prog-//p')
+	# every switch kept has the program's threads on one side
+	"$rt" report "$w/t/kernel" | grep ' sched_switch: ' >"$w/sw" || fail "no sched_switch"
+	"$rt" report "$w/t/test_sleep_prog-$p" >/dev/null
+	tids=$(babeltrace2 "$w/t" 2>/dev/null | grep -o 'child_pid = [0-9]*' | sed 's/child_pid = //')
+	awk -v tids="$p $tids" 'BEGIN { n = split(tids, t, " "); for (i = 1; i <= n; i++) ours[t[i]] = 1 }
+		{ for (i = 1; i <= NF; i++) { if ($i ~ /^prev_pid=/) a = substr($i, 10); if ($i ~ /^next_pid=/) b = substr($i, 10) }
+		  if (!(a in ours) && !(b in ours)) { print "not ours: " $0; bad = 1 } }
+		END { exit bad }' "$w/sw" || fail "a switch of other threads kept"
+	"$rt" record -q --kernel-all -k sched:sched_switch -o "$w/all" -- "$prog" 20 || fail "--kernel-all failed"
+	[ "$("$rt" report "$w/all/kernel" | grep -c ' sched_switch: ')" -gt "$(wc -l <"$w/sw")" ] ||
+		fail "--kernel-all kept no more than the program's own"
+}
+
+kernel_losses_of_a_tiny_buffer_counted() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	"$rt" record -q --kernel-all --kernel-buffer 4k -k 'sched:*' -o "$w/t" -- "$prog" 300 ||
+		fail "record -k failed"
+	lost=$("$rt" stat "$w/t/kernel" | awk '$1 == "overrun" || $1 == "missed" {n += $2} END {print n + 0}')
+	[ "$lost" -gt 0 ] || fail "a 4 KiB kernel buffer over 300 sleeps of every thread lost nothing?"
+	"$rt" stat "$w/t" | grep -q "^collection $w/t: 2 traces" || fail "stat of the collection"
+}
+
+kernel_instance_gone_after_sigint_and_after_sigkill() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	"$rt" record -q -k sched:sched_switch -o "$w/a" -- "$prog" 3000 &
+	r=$!
+	sleep 0.5
+	[ -n "$(our_instances)" ] || fail "no instance while recording"
+	kill -INT "$r"
+	wait "$r" || true
+	[ -z "$(our_instances)" ] || fail "instance left after SIGINT: $(our_instances)"
+	"$rt" record -q -k sched:sched_switch -o "$w/b" -- "$prog" 3000 &
+	r=$!
+	sleep 0.5
+	kill -KILL "$r"
+	wait "$r" 2>/dev/null || true
+	pkill -f "$prog 3000" || true
+	[ -n "$(our_instances)" ] || fail "the killed recorder's instance is already gone?"
+	"$rt" record -q -k sched:sched_switch -o "$w/c" -- "$prog" 1 || fail "the next record -k failed"
+	[ -z "$(our_instances)" ] || fail "the killed recorder's instance was not removed: $(our_instances)"
+}
+
+kernel_errors_said_and_user_events_recorded() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	"$rt" record -q -k nosuch:event -o "$w/t" -- "$prog" 5 2>"$w/err" || fail "record failed"
+	grep -q "ringtrace record: -k: -k 'nosuch:event': no such kernel event" "$w/err" ||
+		fail "not said: $(cat "$w/err")"
+	p=$(ls "$w/t" | sed -n 's/^test_sleep_prog-//p')
+	[ "$("$rt" report "$w/t/test_sleep_prog-$p" | grep -c ' sl_tick: ')" = 5 ] ||
+		fail "the user events were not recorded"
+	[ -z "$(our_instances)" ] || fail "instance left: $(our_instances)"
+	command -v setpriv >/dev/null || fail "needs setpriv (util-linux)"
+	mkdir "$w/u" && chown 65534:65534 "$w/u"
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$rt" record -q -k sched:sched_switch \
+		-o "$w/u/t" -- "$prog" 5 2>"$w/err" || fail "record as a user failed: $(cat "$w/err")"
+	grep -q "kernel events need root" "$w/err" || fail "not said: $(cat "$w/err")"
+	[ -n "$(ls "$w/u/t" | grep '^test_sleep_prog-')" ] || fail "the user events were not recorded"
+}
+
+rt_run_cases "$@"

@@ -1,0 +1,747 @@
+/*
+ * Kernel events beside the user events (issue 18, docs/kernel.md): a
+ * private tracefs instance on the cycle counter's clock, read back at the
+ * end and re-encoded into a trace of its own, DIR/kernel, one stream per
+ * CPU in ringtrace's page format, so that every reader of the collection
+ * merges it with the programs' traces.
+ *
+ * libtracefs makes and removes the instance; libtraceevent parses the
+ * kernel's page and event formats (kbuffer, tep). Only this command links
+ * them: the library in traced programs stays libc and pthreads.
+ *
+ * Which kernel events are kept (unless --kernel-all): those of the
+ * recorded programs' threads. The set starts with the programs' pids and
+ * grows with every sched_process_fork whose parent is in it (enabled for
+ * the purpose); sched_switch is kept when either side is ours,
+ * sched_wakeup* when the woken thread is, anything else when its
+ * common_pid is. (Not the kernel's set_event_pid: it loses the
+ * sched_switch that puts a traced thread back on its CPU, docs/kernel.md.)
+ * The set is applied while re-encoding, the events of every CPU merged by
+ * time, so that a fork is seen before the child's events.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <traceevent/event-parse.h>
+#include <traceevent/kbuffer.h>
+#include <tracefs/tracefs.h>
+#include <unistd.h>
+
+#include "kernel.h"
+#include "output.h"
+#include "ringtrace/ctf.h"
+#include "ringtrace/format.h"
+#include "ringtrace/schema.h"
+
+#define KR_MAX_EVENTS 4096
+#define KR_MAX_TIDS 65536
+#define KR_PAGE 65536u
+
+struct kr_event {
+	struct tep_event *tep;
+	uint32_t id; /* ours, in the kernel trace */
+	struct ringtrace_field_desc *fields;
+	struct tep_format_field **src; /* the kernel field of each of ours (NULL: _truncated) */
+	uint32_t nfields;
+	char *print_fmt;
+	int has_var; /* a string or bytes field: _truncated first */
+	uint64_t count;
+};
+
+struct kr_cpu {
+	char *raw; /* every raw page read back, one after the other */
+	size_t nraw, rawcap;
+	size_t psize;
+	/* the walk */
+	struct kbuffer *kb;
+	size_t page;
+	void *data;
+	unsigned long long ts;
+	int have;
+	uint64_t missed;
+	/* the output stream */
+	char *out;
+	uint32_t off;
+	uint64_t seq, events_before, events, first_ts, last_ts, discarded;
+};
+
+struct kr {
+	struct tracefs_instance *in;
+	char name[64];
+	int all;
+	char **systems;
+	int nsys;
+	pid_t *tids;
+	uint32_t ntids;
+	struct tep_handle *tep;
+	struct kr_event *ev;
+	uint32_t nev;
+	int ncpu;
+	struct kr_cpu *cpu;
+	uint64_t kept, dropped_filter;
+};
+
+static int kr_tid_add(struct kr *k, pid_t t)
+{
+	for (uint32_t i = 0; i < k->ntids; i++)
+		if (k->tids[i] == t)
+			return 0;
+	if (k->ntids == KR_MAX_TIDS)
+		return -1;
+	k->tids[k->ntids++] = t;
+	return 0;
+}
+
+static int kr_tid_has(const struct kr *k, long long t)
+{
+	for (uint32_t i = 0; i < k->ntids; i++)
+		if (k->tids[i] == t)
+			return 1;
+	return 0;
+}
+
+/* "sys:event" with globs into tracefs's regular expressions. */
+static void kr_glob_to_re(const char *g, char *re, size_t n)
+{
+	size_t o = 0;
+	if (o < n - 1)
+		re[o++] = '^';
+	for (; *g && o + 3 < n; g++) {
+		if (*g == '*') {
+			re[o++] = '.';
+			re[o++] = '*';
+		} else if (*g == '?') {
+			re[o++] = '.';
+		} else {
+			re[o++] = *g;
+		}
+	}
+	if (o < n - 1)
+		re[o++] = '$';
+	re[o] = 0;
+}
+
+static int kr_add_system(struct kr *k, const char *sys)
+{
+	for (int i = 0; i < k->nsys; i++)
+		if (strcmp(k->systems[i], sys) == 0)
+			return 0;
+	char **s = realloc(k->systems, (size_t)(k->nsys + 2) * sizeof(*s));
+	if (!s)
+		return -1;
+	k->systems = s;
+	if (!(s[k->nsys] = strdup(sys)))
+		return -1;
+	s[++k->nsys] = NULL;
+	return 0;
+}
+
+void kr_abort(struct kr *k)
+{
+	if (!k)
+		return;
+	if (k->in) {
+		tracefs_trace_off(k->in);
+		tracefs_instance_destroy(k->in);
+		tracefs_instance_free(k->in);
+	}
+	for (int i = 0; i < k->nsys; i++)
+		free(k->systems[i]);
+	free(k->systems);
+	free(k->tids);
+	for (uint32_t i = 0; i < k->nev; i++) {
+		free(k->ev[i].fields);
+		free(k->ev[i].src);
+		free(k->ev[i].print_fmt);
+	}
+	free(k->ev);
+	for (int c = 0; k->cpu && c < k->ncpu; c++) {
+		free(k->cpu[c].raw);
+		free(k->cpu[c].out);
+		if (k->cpu[c].kb)
+			kbuffer_free(k->cpu[c].kb);
+	}
+	free(k->cpu);
+	if (k->tep)
+		tep_free(k->tep);
+	free(k);
+}
+
+/* Instances a recorder killed left: ours by name, their pid gone. */
+static void kr_clean_stale(void)
+{
+	char **names = tracefs_instances(NULL);
+	for (int i = 0; names && names[i]; i++) {
+		int pid;
+		unsigned long long r;
+		if (sscanf(names[i], "ringtrace-%d-%llx", &pid, &r) != 2 || pid <= 0)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		struct tracefs_instance *in = tracefs_instance_alloc(NULL, names[i]);
+		if (in) {
+			tracefs_instance_destroy(in);
+			tracefs_instance_free(in);
+		}
+	}
+	tracefs_list_free(names);
+}
+
+int kr_start(struct kr **out, char *const *specs, int nspecs, size_t buf_kb, int all, char *why,
+	     size_t wn)
+{
+	*out = NULL;
+	if (geteuid() != 0) {
+		snprintf(why, wn, "kernel events need root (a tracefs instance)");
+		return -1;
+	}
+	if (!tracefs_tracing_dir()) {
+		snprintf(why, wn,
+			 "no tracefs (mount it: mount -t tracefs nodev /sys/kernel/tracing)");
+		return -1;
+	}
+	kr_clean_stale();
+	struct kr *k = calloc(1, sizeof(*k));
+	if (!k || !(k->tids = calloc(KR_MAX_TIDS, sizeof(*k->tids)))) {
+		free(k);
+		snprintf(why, wn, "out of memory");
+		return -1;
+	}
+	k->all = all;
+	uint64_t r = 0;
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		r = (uint64_t)getpid() * 2654435761u;
+	snprintf(k->name, sizeof(k->name), "ringtrace-%d-%016" PRIx64, (int)getpid(), r);
+	k->in = tracefs_instance_create(k->name);
+	if (!k->in) {
+		snprintf(why, wn, "cannot make the tracefs instance %s: %s", k->name,
+			 strerror(errno));
+		kr_abort(k);
+		return -1;
+	}
+	/* The counter the library reads: kernel and user timestamps are one clock. */
+#if defined(__x86_64__) || defined(__i386__)
+	const char *clock = "x86-tsc";
+#else
+	const char *clock = "counter";
+#endif
+	char *clocks = tracefs_instance_file_read(k->in, "trace_clock", NULL);
+	int has_clock = clocks && strstr(clocks, clock) != NULL;
+	free(clocks);
+	if (!has_clock || tracefs_instance_file_write(k->in, "trace_clock", clock) < 0) {
+		snprintf(why, wn, "this kernel has no %s trace clock (the counter user events use)",
+			 clock);
+		kr_abort(k);
+		return -1;
+	}
+	if (buf_kb && tracefs_instance_set_buffer_size(k->in, buf_kb, -1) < 0) {
+		snprintf(why, wn, "buffer size %zu KiB: %s", buf_kb, strerror(errno));
+		kr_abort(k);
+		return -1;
+	}
+	for (int i = 0; i < nspecs; i++) {
+		char sys[128], ev[256], rs[300], re[600];
+		const char *colon = strchr(specs[i], ':');
+		if (!colon || colon == specs[i] || !colon[1] ||
+		    (size_t)(colon - specs[i]) >= sizeof(sys) || strlen(colon + 1) >= sizeof(ev)) {
+			snprintf(why, wn, "-k '%s': expected SYSTEM:EVENT (globs allowed: sched:*)",
+				 specs[i]);
+			kr_abort(k);
+			return -1;
+		}
+		memcpy(sys, specs[i], (size_t)(colon - specs[i]));
+		sys[colon - specs[i]] = 0;
+		snprintf(ev, sizeof(ev), "%s", colon + 1);
+		kr_glob_to_re(sys, rs, sizeof(rs));
+		kr_glob_to_re(ev, re, sizeof(re));
+		if (tracefs_event_enable(k->in, rs, re) < 0) {
+			snprintf(why, wn, "-k '%s': no such kernel event (see %s/available_events)",
+				 specs[i], tracefs_tracing_dir());
+			kr_abort(k);
+			return -1;
+		}
+		if (!strpbrk(sys, "*?") && kr_add_system(k, sys) < 0) {
+			snprintf(why, wn, "out of memory");
+			kr_abort(k);
+			return -1;
+		}
+	}
+	/* (the set of our threads follows forks) */
+	if (!all && tracefs_event_enable(k->in, "sched", "sched_process_fork") < 0) {
+		snprintf(why, wn, "cannot enable sched:sched_process_fork");
+		kr_abort(k);
+		return -1;
+	}
+	kr_add_system(k, "sched");
+	tracefs_trace_on(k->in);
+	*out = k;
+	return 0;
+}
+
+void kr_follow(struct kr *k, pid_t pid)
+{
+	if (!k)
+		return;
+	(void)kr_tid_add(k, pid);
+	/* its threads now (those it makes later come as forks) */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	unsigned seen = 0;
+	while (d && (e = readdir(d)) && seen++ < KR_MAX_TIDS) {
+		long t = strtol(e->d_name, NULL, 10);
+		if (t > 0)
+			(void)kr_tid_add(k, (pid_t)t);
+	}
+	if (d)
+		closedir(d);
+}
+
+const char *kr_instance(const struct kr *k)
+{
+	return k ? k->name : "";
+}
+
+/* ---- reading back --------------------------------------------------------- */
+
+static int kr_read_cpu(struct kr *k, int c)
+{
+	struct kr_cpu *cp = &k->cpu[c];
+	struct tracefs_cpu *tc = tracefs_cpu_open(k->in, c, true);
+	if (!tc)
+		return 0; /* (an offline CPU) */
+	cp->psize = (size_t)tracefs_cpu_read_size(tc);
+	char *buf = malloc(cp->psize);
+	int n;
+	while (buf && (n = tracefs_cpu_flush(tc, buf)) > 0) {
+		if (cp->nraw + cp->psize > cp->rawcap) {
+			size_t cap = cp->rawcap ? cp->rawcap * 2 : cp->psize * 16;
+			char *r = realloc(cp->raw, cap);
+			if (!r)
+				break;
+			cp->raw = r;
+			cp->rawcap = cap;
+		}
+		memset(cp->raw + cp->nraw, 0, cp->psize);
+		memcpy(cp->raw + cp->nraw, buf, (size_t)n);
+		cp->nraw += cp->psize;
+	}
+	free(buf);
+	tracefs_cpu_close(tc);
+	return 0;
+}
+
+/* The next record of CPU c, into cp->data / ts (cp->have 0 at the end). */
+static void kr_next(struct kr_cpu *cp, int first)
+{
+	for (;;) {
+		if (!first && cp->have)
+			cp->data = kbuffer_next_event(cp->kb, &cp->ts);
+		else if (!first)
+			cp->data = NULL;
+		first = 0;
+		if (cp->data) {
+			cp->have = 1;
+			return;
+		}
+		if (cp->page >= cp->nraw) {
+			cp->have = 0;
+			return;
+		}
+		kbuffer_load_subbuffer(cp->kb, cp->raw + cp->page);
+		cp->page += cp->psize;
+		int m = kbuffer_missed_events(cp->kb);
+		if (m > 0)
+			cp->missed += (uint64_t)m;
+		cp->data = kbuffer_read_event(cp->kb, &cp->ts);
+		cp->have = cp->data != NULL;
+		if (cp->have)
+			return;
+	}
+}
+
+static struct kr_event *kr_event_of(struct kr *k, struct tep_event *e)
+{
+	for (uint32_t i = 0; i < k->nev; i++)
+		if (k->ev[i].tep == e)
+			return &k->ev[i];
+	if (k->nev == KR_MAX_EVENTS)
+		return NULL;
+	struct kr_event *ne = realloc(k->ev, (k->nev + 1) * sizeof(*ne));
+	if (!ne)
+		return NULL;
+	k->ev = ne;
+	struct kr_event *x = &k->ev[k->nev];
+	memset(x, 0, sizeof(*x));
+	x->tep = e;
+	x->id = 2 + k->nev; /* (0: printf, 1: reserved) */
+	int nf = 0;
+	struct tep_format_field **fl = tep_event_fields(e);
+	for (int i = 0; fl && fl[i]; i++)
+		nf++;
+	x->fields = calloc((size_t)nf + 2, sizeof(*x->fields));
+	x->src = calloc((size_t)nf + 2, sizeof(*x->src));
+	size_t fmtcap = 64 + (size_t)nf * 80;
+	x->print_fmt = malloc(fmtcap);
+	if (!x->fields || !x->src || !x->print_fmt) {
+		free(fl);
+		return NULL;
+	}
+	x->print_fmt[0] = 0;
+	size_t fo = 0;
+	uint32_t n = 0;
+	x->fields[n] = (struct ringtrace_field_desc){"_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0,
+						     NULL};
+	x->src[n++] = NULL;
+	for (int i = 0; fl && fl[i]; i++) {
+		struct tep_format_field *f = fl[i];
+		struct ringtrace_field_desc *d = &x->fields[n];
+		unsigned long fl_ = f->flags;
+		int is_char = f->type && strstr(f->type, "char") != NULL;
+		const char *conv = "%d";
+		d->name = f->name;
+		if ((fl_ & TEP_FIELD_IS_STRING) || ((fl_ & TEP_FIELD_IS_ARRAY) && is_char)) {
+			d->type = RINGTRACE_FT_STRING;
+			d->size = 1;
+			d->align = 1;
+			d->count = (fl_ & TEP_FIELD_IS_DYNAMIC) ? 1024
+				   : f->arraylen                ? (uint32_t)f->arraylen + 1
+								: (uint32_t)f->size + 1;
+			x->has_var = 1;
+			conv = "%s";
+		} else if (fl_ & TEP_FIELD_IS_ARRAY) {
+			uint32_t es = f->elementsize ? (uint32_t)f->elementsize : 1;
+			if ((fl_ & TEP_FIELD_IS_DYNAMIC) ||
+			    (es != 1 && es != 2 && es != 4 && es != 8)) {
+				d->type = RINGTRACE_FT_BYTES;
+				d->size = 1;
+				d->align = 4;
+				d->count = 4096;
+				x->has_var = 1;
+			} else {
+				d->type = RINGTRACE_FT_ARRAY;
+				d->size = (uint8_t)es;
+				d->align = (uint8_t)es;
+				d->count = (uint32_t)f->arraylen;
+				d->is_signed = (fl_ & TEP_FIELD_IS_SIGNED) != 0;
+			}
+			conv = "%s";
+		} else {
+			uint32_t sz = (uint32_t)f->size;
+			if (sz != 1 && sz != 2 && sz != 4 && sz != 8)
+				continue; /* (an odd scalar: left out) */
+			d->type = RINGTRACE_FT_INT;
+			d->size = (uint8_t)sz;
+			d->align = (uint8_t)sz;
+			d->is_signed = (fl_ & TEP_FIELD_IS_SIGNED) != 0;
+			conv = sz == 8 ? (d->is_signed ? "%lld" : "%llu")
+				       : (d->is_signed ? "%d" : "%u");
+		}
+		x->src[n++] = f;
+		int w = snprintf(x->print_fmt + fo, fmtcap - fo, "%s%s=%s", fo ? " " : "", f->name,
+				 conv);
+		if (w > 0 && (size_t)w < fmtcap - fo)
+			fo += (size_t)w;
+	}
+	free(fl);
+	if (!x->has_var) { /* (no _truncated without a variable-length field) */
+		memmove(&x->fields[0], &x->fields[1], (n - 1) * sizeof(*x->fields));
+		memmove(&x->src[0], &x->src[1], (n - 1) * sizeof(*x->src));
+		n--;
+	}
+	x->nfields = n;
+	k->nev++;
+	return x;
+}
+
+/* Re-encode one kernel record as a ringtrace payload: its length, or -1. */
+static int kr_encode(const struct kr_event *x, const void *data, int dsize, char *out, size_t cap)
+{
+	size_t o = 0;
+	uint8_t trunc = 0;
+	uint32_t nvar = 0;
+	for (uint32_t i = 0; i < x->nfields; i++) {
+		const struct ringtrace_field_desc *d = &x->fields[i];
+		const struct tep_format_field *f = x->src[i];
+		size_t al = d->align ? d->align : 1;
+		o = (o + al - 1) & ~(al - 1);
+		if (!f) { /* _truncated, filled at the end */
+			if (o + 1 > cap)
+				return -1;
+			out[o++] = 0;
+			continue;
+		}
+		const char *p = (const char *)data + f->offset;
+		size_t len = (size_t)f->size;
+		if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+			/* __data_loc: u32, offset in the low 16 bits, length in the high */
+			uint32_t loc;
+			if ((long)f->offset + 4 > (long)dsize)
+				return -1;
+			memcpy(&loc, p, 4);
+			size_t off = loc & 0xffff;
+			len = loc >> 16;
+			if (off + len > (size_t)dsize)
+				return -1;
+			p = (const char *)data + off;
+		} else if ((size_t)f->offset + len > (size_t)dsize) {
+			return -1;
+		}
+		if (d->type == RINGTRACE_FT_STRING) {
+			size_t sl = strnlen(p, len);
+			if (sl + 1 > d->count) {
+				sl = d->count - 1;
+				trunc |= (uint8_t)(1u << (nvar < 7 ? nvar : 7));
+			}
+			if (o + sl + 1 > cap)
+				return -1;
+			memcpy(out + o, p, sl);
+			out[o + sl] = 0;
+			o += sl + 1;
+			nvar++;
+		} else if (d->type == RINGTRACE_FT_BYTES) {
+			if (len > d->count) {
+				len = d->count;
+				trunc |= (uint8_t)(1u << (nvar < 7 ? nvar : 7));
+			}
+			uint32_t l32 = (uint32_t)len;
+			if (o + 4 + len > cap)
+				return -1;
+			memcpy(out + o, &l32, 4);
+			memcpy(out + o + 4, p, len);
+			o += 4 + len;
+			nvar++;
+		} else {
+			size_t n = d->type == RINGTRACE_FT_ARRAY ? (size_t)d->size * d->count
+								 : d->size;
+			if (n > len || o + n > cap)
+				return -1;
+			memcpy(out + o, p, n);
+			o += n;
+		}
+	}
+	if (x->has_var)
+		out[0] = (char)trunc;
+	return (int)o;
+}
+
+/* Publish CPU c's page into the trace (if it holds events) and start a new one. */
+static int kr_flush_page(struct kr_cpu *cp, int c, const char *dir)
+{
+	struct ringtrace_page_header *h = (struct ringtrace_page_header *)(void *)cp->out;
+	if (cp->off <= RINGTRACE_PAGE_HEADER_SIZE)
+		return 0;
+	h->magic = RINGTRACE_PAGE_MAGIC;
+	h->stream_id = 0;
+	h->stream_instance_id = (uint64_t)c + 1;
+	h->timestamp_begin = cp->first_ts;
+	h->timestamp_end = cp->last_ts;
+	h->content_size = (uint64_t)cp->off * 8;
+	h->packet_size = (uint64_t)KR_PAGE * 8;
+	h->packet_seq_num = cp->seq++;
+	h->events_discarded = cp->discarded;
+	h->events_before = cp->events_before;
+	h->events = (uint32_t)cp->events;
+	h->tid = 0;
+	h->commit = cp->off;
+	h->writer = (uint32_t)c;
+	h->cpu = (uint32_t)c;
+	h->flags = 0;
+	snprintf(h->comm, sizeof(h->comm), "kernel/%d", c);
+	int err = ringtrace_ctf_append_page(dir, h, KR_PAGE);
+	cp->events_before += cp->events;
+	cp->events = 0;
+	memset(cp->out, 0, KR_PAGE);
+	cp->off = RINGTRACE_PAGE_HEADER_SIZE;
+	return err;
+}
+
+/* Append one event to CPU c's stream. */
+static int kr_put(struct kr_cpu *cp, int c, const char *dir, uint32_t id, uint64_t ts,
+		  const char *payload, uint32_t len)
+{
+	uint32_t start = (cp->off + 7) & ~7u;
+	int ext = cp->events && ts - cp->last_ts > 0xFFFFFFFFull;
+	uint32_t hdr = ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE;
+	if (start + hdr + len > KR_PAGE) {
+		int err = kr_flush_page(cp, c, dir);
+		if (err < 0)
+			return err;
+		start = RINGTRACE_PAGE_HEADER_SIZE;
+		ext = 0;
+		hdr = RINGTRACE_EV_HEADER_SIZE;
+	}
+	if (cp->events == 0)
+		cp->first_ts = ts;
+	uint64_t w = (uint64_t)(uint32_t)ts | ((uint64_t)(ext ? 0xFFFFu : id) << 32) |
+		     ((uint64_t)len << 48);
+	memcpy(cp->out + start, &w, 8);
+	if (ext) {
+		uint32_t id32 = id, z = 0;
+		memcpy(cp->out + start + 8, &id32, 4);
+		memcpy(cp->out + start + 12, &z, 4);
+		memcpy(cp->out + start + 16, &ts, 8);
+	}
+	memcpy(cp->out + start + hdr, payload, len);
+	cp->off = start + hdr + len;
+	cp->events++;
+	cp->last_ts = ts;
+	return 0;
+}
+
+/* Is this record one of ours (the followed threads)? Learns forks. */
+static int kr_keep(struct kr *k, struct tep_event *e, struct tep_record *rec)
+{
+	unsigned long long v;
+	const char *n = e->name;
+	if (strcmp(n, "sched_process_fork") == 0) {
+		unsigned long long parent, child;
+		if (tep_get_field_val(NULL, e, "parent_pid", rec, &parent, 0) == 0 &&
+		    tep_get_field_val(NULL, e, "child_pid", rec, &child, 0) == 0 &&
+		    kr_tid_has(k, (long long)parent)) {
+			kr_tid_add(k, (pid_t)child);
+			return 1;
+		}
+		return k->all;
+	}
+	if (k->all)
+		return 1;
+	if (strcmp(n, "sched_switch") == 0)
+		return (tep_get_field_val(NULL, e, "prev_pid", rec, &v, 0) == 0 &&
+			kr_tid_has(k, (long long)v)) ||
+		       (tep_get_field_val(NULL, e, "next_pid", rec, &v, 0) == 0 &&
+			kr_tid_has(k, (long long)v));
+	if (strncmp(n, "sched_wak", 9) == 0)
+		return tep_get_field_val(NULL, e, "pid", rec, &v, 0) == 0 &&
+		       kr_tid_has(k, (long long)v);
+	return tep_get_common_field_val(NULL, e, "common_pid", rec, &v, 0) == 0 &&
+	       kr_tid_has(k, (long long)v);
+}
+
+int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock *clk, int quiet)
+{
+	tracefs_trace_off(k->in);
+	k->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
+	if (k->ncpu < 1 || k->ncpu > 4096)
+		k->ncpu = 1;
+	k->cpu = calloc((size_t)k->ncpu, sizeof(*k->cpu));
+	k->tep = tracefs_local_events_system(NULL, (const char *const *)k->systems);
+	if (!k->cpu || !k->tep) {
+		fprintf(stderr, "ringtrace record: kernel events: cannot read the event formats\n");
+		return -1;
+	}
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/kernel", out);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "ringtrace record: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	/* The losses the kernel counted, per CPU. */
+	uint64_t overrun = 0, dropped = 0;
+	for (int c = 0; c < k->ncpu; c++) {
+		kr_read_cpu(k, c);
+		struct kr_cpu *cp = &k->cpu[c];
+		char path[64];
+		snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", c);
+		char *st = tracefs_instance_file_read(k->in, path, NULL);
+		const char *o = st ? strstr(st, "overrun: ") : NULL;
+		const char *d = st ? strstr(st, "dropped events: ") : NULL;
+		uint64_t ov = o ? strtoull(o + 9, NULL, 10) : 0,
+			 dr = d ? strtoull(d + 16, NULL, 10) : 0;
+		free(st);
+		overrun += ov;
+		dropped += dr;
+		cp->discarded = ov + dr;
+		cp->kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+		cp->out = calloc(1, KR_PAGE);
+		if (!cp->kb || !cp->out) {
+			fprintf(stderr, "ringtrace record: out of memory\n");
+			return -1;
+		}
+		cp->off = RINGTRACE_PAGE_HEADER_SIZE;
+		if (cp->psize)
+			kr_next(cp, 1);
+	}
+	/* Every CPU's records merged by time (forks before what follows them). */
+	static char payload[65536];
+	int err = 0;
+	for (;;) {
+		int c = -1;
+		for (int i = 0; i < k->ncpu; i++)
+			if (k->cpu[i].have && (c < 0 || k->cpu[i].ts < k->cpu[c].ts))
+				c = i;
+		if (c < 0)
+			break;
+		struct kr_cpu *cp = &k->cpu[c];
+		struct tep_record rec = {.ts = cp->ts,
+					 .data = cp->data,
+					 .size = kbuffer_event_size(cp->kb),
+					 .cpu = c};
+		struct tep_event *e = tep_find_event_by_record(k->tep, &rec);
+		if (e && kr_keep(k, e, &rec)) {
+			struct kr_event *x = kr_event_of(k, e);
+			int len = x ? kr_encode(x, rec.data, rec.size, payload, sizeof(payload))
+				    : -1;
+			if (len >= 0 && len < 65536 - 64) {
+				err = kr_put(cp, c, dir, x->id, cp->ts, payload, (uint32_t)len);
+				x->count++;
+				k->kept++;
+			}
+		} else if (e) {
+			k->dropped_filter++;
+		}
+		if (err < 0)
+			break;
+		kr_next(cp, 0);
+	}
+	for (int c = 0; c < k->ncpu && err == 0; c++)
+		err = kr_flush_page(&k->cpu[c], c, dir);
+	if (err < 0) {
+		fprintf(stderr, "ringtrace record: %s: %s\n", dir, ringtrace_last_error());
+		return -1;
+	}
+	/* The metadata: the kernel's event formats, the recording's clock. */
+	struct ringtrace_trace_event_def *defs = calloc(k->nev ? k->nev : 1, sizeof(*defs));
+	if (!defs)
+		return -1;
+	for (uint32_t i = 0; i < k->nev; i++) {
+		defs[i].id = k->ev[i].id;
+		defs[i].kind = RINGTRACE_KIND_INSTANT;
+		defs[i].name = k->ev[i].tep->name;
+		defs[i].print_fmt = k->ev[i].print_fmt;
+		defs[i].fields = k->ev[i].fields;
+		defs[i].nfields = k->ev[i].nfields;
+	}
+	uint64_t missed = 0;
+	for (int c = 0; c < k->ncpu; c++)
+		missed += k->cpu[c].missed;
+	struct ringtrace_trace_stat stats[4] = {
+		{"hit", k->kept}, {"missed", dropped}, {"overrun", overrun}, {"read", k->kept}};
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	struct ringtrace_trace_process pr = {0, "kernel", "", host};
+	struct ringtrace_ctf_trace_desc desc = {*clk, defs, k->nev, stats, 4, NULL, 0, &pr};
+	err = ringtrace_ctf_write_described(dir, &desc);
+	free(defs);
+	if (err < 0) {
+		fprintf(stderr, "ringtrace record: %s\n", ringtrace_last_error());
+		return -1;
+	}
+	if (!quiet)
+		fprintf(stderr,
+			"ringtrace: kernel: %" PRIu64 " events kept in %s (%" PRIu64
+			" of other threads left out), %" PRIu64
+			" lost by the kernel (overrun %" PRIu64 ", dropped %" PRIu64 ")%s\n",
+			k->kept, dir, k->dropped_filter, overrun + dropped, overrun, dropped,
+			missed ? " (the buffer wrapped: raise --kernel-buffer)" : "");
+	return 0;
+}
