@@ -700,8 +700,10 @@ static void at_on_signal_info(int sig, siginfo_t *si, void *ctx)
 		return;
 	}
 	/* -- CMD: passed on, unless the terminal sent it to the whole group */
+	int e = errno; /* (kill may set it) */
 	if (at_cmd_pid > 0 && !(si && si->si_code == SI_KERNEL))
 		kill(at_cmd_pid, sig);
+	errno = e;
 	at_on_signal(sig);
 }
 

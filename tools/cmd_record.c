@@ -61,8 +61,10 @@ static volatile sig_atomic_t child_pid;
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
 	(void)ctx;
+	int e = errno; /* (kill may set it; the code it interrupted reads it) */
 	if (child_pid > 0 && !(info && info->si_code == SI_KERNEL))
 		kill(child_pid, sig);
+	errno = e;
 }
 
 static void record_usage(FILE *f)
