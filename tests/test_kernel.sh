@@ -87,9 +87,21 @@ kernel_only_recorded_threads_unless_kernel_all() { # case
 		{ for (i = 1; i <= NF; i++) { if ($i ~ /^prev_pid=/) a = substr($i, 10); if ($i ~ /^next_pid=/) b = substr($i, 10) }
 		  if (!(a in ours) && !(b in ours)) { print "not ours: " $0; bad = 1 } }
 		END { exit bad }' "$w/sw" || fail "a switch of other threads kept"
+	# --kernel-all: switches of other threads too (the recorder's own, waiting
+	# for the program, at least), in the same run
 	"$rt" record -q --kernel-all -k sched:sched_switch -o "$w/all" -- "$prog" 20 || fail "--kernel-all failed"
-	[ "$("$rt" report "$w/all/kernel" | grep -c ' sched_switch: ')" -gt "$(wc -l <"$w/sw")" ] ||
-		fail "--kernel-all kept no more than the program's own"
+	p=$(ls "$w/all" | sed -n 's/^test_sleep_prog-//p')
+	tids=$(babeltrace2 "$w/all" 2>/dev/null | grep -o 'child_pid = [0-9]*' | sed 's/child_pid = //')
+	"$rt" report "$w/all/kernel" | grep ' sched_switch: ' | awk -v tids="$p $tids" '
+		BEGIN { n = split(tids, t, " "); for (i = 1; i <= n; i++) ours[t[i]] = 1 }
+		# (another thread: neither pid of the program nor a comm of its threads,
+		# whose tids the trace does not all name)
+		{ for (i = 1; i <= NF; i++) {
+			if ($i ~ /^prev_pid=/) a = substr($i, 10); if ($i ~ /^next_pid=/) b = substr($i, 10)
+			if ($i ~ /^prev_comm=/) ca = substr($i, 11); if ($i ~ /^next_comm=/) cb = substr($i, 11) }
+		  if (!(a in ours) && !(b in ours) && ca !~ /^(test_sleep_prog|ringtrace-att|ringtrace-rec)$/ &&
+		      cb !~ /^(test_sleep_prog|ringtrace-att|ringtrace-rec)$/) other++ }
+		END { exit !(other > 0) }' || fail "--kernel-all kept no switch of another thread"
 }
 
 kernel_losses_of_a_tiny_buffer_counted() { # case
