@@ -3,9 +3,11 @@
  * ringtrace command only (public headers and libringtrace_read).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -126,4 +128,45 @@ int attach_find(pid_t pid, uid_t uid, char *path, size_t pn, char *why, size_t w
 		 "(RINGTRACE_ATTACH=1 makes it say why)",
 		 name, (unsigned)uid, cand[0], n > 1 ? ", " : "", n > 1 ? cand[n - 1] : "");
 	return -1;
+}
+
+/* "<prefix><uid>" in a directory listing: the uid, or (uid_t)-1. */
+static uid_t attach_uid_in(const char *name, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	if (strncmp(name, prefix, pl) != 0 || name[pl] < '1' || name[pl] > '9')
+		return (uid_t)-1;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(name + pl, &end, 10);
+	if (errno || *end || v >= (uid_t)-1)
+		return (uid_t)-1;
+	return (uid_t)v;
+}
+
+void attach_each_user_dir(void (*fn)(const char *dir, uid_t uid, void *arg), void *arg)
+{
+	fn("/run/ringtrace", 0, arg);
+	static const struct {
+		const char *parent, *prefix, *fmt;
+	} where[] = {
+		{"/run/user", "", "/run/user/%u/ringtrace"},
+		{"/tmp", "ringtrace-", "/tmp/ringtrace-%u"},
+	};
+	for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
+		DIR *d = opendir(where[w].parent);
+		if (!d)
+			continue;
+		struct dirent *e;
+		unsigned seen = 0;
+		while ((e = readdir(d)) && seen++ < 100000) {
+			uid_t uid = attach_uid_in(e->d_name, where[w].prefix);
+			if (uid == (uid_t)-1)
+				continue;
+			char dir[256];
+			snprintf(dir, sizeof(dir), where[w].fmt, (unsigned)uid);
+			fn(dir, uid, arg);
+		}
+		closedir(d);
+	}
 }

@@ -28,4 +28,12 @@ int attach_hello(int dirfd, const char *name, pid_t pid, uid_t uid,
  */
 int attach_find(pid_t pid, uid_t uid, char *path, size_t pn, char *why, size_t wn);
 
+/*
+ * Every user's rendezvous directory that root may look in (docs/attach.md:
+ * /run/ringtrace for root, then /run/user/UID/ringtrace and
+ * /tmp/ringtrace-UID for each UID found there), as path and uid, to fn;
+ * whether each is one (its user's, 0700) is fn's to check. Bounded.
+ */
+void attach_each_user_dir(void (*fn)(const char *dir, uid_t uid, void *arg), void *arg);
+
 #endif

@@ -511,50 +511,32 @@ static int at_add_dir(struct at_dir *ds, int *n, const char *path, uid_t uid, in
 	return 1;
 }
 
+struct at_dirs_arg {
+	struct at_dir *ds;
+	int *n, ino;
+};
+
+static void at_add_user_dir(const char *dir, uid_t uid, void *arg)
+{
+	struct at_dirs_arg *a = arg;
+	at_add_dir(a->ds, a->n, dir, uid, a->ino);
+}
+
 /* Find the rendezvous directories (again: a user's first program makes one). */
 static void at_find_dirs(struct at_dir *ds, int *n, int ino)
 {
-	if (geteuid() != 0) {
-		char path[512];
-		int fd = ringtrace_attach_dir_open(1, path, sizeof(path));
-		if (fd >= 0) {
-			close(fd);
-			at_add_dir(ds, n, path, geteuid(), ino);
-		}
-		return;
-	}
-	char own[512]; /* (root's: made if missing, to be watched from the start) */
-	int fd = ringtrace_attach_dir_open(1, own, sizeof(own));
+	char path[512];
+	/* (ours made if missing, to be watched from the start) */
+	int fd = ringtrace_attach_dir_open(1, path, sizeof(path));
 	if (fd >= 0)
 		close(fd);
-	at_add_dir(ds, n, "/run/ringtrace", 0, ino);
-	static const struct {
-		const char *parent, *prefix, *fmt;
-	} where[] = {
-		{"/run/user", "", "/run/user/%u/ringtrace"},
-		{"/tmp", "ringtrace-", "/tmp/ringtrace-%u"},
-	};
-	for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
-		DIR *d = opendir(where[w].parent);
-		struct dirent *e;
-		unsigned seen = 0;
-		size_t pl = strlen(where[w].prefix);
-		while (d && (e = readdir(d)) && seen++ < 100000) {
-			if (strncmp(e->d_name, where[w].prefix, pl) != 0 || e->d_name[pl] < '1' ||
-			    e->d_name[pl] > '9')
-				continue;
-			char *end;
-			errno = 0;
-			unsigned long uid = strtoul(e->d_name + pl, &end, 10);
-			if (errno || *end || uid >= (uid_t)-1)
-				continue;
-			char path[512];
-			snprintf(path, sizeof(path), where[w].fmt, (unsigned)uid);
-			at_add_dir(ds, n, path, (uid_t)uid, ino);
-		}
-		if (d)
-			closedir(d);
+	if (geteuid() != 0) {
+		if (fd >= 0)
+			at_add_dir(ds, n, path, geteuid(), ino);
+		return;
 	}
+	struct at_dirs_arg a = {ds, n, ino};
+	attach_each_user_dir(at_add_user_dir, &a);
 }
 
 /* 1 if pid descends from root (bounded walk up the parents), else 0. */
@@ -707,6 +689,20 @@ static void at_on_signal_info(int sig, siginfo_t *si, void *ctx)
 	at_on_signal(sig);
 }
 
+/* What a recording opened, closed (the programs' connections are by then). */
+static void at_run_close(struct at_run *R)
+{
+	at_cmd_pid = 0;
+	close(R->outfd);
+	close(at_pipe[0]);
+	close(at_pipe[1]);
+	at_pipe[0] = at_pipe[1] = -1;
+	for (int i = 0; i < R->ndirs; i++)
+		close(R->dirs[i].fd);
+	if (R->ino >= 0)
+		close(R->ino);
+}
+
 int at_record(const struct at_settings *o)
 {
 	static struct at_run R;
@@ -742,15 +738,7 @@ int at_record(const struct at_settings *o)
 		if (o->argv) {
 			R.cmd = at_cmd_pid = at_run_cmd(o->argv);
 			if (R.cmd < 0) {
-				at_cmd_pid = 0;
-				close(R.outfd);
-				close(at_pipe[0]);
-				close(at_pipe[1]);
-				at_pipe[0] = at_pipe[1] = -1;
-				for (int i = 0; i < R.ndirs; i++)
-					close(R.dirs[i].fd);
-				if (R.ino >= 0)
-					close(R.ino);
+				at_run_close(&R);
 				return 1;
 			}
 		}
@@ -864,15 +852,7 @@ int at_record(const struct at_settings *o)
 			;
 		R.cmd_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	}
-	at_cmd_pid = 0;
-	close(R.outfd);
-	close(at_pipe[0]);
-	close(at_pipe[1]);
-	at_pipe[0] = at_pipe[1] = -1;
-	for (int i = 0; i < R.ndirs; i++)
-		close(R.dirs[i].fd);
-	if (R.ino >= 0)
-		close(R.ino);
+	at_run_close(&R);
 
 	/* -p: every program asked for must have been recorded; -a: those
 	 * that could not be (exited meanwhile, busy) were said, not failures. */

@@ -115,8 +115,9 @@ static void ps_scan(int dfd, const char *dir, uid_t uid)
 }
 
 /* dir, if it is a rendezvous directory of uid: scanned; if there is none, nothing. */
-static void ps_scan_path(const char *dir, uid_t uid)
+static void ps_scan_path(const char *dir, uid_t uid, void *arg)
 {
+	(void)arg;
 	int dfd = ringtrace_attach_dir_check(dir, uid);
 	if (dfd < 0) {
 		if (errno != ENOENT)
@@ -125,48 +126,6 @@ static void ps_scan_path(const char *dir, uid_t uid)
 	}
 	ps_scan(dfd, dir, uid);
 	close(dfd);
-}
-
-/* "<prefix><uid><suffix>" entries of parent: the uid, or (uid_t)-1. */
-static uid_t ps_uid_in(const char *name, const char *prefix)
-{
-	size_t pl = strlen(prefix);
-	if (strncmp(name, prefix, pl) != 0 || !name[pl] || name[pl] == '0')
-		return (uid_t)-1;
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(name + pl, &end, 10);
-	if (errno || *end || v >= (uid_t)-1)
-		return (uid_t)-1;
-	return (uid_t)v;
-}
-
-/* root: every user's directory (docs/attach.md lists where they are). */
-static void ps_scan_all(void)
-{
-	ps_scan_path("/run/ringtrace", 0);
-	static const struct {
-		const char *parent, *prefix, *fmt;
-	} where[] = {
-		{"/run/user", "", "/run/user/%u/ringtrace"},
-		{"/tmp", "ringtrace-", "/tmp/ringtrace-%u"},
-	};
-	for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
-		DIR *d = opendir(where[w].parent);
-		if (!d)
-			continue;
-		struct dirent *e;
-		unsigned seen = 0;
-		while ((e = readdir(d)) && seen++ < 100000) {
-			uid_t uid = ps_uid_in(e->d_name, where[w].prefix);
-			if (uid == (uid_t)-1)
-				continue;
-			char dir[256];
-			snprintf(dir, sizeof(dir), where[w].fmt, (unsigned)uid);
-			ps_scan_path(dir, uid);
-		}
-		closedir(d);
-	}
 }
 
 int ringtrace_cmd_ps(int argc, char **argv)
@@ -183,7 +142,7 @@ int ringtrace_cmd_ps(int argc, char **argv)
 	printf("%-8s %-10s %-16s %7s %9s %s\n", "PID", "USER", "COMMAND", "EVENTS", "RECORDING",
 	       "EXECUTABLE");
 	if (geteuid() == 0) {
-		ps_scan_all();
+		attach_each_user_dir(ps_scan_path, NULL); /* (root: every user's) */
 		return 0;
 	}
 	char dir[512];
