@@ -46,7 +46,7 @@ kernel_switch_wakeup_switch_between_user_events() { # case
 	mkdir -p "$w"
 	# (on CPU 0: on this VM the kernel records no sched_switch out of CPU 1's
 	# idle task, docs/kernel.md; the recorder and the program share CPU 0)
-	taskset -c 0 "$rt" record -q -k sched:sched_switch -k sched:sched_wakeup -o "$w/t" \
+	taskset -c 0 "$rt" record -q -k sched:sched_switch,sched:sched_wakeup -o "$w/t" \
 		-- "$prog" 50 2>"$w/rec.err" || fail "record -k failed: $(cat "$w/rec.err")"
 	p=$(ls "$w/t" | sed -n 's/^test_sleep_prog-//p')
 	[ -n "$p" ] && [ -f "$w/t/kernel/metadata" ] || fail "no collection: $(ls "$w/t")"
@@ -57,7 +57,7 @@ kernel_switch_wakeup_switch_between_user_events() { # case
 		/ sl_tick: / { print "u"; next }
 		/ sched_switch: / && $0 ~ ("prev_pid = " p ",") { print "a"; next }
 		/ sched_switch: / && $0 ~ ("next_pid = " p ",") { print "b"; next }
-		/ sched_wakeup: / && $0 ~ ("pid = " p ",") { print "w"; next }' | tr -d '\n' >"$w/seq"
+		/ sched_wakeup: / && $0 ~ (" pid = " p ",") { print "w"; next }' | tr -d '\n' >"$w/seq"
 	# every gap between two user events (after the first) holds a, w, b in order
 	n=$(sed 's/^[^u]*u//' "$w/seq" | tr 'u' '\n' | head -n -1 | grep -c 'a.*w.*b' || true)
 	gaps=$(sed 's/^[^u]*u//' "$w/seq" | tr 'u' '\n' | head -n -1 | wc -l)
@@ -70,6 +70,14 @@ kernel_switch_wakeup_switch_between_user_events() { # case
 		/ sched_switch: / && $0 ~ (" next_pid=" p " ") { print "b"; next }
 		/ sched_wakeup: / && $0 ~ (" pid=" p " ") { print "w"; next }' | tr -d '\n' >"$w/seq2"
 	cmp -s "$w/seq" "$w/seq2" || fail "report and babeltrace2 order differently"
+	# ... in ftrace's shape: the task that ran the event in front (the
+	# program's own thread for the switch away from it), sched_switch as
+	# the kernel prints it (a state letter, "==>")
+	"$rt" report "$w/t" >"$w/report"
+	grep -Eq "^ *test_sleep_prog-$p +\[000\] [0-9. ]+: sched_switch: prev_comm=test_sleep_prog prev_pid=$p prev_prio=[0-9]+ prev_state=[SD] ==> next_comm=.* next_pid=[0-9]+ next_prio=[0-9]+\$" "$w/report" ||
+		fail "no sched_switch away from $p in ftrace's shape: $(grep -m3 sched_switch "$w/report")"
+	grep -Eq "sched_wakeup: comm=test_sleep_prog pid=$p prio=[0-9]+ target_cpu=[0-9]{3}\$" "$w/report" ||
+		fail "no sched_wakeup of $p in ftrace's shape: $(grep -m3 sched_wakeup "$w/report")"
 	[ -z "$(our_instances)" ] || fail "instance left: $(our_instances)"
 }
 

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -195,6 +196,62 @@ static void kr_clean_stale(void)
 	tracefs_list_free(names);
 }
 
+/*
+ * Enable the events of one -k argument: SYSTEM:EVENT, globs allowed, several
+ * separated by commas ("sched:sched_switch,sched:sched_wakeup"). 0, or -1
+ * with the reason in why (naming the item at fault).
+ */
+static int kr_enable_list(struct kr *k, const char *list, char *why, size_t wn)
+{
+	const char *p = list;
+	for (;;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char item[400], sys[128], ev[256], rs[300], re[600];
+		if (len >= sizeof(item)) {
+			snprintf(why, wn, "-k '%.40s...': too long", p);
+			return -1;
+		}
+		memcpy(item, p, len);
+		item[len] = 0;
+		const char *colon = strchr(item, ':');
+		if (!colon || colon == item || !colon[1] || (size_t)(colon - item) >= sizeof(sys) ||
+		    strlen(colon + 1) >= sizeof(ev)) {
+			snprintf(why, wn, "-k '%s': expected SYSTEM:EVENT (globs allowed: sched:*)",
+				 item);
+			return -1;
+		}
+		memcpy(sys, item, (size_t)(colon - item));
+		sys[colon - item] = 0;
+		snprintf(ev, sizeof(ev), "%s", colon + 1);
+		kr_glob_to_re(sys, rs, sizeof(rs));
+		kr_glob_to_re(ev, re, sizeof(re));
+		if (tracefs_event_enable(k->in, rs, re) < 0) {
+			snprintf(why, wn, "-k '%s': no such kernel event (see %s/available_events)",
+				 item, tracefs_tracing_dir());
+			return -1;
+		}
+		/* (the systems whose formats the reading needs; a glob: each match) */
+		int oom = 0;
+		if (!strpbrk(sys, "*?")) {
+			oom = kr_add_system(k, sys) < 0;
+		} else {
+			char **all = tracefs_event_systems(NULL);
+			for (int i = 0; all && all[i] && !oom; i++)
+				if (fnmatch(sys, all[i], 0) == 0)
+					oom = kr_add_system(k, all[i]) < 0;
+			tracefs_list_free(all);
+		}
+		if (oom) {
+			snprintf(why, wn, "out of memory");
+			return -1;
+		}
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
+}
+
 int kr_start(struct kr **out, char *const *specs, int nspecs, size_t buf_kb, int all, char *why,
 	     size_t wn)
 {
@@ -248,28 +305,7 @@ int kr_start(struct kr **out, char *const *specs, int nspecs, size_t buf_kb, int
 		return -1;
 	}
 	for (int i = 0; i < nspecs; i++) {
-		char sys[128], ev[256], rs[300], re[600];
-		const char *colon = strchr(specs[i], ':');
-		if (!colon || colon == specs[i] || !colon[1] ||
-		    (size_t)(colon - specs[i]) >= sizeof(sys) || strlen(colon + 1) >= sizeof(ev)) {
-			snprintf(why, wn, "-k '%s': expected SYSTEM:EVENT (globs allowed: sched:*)",
-				 specs[i]);
-			kr_abort(k);
-			return -1;
-		}
-		memcpy(sys, specs[i], (size_t)(colon - specs[i]));
-		sys[colon - specs[i]] = 0;
-		snprintf(ev, sizeof(ev), "%s", colon + 1);
-		kr_glob_to_re(sys, rs, sizeof(rs));
-		kr_glob_to_re(ev, re, sizeof(re));
-		if (tracefs_event_enable(k->in, rs, re) < 0) {
-			snprintf(why, wn, "-k '%s': no such kernel event (see %s/available_events)",
-				 specs[i], tracefs_tracing_dir());
-			kr_abort(k);
-			return -1;
-		}
-		if (!strpbrk(sys, "*?") && kr_add_system(k, sys) < 0) {
-			snprintf(why, wn, "out of memory");
+		if (kr_enable_list(k, specs[i], why, wn) < 0) {
 			kr_abort(k);
 			return -1;
 		}
@@ -453,6 +489,17 @@ static struct kr_event *kr_event_of(struct kr *k, struct tep_event *e)
 			fo += (size_t)w;
 	}
 	free(fl);
+	/*
+	 * The task that was running when the event was recorded: ftrace's
+	 * "comm-pid" column, and what report prints there. Last, so that the
+	 * print format's conversions still meet the event's own fields first.
+	 */
+	struct tep_format_field *cp = tep_find_common_field(e, "common_pid");
+	if (cp && cp->size == 4) {
+		x->fields[n] = (struct ringtrace_field_desc){"common_pid", RINGTRACE_FT_INT, 4, 1, 4,
+							     0, NULL};
+		x->src[n++] = cp;
+	}
 	if (!x->has_var) { /* (no _truncated without a variable-length field) */
 		memmove(&x->fields[0], &x->fields[1], (n - 1) * sizeof(*x->fields));
 		memmove(&x->src[0], &x->src[1], (n - 1) * sizeof(*x->src));
@@ -627,6 +674,51 @@ static int kr_keep(struct kr *k, struct tep_event *e, struct tep_record *rec)
 	       kr_tid_has(k, (long long)v);
 }
 
+/*
+ * DIR/kernel/formats/SYSTEM.EVENT: the kernel's format file of each event
+ * in the trace, as tracefs gave it, so that report can print the events as
+ * ftrace does (with the kernel's print fmt, through libtraceevent) on any
+ * machine. Created new, never through a link (O_EXCL | O_NOFOLLOW,
+ * relative to the directory made here). 0, or -1 having said why.
+ */
+static int kr_save_formats(struct kr *k, const char *dir)
+{
+	char path[4300];
+	snprintf(path, sizeof(path), "%s/formats", dir);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "ringtrace record: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		fprintf(stderr, "ringtrace record: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int rc = 0;
+	for (uint32_t i = 0; i < k->nev && rc == 0; i++) {
+		struct tep_event *e = k->ev[i].tep;
+		int size = 0;
+		char *text = tracefs_event_file_read(NULL, e->system, e->name, "format", &size);
+		char name[300];
+		snprintf(name, sizeof(name), "%s.%s", e->system, e->name);
+		int fd = text ? openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+							  O_CLOEXEC, 0644)
+			      : -1;
+		if (fd < 0 || size < 0 || write(fd, text, (size_t)size) != (ssize_t)size) {
+			fprintf(stderr, "ringtrace record: %s/%s: %s\n", path, name,
+				text ? strerror(errno) : "cannot read the kernel's format file");
+			rc = -1;
+		}
+		if (fd >= 0 && close(fd) < 0 && rc == 0) {
+			fprintf(stderr, "ringtrace record: %s/%s: %s\n", path, name, strerror(errno));
+			rc = -1;
+		}
+		free(text);
+	}
+	close(dfd);
+	return rc;
+}
+
 int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock *clk, int quiet)
 {
 	tracefs_trace_off(k->in);
@@ -736,6 +828,8 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 		fprintf(stderr, "ringtrace record: %s\n", ringtrace_last_error());
 		return -1;
 	}
+	if (kr_save_formats(k, dir) < 0)
+		return -1;
 	if (!quiet)
 		fprintf(stderr,
 			"ringtrace: kernel: %" PRIu64 " events kept in %s (%" PRIu64

@@ -24,6 +24,7 @@
 #include "args.h"
 #include "collection.h"
 #include "commands.h"
+#include "kfmt.h"
 #include "output.h"
 #include "ringtrace/trace.h"
 
@@ -112,6 +113,31 @@ static const char report_help[] =
 	"Control bytes in names and strings are printed as \\xNN.\n"
 	"Exits 1 if any damage was found (after printing everything readable).\n";
 
+/*
+ * A kernel event as ftrace prints it (tools/kfmt.h): the prefix of every
+ * report line (COMM-TID [CPU] SECONDS.MICROS: EVENT: ), then the fields by
+ * the kernel's own print fmt. The length (without a newline; line holds
+ * cap + 1 bytes), or -1: then the reader's own line is printed.
+ */
+static int report_kernel_line(struct kfmt *kf, const struct ringtrace_trace_record *r, int raw,
+			      char *line, size_t cap)
+{
+	char comm[17];
+	snprintf(comm, sizeof(comm), "%s", out_esc(r->comm));
+	char when[48];
+	if (raw)
+		snprintf(when, sizeof(when), "%" PRIu64, r->ts);
+	else
+		snprintf(when, sizeof(when), "%5" PRIu64 ".%06" PRIu64, r->ns / 1000000000u,
+			 r->ns % 1000000000u / 1000u);
+	int h = snprintf(line, cap, "%16s-%-7" PRIu32 " [%03" PRIu32 "] %s: %s: ", comm, r->tid,
+			 r->cpu, when, out_esc(ringtrace_trace_event_name(r)));
+	if (h < 0 || (size_t)h >= cap)
+		return -1;
+	int n = kfmt_fields(kf, r, line + h, cap - (size_t)h);
+	return n < 0 ? -1 : h + n;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	const char *dir = NULL, *glob = NULL;
@@ -163,6 +189,13 @@ static int cmd_report(int argc, char **argv)
 	int oom = !sel || !cur || !have || !line;
 	for (uint32_t i = 0; glob && !oom && i < c.n; i++)
 		oom = !(sel[i] = calloc(65536, 1));
+	/* Kernel traces: their events in ftrace's shape (tools/kfmt.h). */
+	struct kfmt **kf = calloc(c.n, sizeof(*kf));
+	struct kcomm *names = kcomm_new();
+	oom = oom || !kf || !names;
+	for (uint32_t i = 0; !oom && i < c.n; i++)
+		if (kfmt_is_kernel(c.t[i]))
+			oom = !(kf[i] = kfmt_open(c.dirs[i], c.t[i], on_error, NULL));
 	if (oom) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
@@ -195,7 +228,22 @@ static int cmd_report(int argc, char **argv)
 					*cs = show ? 1 : 2;
 			}
 		}
-		if (show) {
+		struct ringtrace_trace_record kr;
+		if (kf[k]) {
+			/* (names are learnt from every record, shown or not) */
+			kr = *r;
+			if (kfmt_task(kf[k], names, r, &kr.tid, &kr.comm) == 0)
+				r = &kr;
+		} else if (r->kind == RINGTRACE_TRACE_EVENT) {
+			kcomm_set(names, r->tid, r->comm);
+		}
+		int kn = -1;
+		if (show && kf[k] && r->kind == RINGTRACE_TRACE_EVENT)
+			kn = report_kernel_line(kf[k], r, raw, line, cap);
+		if (show && kn >= 0) {
+			line[kn] = '\n';
+			fwrite(line, 1, (size_t)kn + 1, stdout);
+		} else if (show) {
 			int n = ringtrace_trace_format_line(c.t[k], r, raw, line, cap);
 			if (n >= 0) { /* (else reported, with the file and offset) */
 				if ((size_t)n > cap - 1)
@@ -206,6 +254,10 @@ static int cmd_report(int argc, char **argv)
 		}
 		have[k] = ringtrace_trace_next(c.t[k], &cur[k]) == 1;
 	}
+	for (uint32_t i = 0; i < c.n; i++)
+		kfmt_close(kf[i]);
+	free(kf);
+	kcomm_free(names);
 	int rc = c.failed ? 1 : 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));

@@ -74,11 +74,17 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
 		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "metadata") == 0 ||
 		    rt_is_set_aside(n))
 			continue;
+		/* A kernel trace's format files (docs/format.md, section 9): not
+		 * read here, but the trace's own. */
+		struct stat fst;
+		if (strcmp(n, "formats") == 0 &&
+		    fstatat(dirfd, n, &fst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(fst.st_mode))
+			continue;
 		if (strncmp(n, "stream_", 7) != 0 || rt_parse_u64(n + 7, UINT64_MAX, &id) < 0) {
 			if (!extra[0])
 				snprintf(
 					extra, sizeof(extra),
-					"%s/%s: not a file of a trace (only metadata and stream_<N>)",
+					"%s/%s: not a file of a trace (only metadata, stream_<N> and formats/)",
 					t->dir, n);
 			continue;
 		}
