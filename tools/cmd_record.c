@@ -113,7 +113,7 @@ static void record_usage(FILE *f)
 		"                         DIR is then a collection: CMD's trace in\n"
 		"                         DIR/<command>-<pid>, the kernel's in DIR/kernel\n"
 		"      --kernel-all       every thread's kernel events\n"
-		"      --kernel-buffer SIZE  kernel buffer per CPU (default 4m), read at the end\n"
+		"      --kernel-buffer SIZE  kernel buffer per CPU (default 4m), drained every 100 ms\n"
 		"  -q, --quiet            no status line, no summary\n"
 		"  -h, --help             this help\n"
 		"\n"
@@ -590,7 +590,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		snprintf(cname, sizeof(cname), "%s", b ? b + 1 : argv[optind]);
 #ifdef RINGTRACE_HAVE_TRACEFS
 		char kwhy[512];
-		if (kr_start(&kr, kspecs, nk, (size_t)(kbuf_bytes >> 10), kall, kwhy,
+		if (kr_start(&kr, out, kspecs, nk, (size_t)(kbuf_bytes >> 10), kall, kwhy,
 			     sizeof(kwhy)) < 0) {
 			fprintf(stderr,
 				"ringtrace record: -k: %s; recording the user events only\n", kwhy);

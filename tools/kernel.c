@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -45,6 +46,7 @@
 #define KR_MAX_EVENTS 4096
 #define KR_MAX_TIDS 65536
 #define KR_PAGE 65536u
+#define KR_DRAIN_MS 100
 
 struct kr_event {
 	struct tep_event *tep;
@@ -58,12 +60,21 @@ struct kr_event {
 };
 
 struct kr_cpu {
-	char *raw; /* every raw page read back, one after the other */
-	size_t nraw, rawcap;
+	/*
+	 * Drained while the programs run (kr_drain_thread): every raw page
+	 * the kernel hands over, appended to a spool file of the output
+	 * directory (unlinked: it goes with the recorder), read back in
+	 * order by kr_finish.
+	 */
+	struct tracefs_cpu *tc;
+	int spool;
 	size_t psize;
+	uint64_t npages;
+	char *pbuf; /* one page: the drain's, then the walk's */
+	int spool_err;
 	/* the walk */
 	struct kbuffer *kb;
-	size_t page;
+	uint64_t page;
 	void *data;
 	unsigned long long ts;
 	int have;
@@ -76,6 +87,11 @@ struct kr_cpu {
 
 struct kr {
 	struct tracefs_instance *in;
+	/* the drain: every KR_DRAIN_MS while the programs run */
+	pthread_t drainer;
+	int draining;
+	int stop; /* (__atomic) */
+	int outfd;  /* DIR/kernel */
 	char name[64];
 	int all;
 	char **systems;
@@ -145,12 +161,135 @@ static int kr_add_system(struct kr *k, const char *sys)
 	return 0;
 }
 
+/* ---- draining ------------------------------------------------------------- */
+
+/*
+ * Move CPU c's full pages (all of them, partial ones too if flush) from the
+ * kernel to its spool. A spool that cannot be written stops taking pages
+ * (said at the end); the kernel then counts what it cannot keep.
+ */
+static void kr_drain_cpu(struct kr *k, int c, int flush)
+{
+	struct kr_cpu *cp = &k->cpu[c];
+	if (!cp->tc || cp->spool < 0)
+		return;
+	for (unsigned i = 0; i < 1u << 20; i++) { /* (bounded: a page at a time) */
+		memset(cp->pbuf, 0, cp->psize);
+		int n = flush ? tracefs_cpu_flush(cp->tc, cp->pbuf)
+			      : tracefs_cpu_read(cp->tc, cp->pbuf, true);
+		if (n <= 0)
+			return;
+		if (cp->spool_err)
+			continue;
+		if (pwrite(cp->spool, cp->pbuf, cp->psize, (off_t)(cp->npages * cp->psize)) !=
+		    (ssize_t)cp->psize)
+			cp->spool_err = errno ? errno : EIO;
+		else
+			cp->npages++;
+	}
+}
+
+static void *kr_drain_thread(void *arg)
+{
+	struct kr *k = arg;
+	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
+		for (int c = 0; c < k->ncpu; c++)
+			kr_drain_cpu(k, c, 0);
+		struct timespec d = {0, KR_DRAIN_MS * 1000000L};
+		nanosleep(&d, NULL);
+	}
+	return NULL;
+}
+
+static void kr_drain_stop(struct kr *k)
+{
+	if (!k->draining)
+		return;
+	__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(k->drainer, NULL);
+	k->draining = 0;
+}
+
+/* A spool file for CPU c in DIR/kernel: unlinked from the start. */
+static int kr_spool_open(struct kr *k, int c)
+{
+	int fd = openat(k->outfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	char name[64]; /* (a file system without O_TMPFILE) */
+	snprintf(name, sizeof(name), ".spool-%d-%d", c, (int)getpid());
+	fd = openat(k->outfd, name, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		unlinkat(k->outfd, name, 0);
+	return fd;
+}
+
+/* Open every CPU's buffer and its spool, start the drain. */
+static int kr_drain_start(struct kr *k, const char *out, char *why, size_t wn)
+{
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/kernel", out);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(why, wn, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	k->outfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (k->outfd < 0) {
+		snprintf(why, wn, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	k->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
+	if (k->ncpu < 1 || k->ncpu > 4096)
+		k->ncpu = 1;
+	k->cpu = calloc((size_t)k->ncpu, sizeof(*k->cpu));
+	if (!k->cpu) {
+		snprintf(why, wn, "out of memory");
+		return -1;
+	}
+	for (int c = 0; c < k->ncpu; c++)
+		k->cpu[c].spool = -1;
+	for (int c = 0; c < k->ncpu; c++) {
+		struct kr_cpu *cp = &k->cpu[c];
+		cp->tc = tracefs_cpu_open(k->in, c, true);
+		if (!cp->tc)
+			continue; /* (an offline CPU) */
+		int ps = tracefs_cpu_read_size(cp->tc);
+		cp->psize = ps > 0 && ps <= (1 << 24) ? (size_t)ps : 4096;
+		cp->pbuf = malloc(cp->psize);
+		cp->spool = kr_spool_open(k, c);
+		if (!cp->pbuf || cp->spool < 0) {
+			snprintf(why, wn, "%s: a spool file for CPU %d: %s", dir, c,
+				 cp->pbuf ? strerror(errno) : "out of memory");
+			return -1;
+		}
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* (signals stay the main thread's) */
+	int e = pthread_create(&k->drainer, NULL, kr_drain_thread, k);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		snprintf(why, wn, "cannot start the drain: %s", strerror(e));
+		return -1;
+	}
+	k->draining = 1;
+	return 0;
+}
+
 void kr_abort(struct kr *k)
 {
 	if (!k)
 		return;
-	if (k->in) {
+	if (k->in)
 		tracefs_trace_off(k->in);
+	kr_drain_stop(k);
+	/* (an instance whose trace_pipe_raw is open cannot be removed) */
+	for (int c = 0; k->cpu && c < k->ncpu; c++)
+		if (k->cpu[c].tc) {
+			tracefs_cpu_close(k->cpu[c].tc);
+			k->cpu[c].tc = NULL;
+		}
+	if (k->in) {
 		tracefs_instance_destroy(k->in);
 		tracefs_instance_free(k->in);
 	}
@@ -165,7 +304,9 @@ void kr_abort(struct kr *k)
 	}
 	free(k->ev);
 	for (int c = 0; k->cpu && c < k->ncpu; c++) {
-		free(k->cpu[c].raw);
+		if (k->cpu[c].spool >= 0)
+			close(k->cpu[c].spool);
+		free(k->cpu[c].pbuf);
 		free(k->cpu[c].out);
 		if (k->cpu[c].kb)
 			kbuffer_free(k->cpu[c].kb);
@@ -173,6 +314,8 @@ void kr_abort(struct kr *k)
 	free(k->cpu);
 	if (k->tep)
 		tep_free(k->tep);
+	if (k->outfd >= 0)
+		close(k->outfd);
 	free(k);
 }
 
@@ -252,8 +395,8 @@ static int kr_enable_list(struct kr *k, const char *list, char *why, size_t wn)
 	}
 }
 
-int kr_start(struct kr **out, char *const *specs, int nspecs, size_t buf_kb, int all, char *why,
-	     size_t wn)
+int kr_start(struct kr **out, const char *dir, char *const *specs, int nspecs, size_t buf_kb,
+	     int all, char *why, size_t wn)
 {
 	*out = NULL;
 	if (geteuid() != 0) {
@@ -272,6 +415,7 @@ int kr_start(struct kr **out, char *const *specs, int nspecs, size_t buf_kb, int
 		snprintf(why, wn, "out of memory");
 		return -1;
 	}
+	k->outfd = -1;
 	k->all = all;
 	uint64_t r = 0;
 	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
@@ -317,6 +461,10 @@ int kr_start(struct kr **out, char *const *specs, int nspecs, size_t buf_kb, int
 		return -1;
 	}
 	kr_add_system(k, "sched");
+	if (kr_drain_start(k, dir, why, wn) < 0) {
+		kr_abort(k);
+		return -1;
+	}
 	tracefs_trace_on(k->in);
 	*out = k;
 	return 0;
@@ -349,33 +497,6 @@ const char *kr_instance(const struct kr *k)
 
 /* ---- reading back --------------------------------------------------------- */
 
-static int kr_read_cpu(struct kr *k, int c)
-{
-	struct kr_cpu *cp = &k->cpu[c];
-	struct tracefs_cpu *tc = tracefs_cpu_open(k->in, c, true);
-	if (!tc)
-		return 0; /* (an offline CPU) */
-	cp->psize = (size_t)tracefs_cpu_read_size(tc);
-	char *buf = malloc(cp->psize);
-	int n;
-	while (buf && (n = tracefs_cpu_flush(tc, buf)) > 0) {
-		if (cp->nraw + cp->psize > cp->rawcap) {
-			size_t cap = cp->rawcap ? cp->rawcap * 2 : cp->psize * 16;
-			char *r = realloc(cp->raw, cap);
-			if (!r)
-				break;
-			cp->raw = r;
-			cp->rawcap = cap;
-		}
-		memset(cp->raw + cp->nraw, 0, cp->psize);
-		memcpy(cp->raw + cp->nraw, buf, (size_t)n);
-		cp->nraw += cp->psize;
-	}
-	free(buf);
-	tracefs_cpu_close(tc);
-	return 0;
-}
-
 /* The next record of CPU c, into cp->data / ts (cp->have 0 at the end). */
 static void kr_next(struct kr_cpu *cp, int first)
 {
@@ -389,12 +510,14 @@ static void kr_next(struct kr_cpu *cp, int first)
 			cp->have = 1;
 			return;
 		}
-		if (cp->page >= cp->nraw) {
+		if (cp->page >= cp->npages ||
+		    pread(cp->spool, cp->pbuf, cp->psize, (off_t)(cp->page * cp->psize)) !=
+			    (ssize_t)cp->psize) {
 			cp->have = 0;
 			return;
 		}
-		kbuffer_load_subbuffer(cp->kb, cp->raw + cp->page);
-		cp->page += cp->psize;
+		cp->page++;
+		kbuffer_load_subbuffer(cp->kb, cp->pbuf);
 		int m = kbuffer_missed_events(cp->kb);
 		if (m > 0)
 			cp->missed += (uint64_t)m;
@@ -722,26 +845,25 @@ static int kr_save_formats(struct kr *k, const char *dir)
 int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock *clk, int quiet)
 {
 	tracefs_trace_off(k->in);
-	k->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
-	if (k->ncpu < 1 || k->ncpu > 4096)
-		k->ncpu = 1;
-	k->cpu = calloc((size_t)k->ncpu, sizeof(*k->cpu));
+	kr_drain_stop(k);
 	k->tep = tracefs_local_events_system(NULL, (const char *const *)k->systems);
-	if (!k->cpu || !k->tep) {
+	if (!k->tep) {
 		fprintf(stderr, "ringtrace record: kernel events: cannot read the event formats\n");
 		return -1;
 	}
 	char dir[4200];
 	snprintf(dir, sizeof(dir), "%s/kernel", out);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		fprintf(stderr, "ringtrace record: %s: %s\n", dir, strerror(errno));
-		return -1;
-	}
 	/* The losses the kernel counted, per CPU. */
 	uint64_t overrun = 0, dropped = 0;
 	for (int c = 0; c < k->ncpu; c++) {
-		kr_read_cpu(k, c);
 		struct kr_cpu *cp = &k->cpu[c];
+		kr_drain_cpu(k, c, 0); /* what is left: the full pages, */
+		kr_drain_cpu(k, c, 1); /* then the partial one */
+		if (cp->spool_err)
+			fprintf(stderr,
+				"ringtrace record: kernel: CPU %d's spool in %s: %s (its "
+				"later events lost)\n",
+				c, dir, strerror(cp->spool_err));
 		char path[64];
 		snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", c);
 		char *st = tracefs_instance_file_read(k->in, path, NULL);
