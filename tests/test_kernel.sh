@@ -11,7 +11,10 @@
 #  - the tracefs instance is gone after the run, after SIGINT, and after a
 #    SIGKILL of the recorder (removed by the next start);
 #  - an unknown kernel event, or no root: a clear message, and the user
-#    events still recorded.
+#    events still recorded;
+#  - the kernel buffers are drained while the program runs: a run that
+#    writes many times the kernel buffer loses nothing;
+#  - -k with -p (a running program) and with -a -- CMD.
 # Each is a case (tests/cases.sh).
 #   usage: test_kernel.sh BIN_DIR [CASE...] | --list
 set -eu
@@ -38,7 +41,7 @@ need_kernel() {
 }
 
 # The instances of this machine that a ringtrace recorder made.
-our_instances() { ls "$tracing/instances" 2>/dev/null | grep '^ringtrace-' || true; }
+our_instances() { ls "$tracing/instances" 2>/dev/null | grep -E '^ringtrace-[0-9]+-[0-9a-f]{16}$' || true; }
 
 kernel_switch_wakeup_switch_between_user_events() { # case
 	need_kernel
@@ -162,6 +165,85 @@ kernel_errors_said_and_user_events_recorded() { # case
 		-o "$w/u/t" -- "$prog" 5 2>"$w/err" || fail "record as a user failed: $(cat "$w/err")"
 	grep -q "kernel events need root" "$w/err" || fail "not said: $(cat "$w/err")"
 	[ -n "$(ls "$w/u/t" | grep '^test_sleep_prog-')" ] || fail "the user events were not recorded"
+}
+
+
+kernel_drained_while_running_loses_nothing() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	# 6000 sleeps: some 18000 events of the program's thread on CPU 0, several
+	# times what a 512 KiB buffer holds; drained every 100 ms, none lost
+	taskset -c 0 "$rt" record -q -k sched:sched_switch,sched:sched_wakeup --kernel-buffer 512k \
+		-o "$w/t" -- "$prog" 6000 || fail "record -k failed"
+	"$rt" stat "$w/t/kernel" >"$w/stat" || fail "stat failed: $(cat "$w/stat")"
+	lost=$(awk '$1 == "overrun" || $1 == "missed" {n += $2} END {print n + 0}' "$w/stat")
+	[ "$lost" = 0 ] || fail "$lost kernel events lost: $(cat "$w/stat")"
+	bytes=$(awk '$1 == "1" && $3 == "kernel/0" {print $7}' "$w/stat")
+	[ -n "$bytes" ] && [ "$bytes" -gt $((2 * 512 * 1024)) ] ||
+		fail "CPU 0's kernel stream holds $bytes bytes, not more than twice its buffer: $(cat "$w/stat")"
+	n=$("$rt" report "$w/t/kernel" --events sched_wakeup | grep -c ' sched_wakeup: comm=test_sleep_prog ' || true)
+	[ "$n" -ge 5900 ] || fail "only $n wake-ups of the program's 6000 sleeps"
+}
+
+# wait_socket FILE: until the program's rendezvous socket is there (5 s)
+wait_socket() {
+	i=0
+	while [ $i -lt 50 ] && [ ! -S "$1" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+kernel_with_pid_records_the_attached_programs_threads() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	taskset -c 0 "$prog" 4000 >/dev/null 2>&1 &
+	pid=$!
+	wait_socket "/run/ringtrace/$pid.sock"
+	taskset -c 0 "$rt" record -q -p "$pid" -k sched:sched_switch,sched:sched_wakeup --duration 1 \
+		-o "$w/t" 2>"$w/err" || fail "record -p -k failed: $(cat "$w/err")"
+	tids=$(ls "/proc/$pid/task" | tr '\n' ' ') # (its threads: the main one, the listener)
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	[ -f "$w/t/kernel/metadata" ] && [ -d "$w/t/test_sleep_prog-$pid" ] ||
+		fail "no collection: $(ls "$w/t")"
+	[ -z "$(our_instances)" ] || fail "instance left: $(our_instances)"
+	# one clock for both traces, and the program's sleeps: switched away from,
+	# woken, switched back, between its user events
+	[ "$(grep -h '^clock \(tsc\|monotonic\) ' "$w/t"/*/metadata | sort -u | wc -l)" = 1 ] ||
+		fail "two clocks: $(grep -h '^clock \(tsc\|monotonic\) ' "$w/t"/*/metadata)"
+	"$rt" report "$w/t" | awk -v p="$pid" '
+		/ sl_tick: / { print "u"; next }
+		/ sched_switch: / && $0 ~ (" prev_pid=" p " ") { print "a"; next }
+		/ sched_switch: / && $0 ~ (" next_pid=" p " ") { print "b"; next }
+		/ sched_wakeup: / && $0 ~ (" pid=" p " ") { print "w"; next }' | tr -d '\n' >"$w/seq"
+	n=$(sed 's/^[^u]*u//' "$w/seq" | tr 'u' '\n' | head -n -1 | grep -c 'a.*w.*b' || true)
+	[ "$n" -ge 100 ] || fail "only $n sleeps of the attached program show switch, wake-up, switch back: $(head -c 300 "$w/seq")"
+	# and no switch between two threads that are not the program's (those it
+	# had, and those it made while recorded: its recorder thread)
+	tids="$tids $("$rt" report "$w/t/kernel" | sed -n 's/.* sched_process_fork: .* child_pid=\([0-9]*\)$/\1/p' | tr '\n' ' ')"
+	"$rt" report "$w/t/kernel" | grep ' sched_switch: ' | awk -v tids="$tids" '
+		BEGIN { n = split(tids, t, " "); for (i = 1; i <= n; i++) ours[t[i]] = 1 }
+		{ a = b = ""; for (i = 1; i <= NF; i++) { if ($i ~ /^prev_pid=/) a = substr($i, 10); if ($i ~ /^next_pid=/) b = substr($i, 10) }
+		  if (!(a in ours) && !(b in ours)) { print "not ours: " $0; bad = 1 } }
+		END { exit bad }' >"$w/bad" || fail "switches of other threads kept: $(head -3 "$w/bad")"
+}
+
+kernel_with_all_and_command_records_the_command() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	taskset -c 0 "$rt" record -q -a -k sched:sched_switch -k sched:sched_wakeup -o "$w/t" \
+		-- "$prog" 50 2>"$w/err" || fail "record -a -k -- CMD failed: $(cat "$w/err")"
+	p=$(ls "$w/t" | sed -n 's/^test_sleep_prog-//p')
+	[ -n "$p" ] && [ -f "$w/t/kernel/metadata" ] || fail "no collection: $(ls "$w/t")"
+	[ "$("$rt" report "$w/t/test_sleep_prog-$p" | grep -c ' sl_tick: ')" = 50 ] ||
+		fail "the command's user events were not all recorded"
+	n=$("$rt" report "$w/t/kernel" | grep -c " sched_wakeup: comm=test_sleep_prog pid=$p " || true)
+	[ "$n" -ge 49 ] || fail "only $n wake-ups of the command's 50 sleeps"
+	[ -z "$(our_instances)" ] || fail "instance left: $(our_instances)"
 }
 
 rt_run_cases "$@"

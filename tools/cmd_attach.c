@@ -33,6 +33,9 @@
 
 #include "attach_client.h"
 #include "cmd_attach.h"
+#ifdef RINGTRACE_HAVE_TRACEFS
+#include "kernel.h"
+#endif
 #include "commands.h"
 #include "output.h"
 #include "ringtrace/ctf.h"
@@ -578,6 +581,7 @@ struct at_run {
 	pid_t cmd; /* -a -- CMD: the command (its descendants only), or 0 */
 	int cmd_status;
 	int full_said;
+	struct kr *kr; /* -k: the kernel's events, or NULL */
 };
 
 static struct at_prog *at_known(struct at_run *R, pid_t pid)
@@ -606,6 +610,9 @@ static int at_take(struct at_run *R, pid_t pid)
 		return -1;
 	}
 	R->live++;
+#ifdef RINGTRACE_HAVE_TRACEFS
+	kr_follow(R->kr, pid); /* (its kernel events from now on) */
+#endif
 	return 0;
 }
 
@@ -703,6 +710,37 @@ static void at_run_close(struct at_run *R)
 		close(R->ino);
 }
 
+/*
+ * -k: stop the kernel instance and write DIR/kernel on the recording's one
+ * clock conversion (the first program's); discard: nothing was recorded,
+ * only remove the instance (and the spool directory it made).
+ */
+static void at_kernel_end(struct at_run *R, int discard)
+{
+#ifdef RINGTRACE_HAVE_TRACEFS
+	if (!R->kr)
+		return;
+	if (!discard) {
+		struct ringtrace_trace_clock clk = {1, at_clock.freq, at_clock.base_ticks,
+						    at_clock.base_ns};
+		if (!at_clock.set) {
+			clk = (struct ringtrace_trace_clock){1, 1000000000ull, 0, 0};
+			fprintf(stderr, "ringtrace record: kernel: no program gave the clock: "
+					"the kernel's timestamps are shown in ticks\n");
+		}
+		if (kr_finish(R->kr, R->o->out, &clk, R->o->quiet) < 0)
+			R->failed++;
+	}
+	kr_abort(R->kr);
+	R->kr = NULL;
+	if (discard)
+		unlinkat(R->outfd, "kernel", AT_REMOVEDIR);
+#else
+	(void)R;
+	(void)discard;
+#endif
+}
+
 int at_record(const struct at_settings *o)
 {
 	static struct at_run R;
@@ -732,6 +770,19 @@ int at_record(const struct at_settings *o)
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+#ifdef RINGTRACE_HAVE_TRACEFS
+	/* -k: the kernel instance runs before the first program is attached
+	 * to, so that its events from then on are there. */
+	if (o->nk) {
+		char kwhy[512];
+		if (kr_start(&R.kr, o->out, o->kspecs, o->nk, o->kbuf_kb, o->kall, kwhy,
+			     sizeof(kwhy)) < 0) {
+			fprintf(stderr, "ringtrace record: -k: %s; recording the user events only\n",
+				kwhy);
+			R.kr = NULL;
+		}
+	}
+#endif
 	if (o->all) {
 		R.ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 		at_find_dirs(R.dirs, &R.ndirs, R.ino);
@@ -741,6 +792,9 @@ int at_record(const struct at_settings *o)
 				at_run_close(&R);
 				return 1;
 			}
+#ifdef RINGTRACE_HAVE_TRACEFS
+			kr_follow(R.kr, R.cmd); /* (and what it starts, as forks) */
+#endif
 		}
 		at_scan(&R);
 	}
@@ -748,6 +802,7 @@ int at_record(const struct at_settings *o)
 		at_take(&R, pids[i]);
 	uint64_t t_attached = at_now_ns();
 	if (!o->all && !R.live) {
+		at_kernel_end(&R, 1);
 		close(R.outfd);
 		rmdir(o->out); /* (only if we left it empty) */
 		return 1;
@@ -852,6 +907,7 @@ int at_record(const struct at_settings *o)
 			;
 		R.cmd_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	}
+	at_kernel_end(&R, 0);
 	at_run_close(&R);
 
 	/* -p: every program asked for must have been recorded; -a: those

@@ -16,6 +16,11 @@ struct at_settings {
 	int overwrite, quiet;
 	long group;           /* -1: private */
 	uint64_t duration_ns; /* 0: until Ctrl-C or every program's exit */
+	/* -k: kernel events of the recorded programs' threads (tools/kernel.h) */
+	char *const *kspecs;
+	int nk;
+	size_t kbuf_kb;
+	int kall; /* --kernel-all */
 };
 
 /*

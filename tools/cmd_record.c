@@ -530,12 +530,6 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		return 2;
 	}
 #endif
-	if (nk && (pids || all)) {
-		fprintf(stderr,
-			"ringtrace record: -k with -p or -a is not built yet (docs/kernel.md); "
-			"use it with -- CMD\n");
-		return 2;
-	}
 	if (!nk && (kall || kbuf)) {
 		fprintf(stderr, "ringtrace record: --kernel-all and --kernel-buffer go with -k\n");
 		return 2;
@@ -558,7 +552,11 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 					 .overwrite = overwrite,
 					 .quiet = quiet,
 					 .group = group,
-					 .duration_ns = duration_ns};
+					 .duration_ns = duration_ns,
+					 .kspecs = kspecs,
+					 .nk = nk,
+					 .kbuf_kb = (size_t)(kbuf_bytes >> 10),
+					 .kall = kall};
 		return at_record(&as);
 	}
 	struct stat st;

@@ -67,6 +67,7 @@ struct kr_cpu {
 	 * order by kr_finish.
 	 */
 	struct tracefs_cpu *tc;
+	int fd; /* its trace_pipe_raw */
 	int spool;
 	size_t psize;
 	uint64_t npages;
@@ -210,6 +211,19 @@ static void kr_drain_stop(struct kr *k)
 	k->draining = 0;
 }
 
+/* The size of the kernel's buffer pages (sub-buffers): what one read of
+ * trace_pipe_raw gives. */
+static size_t kr_subbuf_size(struct kr *k)
+{
+	char *s = tracefs_instance_file_read(k->in, "buffer_subbuf_size_kb", NULL);
+	long kb = s ? strtol(s, NULL, 10) : 0;
+	free(s);
+	long ps = sysconf(_SC_PAGESIZE);
+	if (kb > 0 && kb <= 16384)
+		return (size_t)kb * 1024;
+	return ps > 0 ? (size_t)ps : 4096;
+}
+
 /* A spool file for CPU c in DIR/kernel: unlinked from the start. */
 static int kr_spool_open(struct kr *k, int c)
 {
@@ -247,14 +261,28 @@ static int kr_drain_start(struct kr *k, const char *out, char *why, size_t wn)
 		return -1;
 	}
 	for (int c = 0; c < k->ncpu; c++)
-		k->cpu[c].spool = -1;
+		k->cpu[c].spool = k->cpu[c].fd = -1;
 	for (int c = 0; c < k->ncpu; c++) {
 		struct kr_cpu *cp = &k->cpu[c];
-		cp->tc = tracefs_cpu_open(k->in, c, true);
-		if (!cp->tc)
+		/*
+		 * Opened here, close-on-exec (tracefs_cpu_open's descriptor is
+		 * not): the program the recorder starts must not hold the
+		 * instance's files open, or the instance cannot be removed
+		 * while it runs on after a killed recorder.
+		 */
+		char file[64];
+		snprintf(file, sizeof(file), "per_cpu/cpu%d/trace_pipe_raw", c);
+		char *path = tracefs_instance_get_file(k->in, file);
+		cp->fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+		tracefs_put_tracing_file(path);
+		if (cp->fd < 0)
 			continue; /* (an offline CPU) */
-		int ps = tracefs_cpu_read_size(cp->tc);
-		cp->psize = ps > 0 && ps <= (1 << 24) ? (size_t)ps : 4096;
+		cp->psize = kr_subbuf_size(k);
+		cp->tc = tracefs_cpu_alloc_fd(cp->fd, (int)cp->psize, true);
+		if (!cp->tc) {
+			snprintf(why, wn, "CPU %d's buffer: %s", c, strerror(errno));
+			return -1;
+		}
 		cp->pbuf = malloc(cp->psize);
 		cp->spool = kr_spool_open(k, c);
 		if (!cp->pbuf || cp->spool < 0) {
@@ -284,11 +312,16 @@ void kr_abort(struct kr *k)
 		tracefs_trace_off(k->in);
 	kr_drain_stop(k);
 	/* (an instance whose trace_pipe_raw is open cannot be removed) */
-	for (int c = 0; k->cpu && c < k->ncpu; c++)
+	for (int c = 0; k->cpu && c < k->ncpu; c++) {
 		if (k->cpu[c].tc) {
-			tracefs_cpu_close(k->cpu[c].tc);
+			tracefs_cpu_free_fd(k->cpu[c].tc);
 			k->cpu[c].tc = NULL;
 		}
+		if (k->cpu[c].fd >= 0) {
+			close(k->cpu[c].fd);
+			k->cpu[c].fd = -1;
+		}
+	}
 	if (k->in) {
 		tracefs_instance_destroy(k->in);
 		tracefs_instance_free(k->in);
