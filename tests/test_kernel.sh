@@ -246,4 +246,22 @@ kernel_with_all_and_command_records_the_command() { # case
 	[ -z "$(our_instances)" ] || fail "instance left: $(our_instances)"
 }
 
+kernel_of_a_program_without_libringtrace_on_the_monotonic_clock() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	mono() { python3 -c 'import time; print("%.6f" % time.monotonic())'; }
+	t0=$(mono)
+	rc=0
+	"$rt" record -q -k sched:sched_switch -o "$w/t" -- sh -c 'sleep 0.3; exit 3' 2>"$w/err" || rc=$?
+	t1=$(mono)
+	[ "$rc" = 3 ] || fail "exit status $rc, not the command's 3: $(cat "$w/err")"
+	[ -f "$w/t/kernel/metadata" ] || fail "no kernel trace: $(ls "$w/t")"
+	# the recorder's own calibration: the events' seconds are CLOCK_MONOTONIC's
+	"$rt" report "$w/t/kernel" | grep ' sched_switch: prev_comm=sh ' >"$w/sw" ||
+		fail "no switch of the command: $("$rt" report "$w/t/kernel" | head -3)"
+	awk -v a="$t0" -v b="$t1" '{ s = $3; sub(/:$/, "", s); if (s + 0 < a - 0.001 || s + 0 > b + 0.001) { print; bad = 1 } }
+		END { exit bad }' "$w/sw" >"$w/out" || fail "events outside [$t0, $t1]: $(head -2 "$w/out")"
+}
+
 rt_run_cases "$@"

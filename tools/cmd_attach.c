@@ -723,12 +723,8 @@ static void at_kernel_end(struct at_run *R, int discard)
 	if (!discard) {
 		struct ringtrace_trace_clock clk = {1, at_clock.freq, at_clock.base_ticks,
 						    at_clock.base_ns};
-		if (!at_clock.set) {
-			clk = (struct ringtrace_trace_clock){1, 1000000000ull, 0, 0};
-			fprintf(stderr, "ringtrace record: kernel: no program gave the clock: "
-					"the kernel's timestamps are shown in ticks\n");
-		}
-		if (kr_finish(R->kr, R->o->out, &clk, R->o->quiet) < 0)
+		/* (no program gave one: the recorder's own calibration) */
+		if (kr_finish(R->kr, R->o->out, at_clock.set ? &clk : NULL, R->o->quiet) < 0)
 			R->failed++;
 	}
 	kr_abort(R->kr);

@@ -576,6 +576,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	 * does, so that its first events are there.
 	 */
 	struct kr *kr = NULL;
+	int kdone = 0; /* DIR/kernel written */
 	char cname[16] = "", tdir[4200];
 	(void)kr;
 	const char *tout = out;
@@ -733,24 +734,35 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 #ifdef RINGTRACE_HAVE_TRACEFS
 	if (kr) {
 		/* The kernel's trace, on the clock conversion CMD's trace declares
-		 * (the same counter: docs/kernel.md); without CMD's trace, its own
-		 * (the kernel's events are still worth having). */
+		 * (the same counter: docs/kernel.md); without CMD's trace (a
+		 * program not linked with libringtrace: only its kernel events),
+		 * the recorder's own calibration. */
 		ringtrace_trace *t = NULL;
-		struct ringtrace_trace_clock clk = {1, 1000000000ull, 0, 0};
-		if (have && ringtrace_trace_open(tout, NULL, NULL, &t) == 0)
+		struct ringtrace_trace_clock clk;
+		int with = have && ringtrace_trace_open(tout, NULL, NULL, &t) == 0;
+		if (with)
 			clk = *ringtrace_trace_clock(t);
-		else
-			fprintf(stderr,
-				"ringtrace record: kernel: no clock from %s's trace: its "
-				"timestamps are shown in ticks\n",
-				argv[optind]);
 		if (t)
 			ringtrace_trace_close(t);
-		if (kr_finish(kr, out, &clk, quiet) < 0 && code == 0)
-			code = 1;
+		if (kr_finish(kr, out, with ? &clk : NULL, quiet) < 0) {
+			if (code == 0)
+				code = 1;
+		} else {
+			kdone = 1;
+		}
 		kr_abort(kr);
 	}
 #endif
+	if (!have && kdone) {
+		/* (-k on a program not linked with libringtrace: its kernel
+		 * events are the recording) */
+		if (!quiet)
+			fprintf(stderr,
+				"ringtrace record: %s wrote no user-space trace (not linked with "
+				"libringtrace?): its kernel events only, in %s/kernel\n",
+				argv[optind], out);
+		return code;
+	}
 	if (!have) {
 		fprintf(stderr,
 			"ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "

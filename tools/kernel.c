@@ -35,6 +35,7 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/kbuffer.h>
 #include <tracefs/tracefs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kernel.h"
@@ -93,6 +94,7 @@ struct kr {
 	int draining;
 	int stop; /* (__atomic) */
 	int outfd;  /* DIR/kernel */
+	uint64_t cal_ticks, cal_ns; /* the counter and CLOCK_MONOTONIC at the start */
 	char name[64];
 	int all;
 	char **systems;
@@ -160,6 +162,58 @@ static int kr_add_system(struct kr *k, const char *sys)
 		return -1;
 	s[++k->nsys] = NULL;
 	return 0;
+}
+
+/* ---- the clock ------------------------------------------------------------ */
+
+/* The counter of the kernel's trace clock (x86-tsc; arm64: the virtual
+ * counter, the `counter` clock). */
+static uint64_t kr_counter(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return 0;
+#endif
+}
+
+/* The counter and CLOCK_MONOTONIC read together: the pair whose two
+ * counter reads around the clock read are closest (of 16). */
+static void kr_sample(uint64_t *ticks, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 16; i++) {
+		struct timespec ts;
+		uint64_t a = kr_counter();
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t b = kr_counter();
+		if (b - a < best) {
+			best = b - a;
+			*ticks = a + (b - a) / 2;
+			*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		}
+	}
+}
+
+/*
+ * No program's trace gave the conversion (a command not linked with
+ * libringtrace: its kernel events alone): the counter's frequency from the
+ * two samples, kr_start's and now (the longer the recording, the closer;
+ * over a second, within some 10^-6), anchored at the start.
+ */
+static void kr_calibrate(struct kr *k, struct ringtrace_trace_clock *c)
+{
+	uint64_t t1, n1;
+	kr_sample(&t1, &n1);
+	*c = (struct ringtrace_trace_clock){1, 1000000000ull, k->cal_ticks, k->cal_ns};
+	if (n1 > k->cal_ns + 1000000 && t1 > k->cal_ticks)
+		c->freq = (uint64_t)((double)(t1 - k->cal_ticks) * 1e9 / (double)(n1 - k->cal_ns));
 }
 
 /* ---- draining ------------------------------------------------------------- */
@@ -498,6 +552,7 @@ int kr_start(struct kr **out, const char *dir, char *const *specs, int nspecs, s
 		kr_abort(k);
 		return -1;
 	}
+	kr_sample(&k->cal_ticks, &k->cal_ns);
 	tracefs_trace_on(k->in);
 	*out = k;
 	return 0;
@@ -976,6 +1031,11 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
 	struct ringtrace_trace_process pr = {0, "kernel", "", host};
+	struct ringtrace_trace_clock own;
+	if (!clk) {
+		kr_calibrate(k, &own);
+		clk = &own;
+	}
 	struct ringtrace_ctf_trace_desc desc = {*clk, defs, k->nev, stats, 4, NULL, 0, &pr};
 	err = ringtrace_ctf_write_described(dir, &desc);
 	free(defs);

@@ -31,7 +31,9 @@ void kr_follow(struct kr *k, pid_t pid);
 const char *kr_instance(const struct kr *k);
 /*
  * Stop, drain what is left and write the trace DIR/kernel
- * (clk: the recording's clock conversion). 0, or -1 having said why.
+ * (clk: the recording's clock conversion; NULL: none, the recorder's own,
+ * the counter calibrated against CLOCK_MONOTONIC from kr_start to here).
+ * 0, or -1 having said why.
  */
 int kr_finish(struct kr *k, const char *dir, const struct ringtrace_trace_clock *clk, int quiet);
 /* Remove the instance and free everything (after kr_finish too). */
