@@ -264,4 +264,30 @@ kernel_of_a_program_without_libringtrace_on_the_monotonic_clock() { # case
 		END { exit bad }' "$w/sw" >"$w/out" || fail "events outside [$t0, $t1]: $(head -2 "$w/out")"
 }
 
+kernel_report_survives_damaged_format_files() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	taskset -c 0 "$rt" record -q -k sched:sched_switch,sched:sched_wakeup -o "$w/t" -- "$prog" 5 ||
+		fail "record -k failed"
+	f="$w/t/kernel/formats"
+	[ -f "$f/sched.sched_switch" ] && [ -f "$f/sched.sched_wakeup" ] ||
+		fail "the format files are not kept: $(ls "$f")"
+	n=$("$rt" report "$w/t" | grep -c ' sched_switch: ')
+	# garbage, a format whose field lies far past any record, a link, a huge file
+	head -c 3000 /dev/urandom >"$f/sched.sched_wakeup"
+	printf 'name: sched_switch\nID: 1\nformat:\n\tfield:int prev_pid;\toffset:99999;\tsize:4;\tsigned:1;\n\nprint fmt: "%%d", REC->prev_pid\n' >"$f/sched.sched_switch"
+	ln -s /etc/passwd "$f/sched.x"
+	head -c 1000000 /dev/zero >"$f/sched.y"
+	"$rt" report "$w/t" >"$w/out" 2>"$w/err" || true
+	[ "$(grep -c ' sched_switch: ' "$w/out")" = "$n" ] || fail "events lost to damaged format files"
+	grep -q ' sched_switch: prev_comm=.* prev_pid=[0-9]* ' "$w/out" || fail "not printed as name=value"
+	grep -q "formats/sched.sched_wakeup: not a kernel format file" "$w/err" ||
+		fail "the damaged file is not named: $(cat "$w/err")"
+	# a formats that is not a directory: still a readable trace
+	rm -rf "$f" && ln -s /etc "$f"
+	"$rt" report "$w/t" >"$w/out2" 2>"$w/err2" || true
+	[ "$(grep -c ' sched_switch: ' "$w/out2")" = "$n" ] || fail "events lost to a linked formats"
+}
+
 rt_run_cases "$@"
