@@ -199,7 +199,7 @@ kernel_with_pid_records_the_attached_programs_threads() { # case
 	need_kernel
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
-	taskset -c 0 "$prog" 4000 >/dev/null 2>&1 &
+	taskset -c 0 "$prog" 60000 >/dev/null 2>&1 & # (killed below)
 	pid=$!
 	wait_socket "/run/ringtrace/$pid.sock"
 	taskset -c 0 "$rt" record -q -p "$pid" -k sched:sched_switch,sched:sched_wakeup --duration 1 \
