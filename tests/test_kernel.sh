@@ -40,8 +40,16 @@ need_kernel() {
 	rm -rf "$tmp/probe"
 }
 
-# The instances of this machine that a ringtrace recorder made.
-our_instances() { ls "$tracing/instances" 2>/dev/null | grep -E '^ringtrace-[0-9]+-[0-9a-f]{16}$' || true; }
+# The instances of this machine that a ringtrace recorder made and left:
+# its pid (in the name) is gone. (A recorder still running is not one of
+# this script's, whose recorders have all ended when it looks: another
+# recording on the machine, say.)
+our_instances() {
+	for i in $(ls "$tracing/instances" 2>/dev/null | grep -E '^ringtrace-[0-9]+-[0-9a-f]{16}$'); do
+		r=${i#ringtrace-}
+		kill -0 "${r%%-*}" 2>/dev/null || echo "$i"
+	done
+}
 
 kernel_switch_wakeup_switch_between_user_events() { # case
 	need_kernel
@@ -133,7 +141,7 @@ kernel_instance_gone_after_sigint_and_after_sigkill() { # case
 	"$rt" record -q -k sched:sched_switch -o "$w/a" -- "$prog" 3000 &
 	r=$!
 	sleep 0.5
-	[ -n "$(our_instances)" ] || fail "no instance while recording"
+	ls "$tracing/instances" | grep -q "^ringtrace-$r-" || fail "no instance while recording"
 	kill -INT "$r"
 	wait "$r" || true
 	[ -z "$(our_instances)" ] || fail "instance left after SIGINT: $(our_instances)"
