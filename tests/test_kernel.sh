@@ -298,4 +298,28 @@ kernel_report_survives_damaged_format_files() { # case
 	[ "$(grep -c ' sched_switch: ' "$w/out2")" = "$n" ] || fail "events lost to a linked formats"
 }
 
+kernel_alone_records_every_thread_until_duration_or_sigint() { # case
+	need_kernel
+	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
+	mkdir -p "$w"
+	"$rt" record -q -k sched:sched_switch --duration 0.5 -o "$w/t" || fail "record -k alone failed"
+	[ -f "$w/t/kernel/metadata" ] || fail "no kernel trace: $(ls -R "$w/t")"
+	n=$("$rt" report "$w/t" | grep -c ' sched_switch: ' || true)
+	[ "$n" -gt 0 ] || fail "no switch in half a second of the whole machine"
+	# until SIGINT: stops, writes, removes its instance
+	"$rt" record -q -k sched:sched_switch -o "$w/i" &
+	r=$!
+	sleep 0.5
+	kill -INT "$r"
+	wait "$r" || fail "record -k alone exited $? after SIGINT"
+	[ -f "$w/i/kernel/metadata" ] || fail "no kernel trace after SIGINT"
+	[ -z "$(our_instances)" ] || fail "instance left: $(our_instances)"
+	# -k the only thing asked for, and not to be had: a failure, nothing left
+	if "$rt" record -q -k nosuch:event --duration 0.2 -o "$w/n" 2>"$w/err"; then
+		fail "record -k nosuch:event alone succeeded"
+	fi
+	grep -q "no such kernel event" "$w/err" || fail "not said: $(cat "$w/err")"
+	[ ! -e "$w/n" ] || fail "an empty output directory left: $(ls -R "$w/n")"
+}
+
 rt_run_cases "$@"

@@ -67,12 +67,73 @@ static void forward(int sig, siginfo_t *info, void *ctx)
 	errno = e;
 }
 
+/*
+ * ringtrace record -k SPEC [--duration S] (no command, no -p/-a): every
+ * thread's kernel events until Ctrl-C or the duration, into DIR/kernel,
+ * on the recorder's own calibration of the counter. -k is all that was
+ * asked for: if it cannot be had, that is the command's failure.
+ */
+static volatile sig_atomic_t konly_stop;
+static void konly_on_signal(int sig)
+{
+	(void)sig;
+	konly_stop = 1;
+}
+
+static int record_kernel_only(const char *out, char *const *specs, int nk, size_t kb, long group,
+			      uint64_t duration_ns, int quiet)
+{
+#ifdef RINGTRACE_HAVE_TRACEFS
+	int ofd = at_outdir(out, group);
+	if (ofd < 0)
+		return 1;
+	struct kr *kr;
+	char why[512];
+	if (kr_start(&kr, out, specs, nk, kb, 1, why, sizeof(why)) < 0) {
+		fprintf(stderr, "ringtrace record: -k: %s\n", why);
+		unlinkat(ofd, "kernel", AT_REMOVEDIR);
+		close(ofd);
+		rmdir(out); /* (only if it is empty: made here) */
+		return 1;
+	}
+	close(ofd);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = konly_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!quiet)
+		fprintf(stderr,
+			"ringtrace record: recording every thread's kernel events into %s/kernel; "
+			"%s\n",
+			out, duration_ns ? "until the duration or Ctrl-C" : "Ctrl-C to stop");
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!konly_stop) {
+		struct timespec d = {0, 50 * 1000 * 1000};
+		nanosleep(&d, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		uint64_t el = (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000000ull +
+			      (uint64_t)(now.tv_nsec - t0.tv_nsec);
+		if (duration_ns && el >= duration_ns)
+			break;
+	}
+	int rc = kr_finish(kr, out, NULL, quiet) < 0 ? 1 : 0;
+	kr_abort(kr);
+	return rc;
+#else
+	(void)out, (void)specs, (void)nk, (void)kb, (void)group, (void)duration_ns, (void)quiet;
+	return 2; /* (refused before: built without libtracefs) */
+#endif
+}
+
 static void record_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringtrace record [options] -- CMD [ARGS...]\n"
 		"       ringtrace record [options] -p PID[,PID...] [--duration SECONDS]\n"
 		"       ringtrace record [options] -a [--duration SECONDS] [-- CMD [ARGS...]]\n"
+		"       ringtrace record -k SPEC [-k SPEC...] [--duration SECONDS]\n"
 		"\n"
 		"Run CMD (a program linked with libringtrace) with tracing on and write the\n"
 		"trace to a CTF directory. With -p, record programs that are already running\n"
@@ -106,13 +167,14 @@ static void record_usage(FILE *f)
 		"                         and those that start while it records; with\n"
 		"                         -- CMD: CMD (from its first event) and the programs\n"
 		"                         it starts (attached to as they appear)\n"
-		"      --duration SECONDS with -p or -a: stop after this long (default: Ctrl-C)\n"
+		"      --duration SECONDS with -p, -a or -k alone: stop after this long\n"
+		"                         (default: Ctrl-C)\n"
 		"  -k, --kernel SPEC      kernel events too (root): SYSTEM:EVENT, globs allowed\n"
 		"                         (sched:sched_switch, 'sched:*'); may be repeated. Only\n"
 		"                         the recorded threads' events unless --kernel-all.\n"
 		"                         DIR is then a collection: CMD's trace in\n"
 		"                         DIR/<command>-<pid>, the kernel's in DIR/kernel\n"
-		"      --kernel-all       every thread's kernel events\n"
+		"      --kernel-all       every thread's kernel events (-k alone: always)\n"
 		"      --kernel-buffer SIZE  kernel buffer per CPU (default 4m), drained every 100 ms\n"
 		"  -q, --quiet            no status line, no summary\n"
 		"  -h, --help             this help\n"
@@ -485,13 +547,14 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 				"(-a -- CMD records a command and the programs it starts)\n");
 		return 2;
 	}
-	if (!pids && !all && duration_ns) {
+	int konly = nk && !pids && !all && optind >= argc; /* -k alone: the kernel's events */
+	if (!pids && !all && duration_ns && !konly) {
 		fprintf(stderr,
-			"ringtrace record: --duration is for -p PID and -a (a command records "
-			"until it exits)\n");
+			"ringtrace record: --duration is for -p PID, -a and -k alone (a command "
+			"records until it exits)\n");
 		return 2;
 	}
-	if (!pids && !all && optind >= argc) {
+	if (!pids && !all && optind >= argc && !konly) {
 		fprintf(stderr, "ringtrace record: no command to run (ringtrace record [options] "
 				"-- CMD, or -p PID)\n");
 		return 2;
@@ -539,6 +602,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		fprintf(stderr, "ringtrace record: --kernel-buffer: %s\n", why);
 		return 2;
 	}
+	if (konly)
+		return record_kernel_only(out, kspecs, nk, (size_t)(kbuf_bytes >> 10), group,
+					  duration_ns, quiet);
 	if (pids || all) {
 		struct at_settings as = {.pids = pids,
 					 .all = all,
