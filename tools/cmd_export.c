@@ -3,6 +3,12 @@
  * event format, written by the reader library (src/read/json.c describes
  * it), loadable in Perfetto's UI and chrome://tracing.
  *
+ * A collection with a kernel trace (ringtrace record -k, docs/kernel.md):
+ * its events on one track per CPU (the library's layout), and, when it has
+ * sched_switch, the recorded threads' states (running / runnable /
+ * blocked, cat "sched", from the model of `ringtrace sched`) as spans on
+ * the threads' own tracks, beside their user events.
+ *
  * FILE is written as FILE.XXXXXX beside it (mkostemp: created new, 0600,
  * never through a symbolic link) and renamed over FILE when complete: a
  * name planted at FILE (a symbolic link to a file of someone else's) is
@@ -25,6 +31,7 @@
 #include "commands.h"
 #include "output.h"
 #include "ringtrace/trace.h"
+#include "sched.h"
 
 static void export_usage(FILE *f)
 {
@@ -32,6 +39,10 @@ static void export_usage(FILE *f)
 		   "Write the trace in DIR as Chrome/Perfetto trace event JSON (FILE '-' is\n"
 		   "stdout). Events defined with RINGTRACE_EVENT_KIND BEGIN/END/COUNTER become\n"
 		   "B/E/C events, the others instant events.\n\n"
+		   "A collection recorded with kernel events (ringtrace record -k): the kernel's\n"
+		   "events on a process \"kernel\" with a track per CPU (\"CPU N\"); with\n"
+		   "sched_switch, the recorded threads' states as complete events (cat \"sched\")\n"
+		   "running, runnable and blocked on their own tracks (as ringtrace sched).\n\n"
 		   "FILE is made new (mode 0600) and renamed into place when complete; an\n"
 		   "existing FILE is replaced only if it is a regular file (a symbolic link\n"
 		   "there is refused, never written through).\n");
@@ -133,9 +144,12 @@ int ringtrace_cmd_export(int argc, char **argv)
 	static char obuf[1 << 16];
 	setvbuf(f, obuf, _IOFBF, sizeof(obuf));
 	/* (a trace without process information is named after its directory) */
-	int werr = ringtrace_trace_write_json_set(
+	struct sched_spans *ss = cl.is_collection ? sched_spans_new(&cl, "ringtrace export") : NULL;
+	int werr = ringtrace_trace_write_json_spans(
 			   cl.t, cl.n, f,
-			   cl.is_collection ? cl.names : (const char *const *)&argv[optind]) < 0;
+			   cl.is_collection ? cl.names : (const char *const *)&argv[optind],
+			   ss ? sched_spans_next : NULL, ss) < 0;
+	sched_spans_free(ss);
 
 	if (f != stdout) {
 		werr |= fclose(f) != 0;

@@ -9,6 +9,7 @@
  *   ringtrace report DIR [--events GLOB] [--from SEC] [--to SEC] [--raw]
  *   ringtrace stat DIR
  *   ringtrace list DIR
+ *   ringtrace sched DIR [--all] [--top N]         (tools/cmd_sched.c)
  *
  * Exit status: 0 success, 1 the trace is damaged or unreadable (everything
  * readable is still printed), 2 usage error. Errors go to stderr.
@@ -27,6 +28,7 @@
 #include "kfmt.h"
 #include "output.h"
 #include "ringtrace/trace.h"
+#include "sched.h"
 
 static const char *prog = "ringtrace";
 
@@ -53,6 +55,9 @@ static void usage(FILE *f)
 		"  list -p PID    the events a running program defines\n"
 		"  export --format=json DIR -o FILE\n"
 		"                 Chrome/Perfetto trace event JSON\n"
+		"  sched DIR [--all] [--top N]\n"
+		"                 per thread: running, runnable, blocked, wake-up latency and\n"
+		"                 the longest off-CPU stretches (a collection with kernel events)\n"
 		"  ps             running programs that can be attached to\n"
 		"\n"
 		"'%s <command> --help' describes a command.\n",
@@ -629,6 +634,8 @@ int main(int argc, char **argv)
 		return ringtrace_cmd_recover(argc - 1, argv + 1);
 	if (strcmp(cmd, "ps") == 0)
 		return ringtrace_cmd_ps(argc - 1, argv + 1);
+	if (strcmp(cmd, "sched") == 0)
+		return ringtrace_cmd_sched(argc - 1, argv + 1);
 	fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
 	usage(stderr);
 	return 2;

@@ -132,9 +132,45 @@ int ringtrace_trace_format_line(ringtrace_trace *t, const struct ringtrace_trace
  */
 int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_name);
 /* The same for n traces into one JSON (a trace collection: one process
- * each; a trace without process information is pid i + 1, named names[i]). */
+ * each; a trace without process information is pid i + 1, named names[i]).
+ * The kernel trace of a collection (its process line says pid 0, procname
+ * "kernel": docs/kernel.md) is a process named "kernel" with one thread
+ * per CPU, named "CPU N", its events on their CPU's track; its pid is
+ * RINGTRACE_JSON_KERNEL_PID and CPU N's tid RINGTRACE_JSON_KERNEL_PID + 1 +
+ * N (CPU unknown: RINGTRACE_JSON_KERNEL_PID), above every Linux pid, so that
+ * they meet no real thread (Perfetto keys threads by tid). */
 int ringtrace_trace_write_json_set(ringtrace_trace *const *ts, uint32_t n, FILE *f,
 				   const char *const *names);
+#define RINGTRACE_JSON_KERNEL_PID 4194304u /* PID_MAX_LIMIT (2^22): no pid reaches it */
+
+/*
+ * A complete event ("ph":"X") that the caller adds to the JSON: for
+ * instance `ringtrace export`'s thread states (running / runnable /
+ * blocked, from the kernel's scheduling events) on the recorded threads'
+ * own tracks. The library writes it (strings escaped, as every string);
+ * what it means is the caller's.
+ */
+struct ringtrace_json_span {
+	const char *name; /* NUL-terminated */
+	const char *cat;  /* NUL-terminated; NULL: "ringtrace" */
+	uint32_t pid, tid;
+	uint64_t ns;     /* start, CLOCK_MONOTONIC ns (as a record's ns) */
+	uint64_t dur_ns; /* duration */
+};
+/*
+ * The caller's spans, one per call: 1 and *span filled (its strings valid
+ * until the next call), 0 after the last one, or a negative error (the
+ * writing stops there and returns it: the JSON is incomplete).
+ */
+typedef int (*ringtrace_json_span_fn)(void *arg, struct ringtrace_json_span *span);
+/*
+ * ringtrace_trace_write_json_set, and the spans next(arg) gives, written
+ * after every trace's events (next is first called then: it may read the
+ * same trace directories through handles of its own). next NULL: none.
+ */
+int ringtrace_trace_write_json_spans(ringtrace_trace *const *ts, uint32_t n, FILE *f,
+				     const char *const *names, ringtrace_json_span_fn next,
+				     void *arg);
 
 uint64_t ringtrace_trace_ticks_to_ns(const ringtrace_trace *t, uint64_t ticks);
 const struct ringtrace_trace_clock *ringtrace_trace_clock(const ringtrace_trace *t);

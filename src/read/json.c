@@ -7,6 +7,12 @@
  * ringtrace_printf record's text into args.msg; events lost between two
  * pages of a stream become an instant event "ringtrace_lost" with the
  * count. Loadable in Perfetto's UI and chrome://tracing.
+ *
+ * The kernel trace of a collection (process pid 0: docs/kernel.md) has one
+ * stream per CPU, and its records' tid is no thread's: its events go on
+ * one track per CPU ("CPU N", sorted by N) of a process "kernel", at pids
+ * and tids above every Linux pid (RINGTRACE_JSON_KERNEL_PID). Spans the
+ * caller gives (ringtrace_trace_write_json_spans) come last, as "X" events.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -157,9 +163,17 @@ static int json_args(FILE *f, const struct ringtrace_trace_record *rec, int nume
 	return 0;
 }
 
+/* The JSON tid of a kernel trace's CPU (docs/kernel.md: one stream per
+ * CPU); CPUs past any machine's share the "unknown" track. */
+static uint32_t json_cpu_tid(uint32_t cpu)
+{
+	return cpu < (1u << 20) ? RINGTRACE_JSON_KERNEL_PID + 1 + cpu : RINGTRACE_JSON_KERNEL_PID;
+}
+
 /* One trace's events as process pid named process_name (its first line
- * after a comma unless first). */
-static void json_trace(ringtrace_trace *t, FILE *f, int pid, const char *process_name, int first)
+ * after a comma unless first); per_cpu: the kernel trace, a track per CPU. */
+static void json_trace(ringtrace_trace *t, FILE *f, int pid, const char *process_name, int first,
+		       int per_cpu)
 {
 	fprintf(f,
 		"%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
@@ -172,10 +186,26 @@ static void json_trace(ringtrace_trace *t, FILE *f, int pid, const char *process
 	struct ringtrace_trace_record rec;
 	char text[4096];
 	while (ringtrace_trace_next(t, &rec) == 1) {
+		if (per_cpu)
+			rec.tid = json_cpu_tid(rec.cpu);
 		int seen = 0;
 		for (uint32_t i = 0; i < nnamed && !seen; i++)
 			seen = named[i] == rec.tid;
-		if (!seen) {
+		if (!seen && per_cpu) {
+			if (nnamed < 4096)
+				named[nnamed++] = rec.tid;
+			uint32_t cpu = rec.tid - RINGTRACE_JSON_KERNEL_PID; /* N + 1, 0: unknown */
+			fprintf(f,
+				",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":",
+				pid, rec.tid);
+			if (cpu)
+				fprintf(f, "\"CPU %u\"}}", cpu - 1);
+			else
+				fputs("\"CPU ?\"}}", f);
+			fprintf(f,
+				",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+				pid, rec.tid, cpu);
+		} else if (!seen) {
 			if (nnamed < 4096)
 				named[nnamed++] = rec.tid;
 			fprintf(f,
@@ -214,8 +244,25 @@ static void json_trace(ringtrace_trace *t, FILE *f, int pid, const char *process
 	}
 }
 
-int ringtrace_trace_write_json_set(ringtrace_trace *const *ts, uint32_t n, FILE *f,
-				   const char *const *names)
+/* A span of the caller's as an "X" event (after a comma unless first). */
+static void json_span(FILE *f, const struct ringtrace_json_span *sp, int first)
+{
+	const char *name = sp->name ? sp->name : "", *cat = sp->cat ? sp->cat : "ringtrace";
+	fputs(first ? "{\"name\":" : ",\n{\"name\":", f);
+	json_str(f, name, strlen(name));
+	fputs(",\"cat\":", f);
+	json_str(f, cat, strlen(cat));
+	/* (microseconds with the nanoseconds as decimals: exact, as the events') */
+	fprintf(f,
+		",\"ph\":\"X\",\"ts\":%" PRIu64 ".%03u,\"dur\":%" PRIu64
+		".%03u,\"pid\":%u,\"tid\":%u}",
+		sp->ns / 1000, (unsigned)(sp->ns % 1000), sp->dur_ns / 1000,
+		(unsigned)(sp->dur_ns % 1000), sp->pid, sp->tid);
+}
+
+int ringtrace_trace_write_json_spans(ringtrace_trace *const *ts, uint32_t n, FILE *f,
+				     const char *const *names, ringtrace_json_span_fn next,
+				     void *arg)
 {
 	if (!ts || !f || !names)
 		return rt_error(RINGTRACE_EINVAL, "trace_write_json: NULL argument");
@@ -224,16 +271,37 @@ int ringtrace_trace_write_json_set(ringtrace_trace *const *ts, uint32_t n, FILE 
 		if (!ts[i] || !names[i])
 			return rt_error(RINGTRACE_EINVAL, "trace_write_json: NULL trace or name");
 		/* Its real pid and command when the trace knows them (docs/attach.md);
-		 * else 1, 2, ... in the order given, named as the caller says. */
+		 * else 1, 2, ... in the order given, named as the caller says. The
+		 * kernel trace (pid 0, "kernel") has a pid no process has. */
 		struct ringtrace_trace_process pr;
-		int known = ringtrace_trace_process(ts[i], &pr) == 1 && pr.pid;
-		json_trace(ts[i], f, known ? (int)pr.pid : (int)i + 1,
-			   known && pr.procname[0] ? pr.procname : names[i], i == 0);
+		int has = ringtrace_trace_process(ts[i], &pr) == 1;
+		int known = has && pr.pid;
+		int kernel = has && !pr.pid && strcmp(pr.procname, "kernel") == 0;
+		json_trace(ts[i], f,
+			   kernel  ? (int)RINGTRACE_JSON_KERNEL_PID
+			   : known ? (int)pr.pid
+				   : (int)i + 1,
+			   (known || kernel) && pr.procname[0] ? pr.procname : names[i], i == 0,
+			   kernel);
+	}
+	struct ringtrace_json_span sp;
+	int r;
+	while (next && (r = next(arg, &sp)) != 0) {
+		if (r < 0)
+			return r;
+		json_span(f, &sp, n == 0);
+		n = 1; /* (what follows comes after a comma) */
 	}
 	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", f);
 	if (fflush(f) != 0 || ferror(f))
 		return rt_error(RINGTRACE_ESYS, "JSON output: write failed");
 	return 0;
+}
+
+int ringtrace_trace_write_json_set(ringtrace_trace *const *ts, uint32_t n, FILE *f,
+				   const char *const *names)
+{
+	return ringtrace_trace_write_json_spans(ts, n, f, names, NULL, NULL);
 }
 
 int ringtrace_trace_write_json(ringtrace_trace *t, FILE *f, const char *process_name)

@@ -1,0 +1,561 @@
+/*
+ * ringtrace sched DIR: the scheduling view of a collection that `ringtrace
+ * record -k sched:sched_switch -k sched:sched_wakeup` wrote (docs/kernel.md,
+ * "The scheduling view"): per thread, time running, runnable and blocked,
+ * wake-up latencies, and its longest off-CPU stretches with its user
+ * events just before and after each. The states are the model's
+ * (sched_model.h), fed the kernel trace; the user traces say which threads
+ * are the recorded programs' and give the events around the stretches,
+ * all read in one pass merged by time.
+ *
+ * Also the thread states `ringtrace export` adds to its JSON (sched.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "output.h"
+#include "sched.h"
+#include "sched_model.h"
+
+static const char *prog = "ringtrace sched";
+
+static const char sched_help[] =
+	"usage: ringtrace sched DIR [--all] [--top N]\n"
+	"\n"
+	"The scheduling view of DIR, a collection recorded with kernel events:\n"
+	"  ringtrace record -k sched:sched_switch -k sched:sched_wakeup -o DIR -- CMD\n"
+	"Per thread: its time running (switched in until switched out), runnable\n"
+	"(woken up, or preempted, until switched in) and blocked (switched out\n"
+	"asleep until woken up), in ms and in % of the time the kernel trace saw it\n"
+	"(from its first scheduling event; 'unknown': after lost kernel events, or\n"
+	"between events that contradict each other); its wake-up latencies\n"
+	"(wake-up to switch-in: count, p50, p99, max in us; p50 and p99 within 3%);\n"
+	"then its longest off-CPU stretches (switched out until back in), each with\n"
+	"the thread's user events just before and just after it.\n"
+	"\n"
+	"Threads: those of the recorded programs (the threads of DIR's user traces,\n"
+	"and their processes' main threads), with the trace each belongs to; every\n"
+	"thread when DIR is the kernel trace alone (DIR/kernel).\n"
+	"\n"
+	"  --all     every thread the kernel trace names (unless recorded with\n"
+	"            --kernel-all, it holds other threads' events only where they meet\n"
+	"            the recorded ones: their states are mostly unknown)\n"
+	"  --top N   off-CPU stretches per thread (default 5, at most 100; 0: none)\n"
+	"\n"
+	"Thread names and event names from the trace are printed with control\n"
+	"bytes as \\xNN. Exits 1 if DIR has no kernel trace with sched_switch events,\n"
+	"or if any damage was found (after printing everything readable).\n";
+
+static void on_error(void *arg, const char *msg)
+{
+	(void)arg;
+	fflush(stdout);
+	fprintf(stderr, "%s: %s\n", prog, out_esc(msg));
+}
+
+int sched_kernel_trace(const struct coll *c)
+{
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct ringtrace_trace_process pr;
+		if (ringtrace_trace_process(c->t[i], &pr) == 1 && pr.pid == 0 &&
+		    strcmp(pr.procname, "kernel") == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Whether the trace defines an event named name. */
+static int defines(const ringtrace_trace *t, const char *name)
+{
+	for (uint32_t i = 0; i < ringtrace_trace_event_count(t); i++) {
+		const struct ringtrace_trace_event_def *d = ringtrace_trace_event(t, i);
+		if (d->name && strcmp(d->name, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A time as report prints it: SECONDS.MICROS of CLOCK_MONOTONIC. */
+static const char *when(uint64_t ns, char *buf, size_t n)
+{
+	snprintf(buf, n, "%" PRIu64 ".%06" PRIu64, ns / 1000000000, ns % 1000000000 / 1000);
+	return buf;
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* The threads shown, in order: the recorded programs' first (by trace,
+ * then tid), then the others by tid. */
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct sm_thread *x = *(const struct sm_thread *const *)a;
+	const struct sm_thread *y = *(const struct sm_thread *const *)b;
+	int xr = x->tag >= 0, yr = y->tag >= 0;
+	if (xr != yr)
+		return xr ? -1 : 1;
+	if (x->tag != y->tag)
+		return x->tag < y->tag ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void print_user_event(const char *what, const struct sm_user_event *u, uint64_t ref,
+			     int after)
+{
+	char b[40];
+	if (!u->name) {
+		printf("            %s none\n", what);
+		return;
+	}
+	uint64_t d = after ? (u->ns > ref ? u->ns - ref : 0) : (ref > u->ns ? ref - u->ns : 0);
+	printf("            %s %s at %s (%.3f ms %s)\n", what, out_esc(u->name),
+	       when(u->ns, b, sizeof(b)), ms(d), after ? "after it" : "before it");
+}
+
+static void print_stretches(const struct sm_thread *t, const char *trace)
+{
+	char b1[40], b2[40];
+	printf("  %" PRId64 " %s%s%s%s\n", t->tid, out_esc(t->comm), trace ? " [" : "",
+	       trace ? out_esc(trace) : "", trace ? "]" : "");
+	for (uint32_t i = 0; i < t->ntop; i++) {
+		const struct sm_stretch *s = &t->top[i];
+		printf("    %2u %10.3f ms  %s .. %s  ", i + 1, ms(s->end - s->start),
+		       when(s->start, b1, sizeof(b1)), when(s->end, b2, sizeof(b2)));
+		if (s->preempted)
+			printf("runnable (preempted)");
+		else if (s->wake)
+			printf("blocked %.3f ms, runnable %.3f ms", ms(s->wake - s->start),
+			       ms(s->end - s->wake));
+		else if (s->open)
+			printf("blocked");
+		else
+			printf("blocked (no wake-up recorded)");
+		printf("%s\n", s->open ? ", still off the CPU at the end of the trace" : "");
+		print_user_event("before:", &s->before, s->start, 0);
+		if (!s->open)
+			print_user_event("after: ", &s->after, s->end, 1);
+	}
+}
+
+/* The latency column: us with one decimal, "-" without samples. */
+static void print_us(uint64_t ns, int have)
+{
+	if (have)
+		printf(" %9.1f", (double)ns / 1e3);
+	else
+		printf(" %9s", "-");
+}
+
+static int sched_print(struct sm_model *m, const struct coll *c, int kt, int all, uint32_t top)
+{
+	const struct sm_stats *st = sm_stats(m);
+	uint32_t n = sm_count(m), nshow = 0, nkernel = 0;
+	const struct sm_thread **show = calloc(n ? n : 1, sizeof(*show));
+	if (!show) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sm_thread *t = sm_at(m, i);
+		nkernel += t->events > 0;
+		if (t->tag >= 0 || (all && t->events))
+			show[nshow++] = t;
+	}
+	qsort(show, nshow, sizeof(*show), cmp_thread);
+
+	char b1[40], b2[40];
+	printf("kernel trace %s: %.6f s (%s .. %s), %" PRIu64 " sched_switch, %" PRIu64
+	       " wake-ups\n",
+	       out_esc(c->dirs[kt]), (double)(st->last_ns - st->first_ns) / 1e9,
+	       when(st->first_ns, b1, sizeof(b1)), when(st->last_ns, b2, sizeof(b2)), st->switches,
+	       st->wakeups);
+	if (all && c->n == 1)
+		printf("threads: all %u the kernel trace names (no user trace beside it)\n",
+		       nkernel);
+	else if (all)
+		printf("threads: all %u the kernel trace names\n", nkernel);
+	else
+		printf("threads: %u of the recorded programs (of %u the kernel trace names; --all "
+		       "shows them all)\n",
+		       nshow, nkernel);
+	printf("\n%8s %11s %5s %11s %5s %11s %5s %11s %5s %8s %9s %9s %9s  %s\n", "tid",
+	       "running_ms", "%", "runnable_ms", "%", "blocked_ms", "%", "unknown_ms", "%",
+	       "wakeups", "p50_us", "p99_us", "max_us", "comm [trace]");
+	for (uint32_t i = 0; i < nshow; i++) {
+		const struct sm_thread *t = show[i];
+		uint64_t span = 0;
+		for (int s = 0; s < SM_NSTATES; s++)
+			span += t->ns[s];
+		double pc = span ? 100.0 / (double)span : 0;
+		printf("%8" PRId64, t->tid);
+		static const int order[4] = {SM_RUNNING, SM_RUNNABLE, SM_BLOCKED, SM_UNKNOWN};
+		for (int s = 0; s < 4; s++)
+			printf(" %11.3f %5.1f", ms(t->ns[order[s]]), (double)t->ns[order[s]] * pc);
+		printf(" %8" PRIu64, t->lat_count);
+		print_us(sm_latency_quantile(t, 0.5), t->lat_count > 0);
+		print_us(sm_latency_quantile(t, 0.99), t->lat_count > 0);
+		print_us(t->lat_max, t->lat_count > 0);
+		printf("  %s", t->comm[0] ? out_esc(t->comm) : "?");
+		if (t->tag >= 0)
+			printf(" [%s]", out_esc(c->names[t->tag]));
+		if (!t->events)
+			printf(" (no scheduling events)");
+		putchar('\n');
+	}
+	if (top) {
+		int any = 0;
+		for (uint32_t i = 0; i < nshow; i++) {
+			if (!show[i]->ntop)
+				continue;
+			if (!any++)
+				printf("\nlongest off-CPU stretches (up to %u per thread):\n", top);
+			print_stretches(show[i], show[i]->tag >= 0 ? c->names[show[i]->tag] : NULL);
+		}
+	}
+
+	/* What makes the numbers less than exact, said after them. */
+	uint64_t kmissed = 0, nowake = 0, incons = 0;
+	for (uint32_t i = 0; i < ringtrace_trace_stat_count(c->t[kt]); i++) {
+		const struct ringtrace_trace_stat *s = ringtrace_trace_stat(c->t[kt], i);
+		if (strcmp(s->key, "missed") == 0 || strcmp(s->key, "overrun") == 0)
+			kmissed += s->value;
+	}
+	for (uint32_t i = 0; i < nshow; i++) {
+		nowake += show[i]->no_wakeup;
+		incons += show[i]->inconsistent;
+	}
+	int notes = 0;
+#define NOTE (notes++ ? "" : "\n")
+	if (kmissed || st->lost_marks)
+		printf("%snote: the kernel lost %" PRIu64 " events (%" PRIu64
+		       " places marked): every thread's state is unknown from a loss to its next "
+		       "event (a larger --kernel-buffer keeps more)\n",
+		       NOTE, kmissed > st->lost_events ? kmissed : st->lost_events, st->lost_marks);
+	if (!defines(c->t[kt], "sched_wakeup") && !defines(c->t[kt], "sched_waking"))
+		printf("%snote: no sched_wakeup in the kernel trace: no wake-up latencies, and the "
+		       "off-CPU time of a sleep counts as blocked (record with -k "
+		       "sched:sched_wakeup)\n",
+		       NOTE);
+	else if (nowake)
+		printf("%snote: %" PRIu64 " switch-ins of a blocked thread had no wake-up before "
+		       "them: their off-CPU time counts as blocked\n",
+		       NOTE, nowake);
+	if (incons)
+		printf("%snote: %" PRIu64 " scheduling events contradict the state before them (an "
+		       "event was missed or not recorded): the time in between counts as unknown\n",
+		       NOTE, incons);
+	if (st->out_of_order)
+		printf("%snote: %" PRIu64 " kernel events out of time order\n", NOTE,
+		       st->out_of_order);
+	if (st->undecodable)
+		printf("%snote: %" PRIu64 " scheduling events whose fields could not be read "
+		       "(left out)\n",
+		       NOTE, st->undecodable);
+	if (st->beyond_cap)
+		printf("%snote: more than %u threads: %" PRIu64 " events of the others left out\n",
+		       NOTE, SM_MAX_THREADS, st->beyond_cap);
+	if (st->oom)
+		printf("%snote: out of memory: some latencies or stretches are missing\n", NOTE);
+#undef NOTE
+	free(show);
+	return 0;
+}
+
+int ringtrace_cmd_sched(int argc, char **argv)
+{
+	const char *dir = NULL;
+	int all = 0;
+	uint64_t top = 5;
+	char why[200];
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (cmd_is_help(a)) {
+			fputs(sched_help, stdout);
+			return 0;
+		}
+		if (strcmp(a, "--all") == 0) {
+			all = 1;
+		} else if (strcmp(a, "--top") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr,
+					"%s: --top needs a value\nTry 'ringtrace sched --help'.\n",
+					prog);
+				return 2;
+			}
+			if (arg_u64(argv[++i], SM_TOP_MAX, &top, why, sizeof(why)) < 0) {
+				fprintf(stderr, "%s: --top: %s\nTry 'ringtrace sched --help'.\n",
+					prog, why);
+				return 2;
+			}
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "%s: unknown option %s\nTry 'ringtrace sched --help'.\n",
+				prog, a);
+			return 2;
+		} else if (!dir) {
+			dir = a;
+		} else {
+			fprintf(stderr,
+				"%s: unexpected argument %s\nTry 'ringtrace sched --help'.\n", prog,
+				a);
+			return 2;
+		}
+	}
+	if (!dir) {
+		fprintf(stderr, "%s: missing trace directory\nTry 'ringtrace sched --help'.\n",
+			prog);
+		return 2;
+	}
+	struct coll c;
+	if (coll_open(dir, prog, on_error, &c) < 0)
+		return 1;
+	int kt = sched_kernel_trace(&c);
+	if (kt < 0) {
+		fprintf(stderr,
+			"%s: %s holds no kernel trace (record with -k sched:sched_switch -k "
+			"sched:sched_wakeup)\n",
+			prog, out_esc(dir));
+		coll_close(&c);
+		return 1;
+	}
+	if (!defines(c.t[kt], "sched_switch")) {
+		fprintf(stderr,
+			"%s: the kernel trace %s has no sched_switch events (record with -k "
+			"sched:sched_switch -k sched:sched_wakeup)\n",
+			prog, out_esc(c.dirs[kt]));
+		coll_close(&c);
+		return 1;
+	}
+	/* the kernel trace alone (DIR/kernel): no thread is a recorded
+	 * program's, so every one is shown */
+	if (c.n == 1)
+		all = 1;
+	struct sm_model *m = sm_new(0, (uint32_t)top);
+	struct ringtrace_trace_record *cur = calloc(c.n, sizeof(*cur));
+	int *have = calloc(c.n, sizeof(*have));
+	if (!m || !cur || !have) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		sm_free(m);
+		free(cur);
+		free(have);
+		coll_close(&c);
+		return 1;
+	}
+	/*
+	 * One pass over every trace merged by time (as report: the earliest
+	 * next record first; one clock conversion for the whole collection):
+	 * the kernel's records drive the model, the user events give each
+	 * thread's trace and the events around its off-CPU stretches.
+	 */
+	for (uint32_t i = 0; i < c.n; i++)
+		have[i] = ringtrace_trace_next(c.t[i], &cur[i]) == 1;
+	for (;;) {
+		int k = -1;
+		for (uint32_t i = 0; i < c.n; i++)
+			if (have[i] && (k < 0 || cur[i].ns < cur[k].ns))
+				k = (int)i;
+		if (k < 0)
+			break;
+		const struct ringtrace_trace_record *r = &cur[k];
+		if (k == kt) {
+			sm_kernel_record(m, r);
+		} else if (r->kind == RINGTRACE_TRACE_EVENT) {
+			sm_user_event(m, r->ns, r->tid, ringtrace_trace_event_name(r));
+			struct sm_thread *t = sm_find(m, r->tid);
+			if (t && t->tag < 0)
+				t->tag = k;
+			if (t && !t->comm[0] && r->comm) /* (until the kernel names it) */
+				snprintf(t->comm, sizeof(t->comm), "%s", r->comm);
+		}
+		have[k] = ringtrace_trace_next(c.t[k], &cur[k]) == 1;
+	}
+	sm_finish(m, sm_stats(m)->last_ns);
+	/* the programs' main threads: theirs even if they recorded nothing */
+	for (uint32_t i = 0; i < c.n; i++) {
+		struct ringtrace_trace_process pr;
+		struct sm_thread *t;
+		if ((int)i != kt && ringtrace_trace_process(c.t[i], &pr) == 1 && pr.pid &&
+		    (t = sm_find(m, pr.pid)) && t->tag < 0)
+			t->tag = (int32_t)i;
+	}
+	int rc = 0;
+	if (!sm_stats(m)->switches) {
+		fprintf(stderr,
+			"%s: the kernel trace %s has no sched_switch events (record with -k "
+			"sched:sched_switch -k sched:sched_wakeup)\n",
+			prog, out_esc(c.dirs[kt]));
+		rc = 1;
+	} else {
+		static char obuf[1 << 16];
+		setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+		rc = sched_print(m, &c, kt, all, (uint32_t)top);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+			rc = 1;
+		}
+	}
+	if (c.failed)
+		rc = 1;
+	for (uint32_t i = 0; i < c.n; i++) {
+		uint64_t e = ringtrace_trace_errors(c.t[i]);
+		if (e) {
+			fprintf(stderr, "%s: %s: %" PRIu64 " error%s found in the trace\n", prog,
+				out_esc(c.dirs[i]), e, e == 1 ? "" : "s");
+			rc = 1;
+		}
+	}
+	sm_free(m);
+	free(cur);
+	free(have);
+	coll_close(&c);
+	return rc;
+}
+
+/* ---- the thread states of ringtrace export ------------------------------- */
+
+struct sched_span_item {
+	uint64_t start, end;
+	uint32_t pid, tid;
+	uint8_t state;
+};
+
+struct sched_spans {
+	const struct coll *c;
+	int kt;
+	char *kdir;
+	const char *prog;
+	ringtrace_trace *kernel; /* a handle of its own */
+	struct sm_model *m;
+	uint32_t *pid_of; /* the JSON pid of each trace */
+	int started, finished, failed;
+	struct sched_span_item *q; /* the states ended, not yet given */
+	size_t nq, head, cap;
+};
+
+/* The model's interval callback: the recorded threads' states, queued. */
+static void span_queue(void *arg, const struct sm_thread *t, enum sm_state state, uint64_t start,
+		       uint64_t end)
+{
+	struct sched_spans *s = arg;
+	if (t->tag < 0 || s->failed)
+		return;
+	if (s->nq == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 256;
+		struct sched_span_item *q = realloc(s->q, nc * sizeof(*q));
+		if (!q) {
+			s->failed = 1;
+			return;
+		}
+		s->q = q;
+		s->cap = nc;
+	}
+	s->q[s->nq++] = (struct sched_span_item){start, end, s->pid_of[t->tag], (uint32_t)t->tid,
+						 (uint8_t)state};
+}
+
+struct sched_spans *sched_spans_new(const struct coll *c, const char *pr)
+{
+	int kt = sched_kernel_trace(c);
+	if (kt < 0 || !defines(c->t[kt], "sched_switch"))
+		return NULL;
+	struct sched_spans *s = calloc(1, sizeof(*s));
+	if (!s || !(s->pid_of = calloc(c->n, sizeof(*s->pid_of))) ||
+	    !(s->kdir = strdup(c->dirs[kt])) || !(s->m = sm_new(0, 0))) {
+		fprintf(stderr, "%s: out of memory (thread states left out)\n", pr);
+		sched_spans_free(s);
+		return NULL;
+	}
+	s->c = c;
+	s->kt = kt;
+	s->prog = pr;
+	/* (the pid the JSON writer gives each trace: ringtrace/trace.h) */
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct ringtrace_trace_process p;
+		int known = ringtrace_trace_process(c->t[i], &p) == 1 && p.pid;
+		s->pid_of[i] = known ? p.pid : i + 1;
+	}
+	sm_set_interval_fn(s->m, span_queue, s);
+	return s;
+}
+
+void sched_spans_free(struct sched_spans *s)
+{
+	if (!s)
+		return;
+	if (s->kernel)
+		ringtrace_trace_close(s->kernel);
+	sm_free(s->m);
+	free(s->pid_of);
+	free(s->kdir);
+	free(s->q);
+	free(s);
+}
+
+/* The recorded threads, once the writer has read the user traces. */
+static int spans_start(struct sched_spans *s)
+{
+	const struct coll *c = s->c;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if ((int)i == s->kt)
+			continue;
+		struct ringtrace_trace_process p;
+		struct sm_thread *t;
+		for (uint32_t k = 0; k < ringtrace_trace_stream_count(c->t[i]); k++) {
+			const struct ringtrace_trace_stream_info *si = ringtrace_trace_stream(
+				c->t[i], k);
+			if (si->events && (t = sm_get(s->m, si->tid)) && t->tag < 0)
+				t->tag = (int32_t)i;
+		}
+		if (ringtrace_trace_process(c->t[i], &p) == 1 && p.pid &&
+		    (t = sm_get(s->m, p.pid)) && t->tag < 0)
+			t->tag = (int32_t)i;
+	}
+	/* (damage in it is said by the writer, which reads the same trace) */
+	if (ringtrace_trace_open(s->kdir, NULL, NULL, &s->kernel) < 0) {
+		fprintf(stderr, "%s: %s\n", s->prog, out_esc(ringtrace_trace_open_error()));
+		return -1;
+	}
+	return 0;
+}
+
+int sched_spans_next(void *arg, struct ringtrace_json_span *span)
+{
+	static const char *const names[] = {"unknown", "running", "runnable", "blocked"};
+	struct sched_spans *s = arg;
+	if (!s->started) {
+		s->started = 1;
+		if (spans_start(s) < 0)
+			return -RINGTRACE_EINVAL;
+	}
+	while (s->head == s->nq && !s->finished && !s->failed) {
+		s->head = s->nq = 0;
+		struct ringtrace_trace_record r;
+		if (ringtrace_trace_next(s->kernel, &r) == 1) {
+			sm_kernel_record(s->m, &r);
+		} else {
+			sm_finish(s->m, sm_stats(s->m)->last_ns);
+			s->finished = 1;
+		}
+	}
+	if (s->failed) {
+		fprintf(stderr, "%s: out of memory writing the thread states\n", s->prog);
+		return -RINGTRACE_ENOMEM;
+	}
+	if (s->head == s->nq)
+		return 0;
+	const struct sched_span_item *it = &s->q[s->head++];
+	span->name = it->state < 4 ? names[it->state] : "unknown";
+	span->cat = "sched";
+	span->pid = it->pid;
+	span->tid = it->tid;
+	span->ns = it->start;
+	span->dur_ns = it->end - it->start;
+	return 1;
+}
