@@ -941,6 +941,16 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 	}
 	char dir[4200];
 	snprintf(dir, sizeof(dir), "%s/kernel", out);
+	/* Every event enabled in the metadata, those that never occurred too. */
+	struct tep_event **all = tep_list_events(k->tep, TEP_EVENT_SORT_ID);
+	for (int i = 0; all && all[i]; i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "events/%s/%s/enable", all[i]->system, all[i]->name);
+		char *on = tracefs_instance_file_read(k->in, path, NULL);
+		if (on && on[0] == '1')
+			(void)kr_event_of(k, all[i]);
+		free(on);
+	}
 	/* The losses the kernel counted, per CPU. */
 	uint64_t overrun = 0, dropped = 0;
 	for (int c = 0; c < k->ncpu; c++) {
