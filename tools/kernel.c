@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -48,6 +49,7 @@
 #define KR_MAX_TIDS 65536
 #define KR_PAGE 65536u
 #define KR_DRAIN_MS 100
+#define KR_WAKE_PERCENT "25"
 
 struct kr_event {
 	struct tep_event *tep;
@@ -244,15 +246,29 @@ static void kr_drain_cpu(struct kr *k, int c, int flush)
 	}
 }
 
+/*
+ * Every KR_DRAIN_MS, and as soon as a CPU's buffer is KR_WAKE_PERCENT full:
+ * trace_pipe_raw polls readable then (the instance's buffer_percent), so a
+ * burst is drained while three quarters of the buffer are still free
+ * instead of overflowing it before the next round.
+ */
 static void *kr_drain_thread(void *arg)
 {
 	struct kr *k = arg;
+	struct pollfd *pf = calloc((size_t)k->ncpu, sizeof(*pf));
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
 		for (int c = 0; c < k->ncpu; c++)
 			kr_drain_cpu(k, c, 0);
-		struct timespec d = {0, KR_DRAIN_MS * 1000000L};
-		nanosleep(&d, NULL);
+		if (!pf) {
+			struct timespec d = {0, KR_DRAIN_MS * 1000000L};
+			nanosleep(&d, NULL);
+			continue;
+		}
+		for (int c = 0; c < k->ncpu; c++)
+			pf[c] = (struct pollfd){k->cpu[c].fd, POLLIN, 0};
+		(void)poll(pf, (nfds_t)k->ncpu, KR_DRAIN_MS); /* (fd -1: left out) */
 	}
+	free(pf);
 	return NULL;
 }
 
@@ -345,6 +361,8 @@ static int kr_drain_start(struct kr *k, const char *out, char *why, size_t wn)
 			return -1;
 		}
 	}
+	/* (a kernel without buffer_percent: the drain runs on its period alone) */
+	(void)tracefs_instance_file_write(k->in, "buffer_percent", KR_WAKE_PERCENT);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* (signals stay the main thread's) */
