@@ -116,11 +116,15 @@ static int rt_slot_page(struct ringtrace_rb *rb, uint32_t slot, uint32_t p)
 static int rt_task_dead(uint32_t pid, uint32_t tid)
 {
 	char path[64], buf[512];
-	/* (no /proc, or not ours to read: it cannot be told, so not dead) */
+	/*
+	 * Gone since the caller's kill(pid, 0) found it (a zombie its parent
+	 * reaped meanwhile): dead. No /proc, or not ours to read: it cannot
+	 * be told, so not dead.
+	 */
 	snprintf(path, sizeof(path), "/proc/%u/task", pid);
 	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return 0;
+		return errno == ENOENT && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 	snprintf(path, sizeof(path), "%u/stat", tid);
 	int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
 	int e = errno;
