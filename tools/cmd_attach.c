@@ -762,7 +762,8 @@ int at_record(const struct at_settings *o)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_flags |= SA_NOCLDSTOP; /* (a command stopped and continued is not its end) */
+	sigaction(SIGHUP, &sa, NULL); /* (a closed terminal ends the recording as Ctrl-C does) */
+	sa.sa_flags |= SA_NOCLDSTOP;  /* (a command stopped and continued is not its end) */
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -773,8 +774,8 @@ int at_record(const struct at_settings *o)
 		char kwhy[512];
 		if (kr_start(&R.kr, o->out, o->kspecs, o->nk, o->kbuf_kb, o->kall, kwhy,
 			     sizeof(kwhy)) < 0) {
-			fprintf(stderr, "ringtrace record: -k: %s; recording the user events only\n",
-				kwhy);
+			fprintf(stderr,
+				"ringtrace record: -k: %s; recording the user events only\n", kwhy);
 			R.kr = NULL;
 		}
 	}
@@ -785,6 +786,7 @@ int at_record(const struct at_settings *o)
 		if (o->argv) {
 			R.cmd = at_cmd_pid = at_run_cmd(o->argv);
 			if (R.cmd < 0) {
+				at_kernel_end(&R, 1);
 				at_run_close(&R);
 				return 1;
 			}

@@ -53,6 +53,8 @@
 #include "ringtrace/trace.h"
 
 static volatile sig_atomic_t child_pid;
+/* A signal to stop that came before there was a child to pass it to. */
+static volatile sig_atomic_t early_sig;
 
 /*
  * Pass signals on to the child, except those the terminal sent to the
@@ -62,6 +64,8 @@ static void forward(int sig, siginfo_t *info, void *ctx)
 {
 	(void)ctx;
 	int e = errno; /* (kill may set it; the code it interrupted reads it) */
+	if (child_pid <= 0 && sig != SIGUSR2)
+		early_sig = sig;
 	if (child_pid > 0 && !(info && info->si_code == SI_KERNEL))
 		kill(child_pid, sig);
 	errno = e;
@@ -87,6 +91,14 @@ static int record_kernel_only(const char *out, char *const *specs, int nk, size_
 	int ofd = at_outdir(out, group);
 	if (ofd < 0)
 		return 1;
+	/* (the handlers before the instance: a signal while it is made only
+	 * ends the recording at once) */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = konly_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	struct kr *kr;
 	char why[512];
 	if (kr_start(&kr, out, specs, nk, kb, 1, why, sizeof(why)) < 0) {
@@ -97,11 +109,6 @@ static int record_kernel_only(const char *out, char *const *specs, int nk, size_
 		return 1;
 	}
 	close(ofd);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = konly_on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	if (!quiet)
 		fprintf(stderr,
 			"ringtrace record: recording every thread's kernel events into %s/kernel; "
@@ -646,6 +653,20 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	char cname[16] = "", tdir[4200];
 	(void)kr;
 	const char *tout = out;
+	/*
+	 * The handlers first: a Ctrl-C, SIGTERM or hang-up while the kernel
+	 * instance is being made (a big --kernel-buffer takes a while) must
+	 * not kill the recorder with the instance half made; it is noted
+	 * (early_sig) and the recording does not start.
+	 */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	if (nk) {
 		int ofd = at_outdir(out, group);
 		if (ofd < 0)
@@ -663,14 +684,14 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		}
 #endif
 	}
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = forward;
-	sa.sa_flags = SA_RESTART | SA_SIGINFO;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGUSR2, &sa, NULL);
+	if (early_sig) {
+#ifdef RINGTRACE_HAVE_TRACEFS
+		kr_abort(kr);
+#endif
+		fprintf(stderr, "ringtrace record: stopped by signal %d before %s started\n",
+			(int)early_sig, argv[optind]);
+		return 128 + early_sig;
+	}
 
 	uint64_t t0 = 0;
 	struct timespec ts;
@@ -679,6 +700,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "ringtrace record: fork: %s\n", strerror(errno));
+#ifdef RINGTRACE_HAVE_TRACEFS
+		kr_abort(kr);
+#endif
 		return 1;
 	}
 	if (pid == 0) {
@@ -708,6 +732,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		signal(SIGUSR2, SIG_DFL);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "ringtrace record: cannot run %s: %s\n", argv[optind],
@@ -736,6 +761,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			break;
 		if (w < 0 && errno != EINTR) {
 			fprintf(stderr, "ringtrace record: waitpid: %s\n", strerror(errno));
+#ifdef RINGTRACE_HAVE_TRACEFS
+			kr_abort(kr);
+#endif
 			return 1;
 		}
 		if (!live)

@@ -23,20 +23,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <traceevent/event-parse.h>
 #include <traceevent/kbuffer.h>
 #include <tracefs/tracefs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kernel.h"
@@ -46,7 +46,6 @@
 #include "ringtrace/schema.h"
 
 #define KR_MAX_EVENTS 4096
-#define KR_MAX_TIDS 65536
 #define KR_PAGE 65536u
 #define KR_DRAIN_MS 100
 #define KR_WAKE_PERCENT "25"
@@ -76,6 +75,7 @@ struct kr_cpu {
 	uint64_t npages;
 	char *pbuf; /* one page: the drain's, then the walk's */
 	int spool_err;
+	uint64_t spool_lost; /* pages read but not spooled */
 	/* the walk */
 	struct kbuffer *kb;
 	uint64_t page;
@@ -94,40 +94,43 @@ struct kr {
 	/* the drain: every KR_DRAIN_MS while the programs run */
 	pthread_t drainer;
 	int draining;
-	int stop; /* (__atomic) */
-	int outfd;  /* DIR/kernel */
+	int stop;                   /* (__atomic) */
+	int outfd;                  /* DIR/kernel */
 	uint64_t cal_ticks, cal_ns; /* the counter and CLOCK_MONOTONIC at the start */
 	char name[64];
 	int all;
 	char **systems;
 	int nsys;
-	pid_t *tids;
-	uint32_t ntids;
+	uint64_t *tids; /* bitmap (kr_tid_add) */
+	int32_t *ev_of; /* by the kernel's event id: index in ev + 1, 0 none */
 	struct tep_handle *tep;
 	struct kr_event *ev;
 	uint32_t nev;
 	int ncpu;
 	struct kr_cpu *cpu;
-	uint64_t kept, dropped_filter;
+	uint64_t kept, dropped_filter, unencodable;
 };
+
+/*
+ * The followed threads: a bitmap over every id the kernel can give
+ * (PID_MAX_LIMIT, 2^22: 512 KiB), so that the check done for every
+ * record read back is one load, not a scan (a fork-heavy recording has
+ * millions of records and thousands of threads).
+ */
+#define KR_PID_LIMIT (1u << 22)
 
 static int kr_tid_add(struct kr *k, pid_t t)
 {
-	for (uint32_t i = 0; i < k->ntids; i++)
-		if (k->tids[i] == t)
-			return 0;
-	if (k->ntids == KR_MAX_TIDS)
+	if (t <= 0 || (uint32_t)t >= KR_PID_LIMIT)
 		return -1;
-	k->tids[k->ntids++] = t;
+	k->tids[(uint32_t)t >> 6] |= 1ull << ((uint32_t)t & 63);
 	return 0;
 }
 
 static int kr_tid_has(const struct kr *k, long long t)
 {
-	for (uint32_t i = 0; i < k->ntids; i++)
-		if (k->tids[i] == t)
-			return 1;
-	return 0;
+	return t > 0 && t < KR_PID_LIMIT &&
+	       (k->tids[(uint64_t)t >> 6] >> ((uint64_t)t & 63) & 1) != 0;
 }
 
 /* "sys:event" with globs into tracefs's regular expressions. */
@@ -228,7 +231,9 @@ static void kr_calibrate(struct kr *k, struct ringtrace_trace_clock *c)
 static void kr_drain_cpu(struct kr *k, int c, int flush)
 {
 	struct kr_cpu *cp = &k->cpu[c];
-	if (!cp->tc || cp->spool < 0)
+	/* (a spool that failed takes no more: the pages stay in the kernel,
+	 * which counts what it cannot keep, overrun or dropped) */
+	if (!cp->tc || cp->spool < 0 || cp->spool_err)
 		return;
 	for (unsigned i = 0; i < 1u << 20; i++) { /* (bounded: a page at a time) */
 		memset(cp->pbuf, 0, cp->psize);
@@ -236,13 +241,13 @@ static void kr_drain_cpu(struct kr *k, int c, int flush)
 			      : tracefs_cpu_read(cp->tc, cp->pbuf, true);
 		if (n <= 0)
 			return;
-		if (cp->spool_err)
-			continue;
 		if (pwrite(cp->spool, cp->pbuf, cp->psize, (off_t)(cp->npages * cp->psize)) !=
-		    (ssize_t)cp->psize)
+		    (ssize_t)cp->psize) {
 			cp->spool_err = errno ? errno : EIO;
-		else
-			cp->npages++;
+			cp->spool_lost++; /* (the page read, not kept) */
+			return;
+		}
+		cp->npages++;
 	}
 }
 
@@ -264,8 +269,8 @@ static void *kr_drain_thread(void *arg)
 			nanosleep(&d, NULL);
 			continue;
 		}
-		for (int c = 0; c < k->ncpu; c++)
-			pf[c] = (struct pollfd){k->cpu[c].fd, POLLIN, 0};
+		for (int c = 0; c < k->ncpu; c++) /* (fd -1: left out of the poll) */
+			pf[c] = (struct pollfd){k->cpu[c].spool_err ? -1 : k->cpu[c].fd, POLLIN, 0};
 		(void)poll(pf, (nfds_t)k->ncpu, KR_DRAIN_MS); /* (fd -1: left out) */
 	}
 	free(pf);
@@ -324,7 +329,7 @@ static int kr_drain_start(struct kr *k, const char *out, char *why, size_t wn)
 	}
 	k->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (k->ncpu < 1 || k->ncpu > 4096)
-		k->ncpu = 1;
+		k->ncpu = k->ncpu < 1 ? 1 : 4096;
 	k->cpu = calloc((size_t)k->ncpu, sizeof(*k->cpu));
 	if (!k->cpu) {
 		snprintf(why, wn, "out of memory");
@@ -402,6 +407,7 @@ void kr_abort(struct kr *k)
 		free(k->systems[i]);
 	free(k->systems);
 	free(k->tids);
+	free(k->ev_of);
 	for (uint32_t i = 0; i < k->nev; i++) {
 		free(k->ev[i].fields);
 		free(k->ev[i].src);
@@ -515,7 +521,10 @@ int kr_start(struct kr **out, const char *dir, char *const *specs, int nspecs, s
 	}
 	kr_clean_stale();
 	struct kr *k = calloc(1, sizeof(*k));
-	if (!k || !(k->tids = calloc(KR_MAX_TIDS, sizeof(*k->tids)))) {
+	if (!k || !(k->tids = calloc(KR_PID_LIMIT / 64, sizeof(*k->tids))) ||
+	    !(k->ev_of = calloc(65536, sizeof(*k->ev_of)))) {
+		if (k)
+			free(k->tids);
 		free(k);
 		snprintf(why, wn, "out of memory");
 		return -1;
@@ -587,7 +596,7 @@ void kr_follow(struct kr *k, pid_t pid)
 	DIR *d = opendir(path);
 	struct dirent *e;
 	unsigned seen = 0;
-	while (d && (e = readdir(d)) && seen++ < KR_MAX_TIDS) {
+	while (d && (e = readdir(d)) && seen++ < KR_PID_LIMIT) {
 		long t = strtol(e->d_name, NULL, 10);
 		if (t > 0)
 			(void)kr_tid_add(k, (pid_t)t);
@@ -625,8 +634,8 @@ static void kr_next(struct kr_cpu *cp, int first)
 		cp->page++;
 		kbuffer_load_subbuffer(cp->kb, cp->pbuf);
 		int m = kbuffer_missed_events(cp->kb);
-		if (m > 0)
-			cp->missed += (uint64_t)m;
+		if (m != 0) /* (-1: some, the kernel did not count them) */
+			cp->missed += m > 0 ? (uint64_t)m : 1;
 		cp->data = kbuffer_read_event(cp->kb, &cp->ts);
 		cp->have = cp->data != NULL;
 		if (cp->have)
@@ -636,7 +645,11 @@ static void kr_next(struct kr_cpu *cp, int first)
 
 static struct kr_event *kr_event_of(struct kr *k, struct tep_event *e)
 {
-	for (uint32_t i = 0; i < k->nev; i++)
+	/* (by the kernel's id, a u16 in every record: found in one load) */
+	int32_t *slot = e->id >= 0 && e->id < 65536 ? &k->ev_of[e->id] : NULL;
+	if (slot && *slot > 0 && k->ev[*slot - 1].tep == e)
+		return &k->ev[*slot - 1];
+	for (uint32_t i = 0; !slot && i < k->nev; i++)
 		if (k->ev[i].tep == e)
 			return &k->ev[i];
 	if (k->nev == KR_MAX_EVENTS)
@@ -725,8 +738,8 @@ static struct kr_event *kr_event_of(struct kr *k, struct tep_event *e)
 	 */
 	struct tep_format_field *cp = tep_find_common_field(e, "common_pid");
 	if (cp && cp->size == 4) {
-		x->fields[n] = (struct ringtrace_field_desc){"common_pid", RINGTRACE_FT_INT, 4, 1, 4,
-							     0, NULL};
+		x->fields[n] = (struct ringtrace_field_desc){
+			"common_pid", RINGTRACE_FT_INT, 4, 1, 4, 0, NULL};
 		x->src[n++] = cp;
 	}
 	if (!x->has_var) { /* (no _truncated without a variable-length field) */
@@ -736,6 +749,8 @@ static struct kr_event *kr_event_of(struct kr *k, struct tep_event *e)
 	}
 	x->nfields = n;
 	k->nev++;
+	if (slot)
+		*slot = (int32_t)k->nev;
 	return x;
 }
 
@@ -766,6 +781,8 @@ static int kr_encode(const struct kr_event *x, const void *data, int dsize, char
 			memcpy(&loc, p, 4);
 			size_t off = loc & 0xffff;
 			len = loc >> 16;
+			if (f->flags & TEP_FIELD_IS_RELATIVE) /* __rel_loc: from the field's end */
+				off += (size_t)f->offset + (size_t)f->size;
 			if (off + len > (size_t)dsize)
 				return -1;
 			p = (const char *)data + off;
@@ -930,8 +947,8 @@ static int kr_save_formats(struct kr *k, const char *dir)
 		char *text = tracefs_event_file_read(NULL, e->system, e->name, "format", &size);
 		char name[300];
 		snprintf(name, sizeof(name), "%s.%s", e->system, e->name);
-		int fd = text ? openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-							  O_CLOEXEC, 0644)
+		int fd = text ? openat(dfd, name,
+				       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
 			      : -1;
 		if (fd < 0 || size < 0 || write(fd, text, (size_t)size) != (ssize_t)size) {
 			fprintf(stderr, "ringtrace record: %s/%s: %s\n", path, name,
@@ -939,7 +956,8 @@ static int kr_save_formats(struct kr *k, const char *dir)
 			rc = -1;
 		}
 		if (fd >= 0 && close(fd) < 0 && rc == 0) {
-			fprintf(stderr, "ringtrace record: %s/%s: %s\n", path, name, strerror(errno));
+			fprintf(stderr, "ringtrace record: %s/%s: %s\n", path, name,
+				strerror(errno));
 			rc = -1;
 		}
 		free(text);
@@ -977,9 +995,11 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 		kr_drain_cpu(k, c, 1); /* then the partial one */
 		if (cp->spool_err)
 			fprintf(stderr,
-				"ringtrace record: kernel: CPU %d's spool in %s: %s (its "
-				"later events lost)\n",
-				c, dir, strerror(cp->spool_err));
+				"ringtrace record: kernel: CPU %d's spool in %s: %s (the page "
+				"being written lost, %" PRIu64
+				" in all; later events left in the kernel's buffer, which "
+				"counts what it could not keep)\n",
+				c, dir, strerror(cp->spool_err), cp->spool_lost);
 		char path[64];
 		snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", c);
 		char *st = tracefs_instance_file_read(k->in, path, NULL);
@@ -1021,13 +1041,20 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 			struct kr_event *x = kr_event_of(k, e);
 			int len = x ? kr_encode(x, rec.data, rec.size, payload, sizeof(payload))
 				    : -1;
-			if (len >= 0 && len < 65536 - 64) {
+			/* (a page holds it with its extended header, or it is
+			 * counted as not encodable) */
+			if (len >= 0 && (uint32_t)len <= KR_PAGE - RINGTRACE_PAGE_HEADER_SIZE -
+								 RINGTRACE_EV_EXT_HEADER_SIZE) {
 				err = kr_put(cp, c, dir, x->id, cp->ts, payload, (uint32_t)len);
 				x->count++;
 				k->kept++;
+			} else {
+				k->unencodable++;
 			}
 		} else if (e) {
 			k->dropped_filter++;
+		} else {
+			k->unencodable++; /* (no format for it) */
 		}
 		if (err < 0)
 			break;
@@ -1054,8 +1081,12 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 	uint64_t missed = 0;
 	for (int c = 0; c < k->ncpu; c++)
 		missed += k->cpu[c].missed;
-	struct ringtrace_trace_stat stats[4] = {
-		{"hit", k->kept}, {"missed", dropped}, {"overrun", overrun}, {"read", k->kept}};
+	/* (missed: the kernel's drops, and records that could not be
+	 * re-encoded: no format for them, or too big for a page) */
+	struct ringtrace_trace_stat stats[4] = {{"hit", k->kept},
+						{"missed", dropped + k->unencodable},
+						{"overrun", overrun},
+						{"read", k->kept}};
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
 	struct ringtrace_trace_process pr = {0, "kernel", "", host};

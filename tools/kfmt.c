@@ -103,7 +103,8 @@ const char *kcomm_get(const struct kcomm *m, uint32_t tid)
 
 #define KFMT_MAX_FILES 8192
 #define KFMT_MAX_FORMAT (256 * 1024)
-#define KFMT_RAW 65536 /* a kernel record is smaller than a page */
+#define KFMT_MAX_TOTAL (8u << 20) /* bytes of formats parsed in all */
+#define KFMT_RAW 65536            /* a kernel record is smaller than a page */
 
 int kfmt_is_kernel(const ringtrace_trace *t)
 {
@@ -156,7 +157,8 @@ static void kfmt_load(struct kfmt *k, const char *dir, ringtrace_trace_error_fn 
 	char *buf = malloc(KFMT_MAX_FORMAT + 1);
 	struct dirent *de;
 	unsigned n = 0;
-	while (buf && (de = readdir(d)) != NULL && n++ < KFMT_MAX_FILES) {
+	size_t total = 0; /* (parsed formats cost memory: bounded in all) */
+	while (buf && (de = readdir(d)) != NULL && n++ < KFMT_MAX_FILES && total < KFMT_MAX_TOTAL) {
 		const char *name = de->d_name;
 		const char *dot = strchr(name, '.');
 		if (name[0] == '.' || !dot || dot - name >= 128)
@@ -164,14 +166,21 @@ static void kfmt_load(struct kfmt *k, const char *dir, ringtrace_trace_error_fn 
 		char sys[128];
 		memcpy(sys, name, (size_t)(dot - name));
 		sys[dot - name] = 0;
-		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		/* (a regular file, looked at before it is opened: a device
+		 * node there is never opened) */
 		struct stat st;
 		ssize_t got = -1;
+		int fd = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+					 st.st_size <= KFMT_MAX_FORMAT
+				 ? openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+				 : -1;
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 		    st.st_size <= KFMT_MAX_FORMAT)
 			got = read(fd, buf, KFMT_MAX_FORMAT);
 		if (fd >= 0)
 			close(fd);
+		if (got > 0)
+			total += (size_t)got;
 		struct tep_event *parsed = NULL;
 		if (got > 0)
 			buf[got] = 0; /* (libtraceevent reads past the size it is given) */
@@ -192,8 +201,7 @@ static void kfmt_load(struct kfmt *k, const char *dir, ringtrace_trace_error_fn 
 }
 #endif
 
-struct kfmt *kfmt_open(const char *dir, ringtrace_trace *t, ringtrace_trace_error_fn err,
-		       void *arg)
+struct kfmt *kfmt_open(const char *dir, ringtrace_trace *t, ringtrace_trace_error_fn err, void *arg)
 {
 	(void)t;
 	struct kfmt *k = calloc(1, sizeof(*k));
@@ -225,6 +233,99 @@ void kfmt_close(struct kfmt *k)
 	free(k);
 }
 
+#ifdef RINGTRACE_HAVE_TRACEFS
+/*
+ * A format file is the trace's, which anyone can write, and libtraceevent
+ * trusts it: a field's offset and size are where it reads and kfmt_rebuild
+ * writes, and a print fmt's __print_hex(REC->x, 200000) reads as much as
+ * it says. So an event is printed from its format only when every field
+ * lies in the first half of the rebuilt record (offsets and sizes not
+ * negative: libtraceevent keeps them as int) with at most KFMT_MAX_FIELDS
+ * of them, a dynamic field's location word is 4 bytes, and every length
+ * its print fmt gives to a hex dump, array or bitmask is a dynamic
+ * array's own (bounded by the location word kfmt writes), never a
+ * constant or another field's value. Else the reader's name=value.
+ */
+#define KFMT_MAX_FIELDS 256
+#define KFMT_MAX_ARGS 4096
+
+static int kfmt_check_fields(const struct tep_format_field *f)
+{
+	for (int n = 0; f; f = f->next, n++) {
+		long long end = (long long)f->offset + (long long)f->size;
+		if (n >= KFMT_MAX_FIELDS || f->offset < 0 || f->size < 0 || end > KFMT_RAW / 2 ||
+		    ((f->flags & TEP_FIELD_IS_DYNAMIC) && f->size != 4))
+			return -1;
+	}
+	return 0;
+}
+
+/* A length argument that is bounded by the rebuilt record: a dynamic
+ * array's own length (or no argument). */
+static int kfmt_len_ok(const struct tep_print_arg *a)
+{
+	return !a || a->type == TEP_PRINT_DYNAMIC_ARRAY_LEN;
+}
+
+static int kfmt_check_args(const struct tep_print_arg *a, int depth, int *budget)
+{
+	for (; a; a = a->next) {
+		if (depth > 32 || --*budget < 0)
+			return -1;
+		int bad = 0;
+		switch (a->type) {
+		case TEP_PRINT_HEX:
+		case TEP_PRINT_HEX_STR:
+			bad = !kfmt_len_ok(a->hex.size) ||
+			      kfmt_check_args(a->hex.field, depth + 1, budget) < 0;
+			break;
+		case TEP_PRINT_INT_ARRAY:
+			bad = !kfmt_len_ok(a->int_array.count) ||
+			      kfmt_check_args(a->int_array.field, depth + 1, budget) < 0;
+			break;
+		case TEP_PRINT_BITMASK:
+		case TEP_PRINT_CPUMASK:
+			bad = !a->bitmask.field ||
+			      !(a->bitmask.field->flags & TEP_FIELD_IS_DYNAMIC);
+			break;
+		case TEP_PRINT_FLAGS:
+			bad = kfmt_check_args(a->flags.field, depth + 1, budget) < 0;
+			break;
+		case TEP_PRINT_SYMBOL:
+			bad = kfmt_check_args(a->symbol.field, depth + 1, budget) < 0;
+			break;
+		case TEP_PRINT_TYPE:
+			bad = kfmt_check_args(a->typecast.item, depth + 1, budget) < 0;
+			break;
+		case TEP_PRINT_OP:
+			bad = kfmt_check_args(a->op.left, depth + 1, budget) < 0 ||
+			      kfmt_check_args(a->op.right, depth + 1, budget) < 0;
+			break;
+		case TEP_PRINT_FUNC:
+			bad = kfmt_check_args(a->func.args, depth + 1, budget) < 0;
+			break;
+		case TEP_PRINT_DYNAMIC_ARRAY:
+			bad = kfmt_check_args(a->dynarray.index, depth + 1, budget) < 0;
+			break;
+		default:
+			break;
+		}
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
+static int kfmt_check(const struct tep_event *te)
+{
+	int budget = KFMT_MAX_ARGS;
+	if (kfmt_check_fields(te->format.common_fields) < 0 ||
+	    kfmt_check_fields(te->format.fields) < 0)
+		return -1;
+	return kfmt_check_args(te->print_fmt.args, 0, &budget);
+}
+#endif
+
 /* What this event is to us (looked at once per event id). */
 static struct kfmt_ev *kfmt_ev(struct kfmt *k, const struct ringtrace_trace_record *rec)
 {
@@ -243,6 +344,8 @@ static struct kfmt_ev *kfmt_ev(struct kfmt *k, const struct ringtrace_trace_reco
 			e->state = 1;
 #ifdef RINGTRACE_HAVE_TRACEFS
 		e->tep = k->tep ? tep_find_event_by_name(k->tep, NULL, d->name) : NULL;
+		if (e->tep && kfmt_check(e->tep) < 0)
+			e->tep = NULL; /* (printed as name=value) */
 #endif
 	}
 	return e->state == 1 ? e : NULL;
@@ -298,11 +401,20 @@ static void kfmt_put_int(unsigned char *p, uint64_t v, int size)
 	uint16_t b2 = (uint16_t)v;
 	uint32_t b4 = (uint32_t)v;
 	switch (size) {
-	case 1: memcpy(p, &b1, 1); break;
-	case 2: memcpy(p, &b2, 2); break;
-	case 4: memcpy(p, &b4, 4); break;
-	case 8: memcpy(p, &v, 8); break;
-	default: break;
+	case 1:
+		memcpy(p, &b1, 1);
+		break;
+	case 2:
+		memcpy(p, &b2, 2);
+		break;
+	case 4:
+		memcpy(p, &b4, 4);
+		break;
+	case 8:
+		memcpy(p, &v, 8);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -313,8 +425,7 @@ static int kfmt_rebuild(struct kfmt *k, struct tep_event *te,
 	unsigned char *raw = k->raw;
 	size_t fixed = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		struct tep_format_field *f =
-			pass ? te->format.fields : te->format.common_fields;
+		struct tep_format_field *f = pass ? te->format.fields : te->format.common_fields;
 		for (; f; f = f->next)
 			if ((size_t)f->offset + (size_t)f->size > fixed)
 				fixed = (size_t)f->offset + (size_t)f->size;
@@ -337,15 +448,24 @@ static int kfmt_rebuild(struct kfmt *k, struct tep_event *te,
 		const unsigned char *src = v->ptr;
 		size_t len = 0;
 		switch (v->field->type) {
-		case RINGTRACE_FT_STRING: len = (size_t)v->len + 1; break;
-		case RINGTRACE_FT_BYTES: len = v->len; break;
-		case RINGTRACE_FT_ARRAY: len = (size_t)v->len * v->field->size; break;
-		default: break;
+		case RINGTRACE_FT_STRING:
+			len = (size_t)v->len + 1;
+			break;
+		case RINGTRACE_FT_BYTES:
+			len = v->len;
+			break;
+		case RINGTRACE_FT_ARRAY:
+			len = (size_t)v->len * v->field->size;
+			break;
+		default:
+			break;
 		}
 		if (!src || (v->field->type != RINGTRACE_FT_STRING &&
 			     v->field->type != RINGTRACE_FT_BYTES &&
 			     v->field->type != RINGTRACE_FT_ARRAY)) {
-			kfmt_put_int(raw + f->offset, v->v.u, f->size);
+			/* (a dynamic field's location word is only ever ours) */
+			if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+				kfmt_put_int(raw + f->offset, v->v.u, f->size);
 			continue;
 		}
 		if (f->flags & TEP_FIELD_IS_DYNAMIC) {
