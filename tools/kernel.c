@@ -193,6 +193,8 @@ static uint64_t kr_counter(void)
 static void kr_sample(uint64_t *ticks, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
+	*ticks = kr_counter();
+	*ns = 0;
 	for (int i = 0; i < 16; i++) {
 		struct timespec ts;
 		uint64_t a = kr_counter();
