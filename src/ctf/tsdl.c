@@ -339,7 +339,8 @@ int ringtrace_ctf_set_stats_drops(const char *dir, const struct ringtrace_trace_
 			rt_tdir_close(&d);
 			return rt_error(RINGTRACE_ENOMEM, "ctf_set_stats: out of memory");
 		}
-		memcpy(all, doc.drops, doc.ndrops * sizeof(*all));
+		if (doc.ndrops) /* (a metadata without drops has none to copy: NULL) */
+			memcpy(all, doc.drops, doc.ndrops * sizeof(*all));
 		memcpy(all + doc.ndrops, drops, ndrops * sizeof(*all));
 		m.drops = all;
 		m.ndrops = rt_ctf_drops_normalize(all, (uint32_t)n);
