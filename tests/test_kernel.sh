@@ -27,22 +27,13 @@ tmp=$(mktemp -d /tmp/ringtrace-kernel-XXXXXX)
 chmod 755 "$tmp"
 witness=""
 cleanup() {
-	[ -z "$witness" ] || { echo 0 >"$witness/tracing_on"; rmdir "$witness"; } 2>/dev/null || true
+	drop_instance "$witness"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 fail() { echo "test_kernel: ${rt_c:-}: $*" >&2; exit 1; }
 skip() { echo "${rt_c:-test_kernel}: SKIPPED: $*"; exit 77; }
-tracing=/sys/kernel/tracing
-
-need_kernel() {
-	[ "$(id -u)" = 0 ] || skip "needs root (a tracefs instance)"
-	[ -e "$tracing/instances" ] || mount -t tracefs nodev "$tracing" 2>/dev/null || true
-	[ -e "$tracing/instances" ] || fail "no tracefs at $tracing (mount -t tracefs nodev $tracing)"
-	"$rt" record -k x:y -o "$tmp/probe" -- true 2>&1 | grep -q "built without libtracefs" &&
-		fail "ringtrace was built without libtracefs (make deps installs it)"
-	rm -rf "$tmp/probe"
-}
+. "$(dirname "$0")/tracefs.sh"
 
 # The instances of this machine that a ringtrace recorder made and left:
 # its pid (in the name) is gone. (A recorder still running is not one of
@@ -56,7 +47,7 @@ our_instances() {
 }
 
 kernel_switch_wakeup_switch_between_user_events() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	# A witness: a tracefs instance of the test's own records the same
@@ -148,7 +139,7 @@ kernel_switch_wakeup_switch_between_user_events() { # case
 }
 
 kernel_only_recorded_threads_unless_kernel_all() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	"$rt" record -q -k sched:sched_switch -o "$w/t" -- "$prog" 20 || fail "record -k failed"
@@ -179,7 +170,7 @@ kernel_only_recorded_threads_unless_kernel_all() { # case
 }
 
 kernel_losses_of_a_tiny_buffer_counted() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	# 400,000 read syscalls in well under a second, on the CPU the recorder
@@ -195,7 +186,7 @@ kernel_losses_of_a_tiny_buffer_counted() { # case
 }
 
 kernel_instance_gone_after_sigint_and_after_sigkill() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	"$rt" record -q -k sched:sched_switch -o "$w/a" -- "$prog" 3000 &
@@ -217,7 +208,7 @@ kernel_instance_gone_after_sigint_and_after_sigkill() { # case
 }
 
 kernel_errors_said_and_user_events_recorded() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	"$rt" record -q -k nosuch:event -o "$w/t" -- "$prog" 5 2>"$w/err" || fail "record failed"
@@ -237,7 +228,7 @@ kernel_errors_said_and_user_events_recorded() { # case
 
 
 kernel_drained_while_running_loses_nothing() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	# 6000 sleeps: some 18000 events of the program's thread on CPU 0, several
@@ -264,7 +255,7 @@ wait_socket() {
 }
 
 kernel_with_pid_records_the_attached_programs_threads() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	taskset -c 0 "$prog" 60000 >/dev/null 2>&1 & # (killed below)
@@ -300,7 +291,7 @@ kernel_with_pid_records_the_attached_programs_threads() { # case
 }
 
 kernel_with_all_and_command_records_the_command() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	taskset -c 0 "$rt" record -q -a -k sched:sched_switch -k sched:sched_wakeup -o "$w/t" \
@@ -315,7 +306,7 @@ kernel_with_all_and_command_records_the_command() { # case
 }
 
 kernel_of_a_program_without_libringtrace_on_the_monotonic_clock() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	mono() { python3 -c 'import time; print("%.6f" % time.monotonic())'; }
@@ -333,7 +324,7 @@ kernel_of_a_program_without_libringtrace_on_the_monotonic_clock() { # case
 }
 
 kernel_report_survives_damaged_format_files() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	taskset -c 0 "$rt" record -q -k sched:sched_switch,sched:sched_wakeup -o "$w/t" -- "$prog" 5 ||
@@ -363,7 +354,7 @@ kernel_report_survives_damaged_format_files() { # case
 }
 
 kernel_alone_records_every_thread_until_duration_or_sigint() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	"$rt" record -q -k sched:sched_switch --duration 0.5 -o "$w/t" || fail "record -k alone failed"

@@ -28,15 +28,9 @@ prog="$bin/test_sleep_prog"
 compare="$(cd "$(dirname "$0")" && pwd)/kernel_fields_compare.py"
 tmp=$(mktemp -d /tmp/ringtrace-kfields-XXXXXX)
 chmod 755 "$tmp"
-tracing=/sys/kernel/tracing
-inst="$tracing/instances/rt-test-fields-$$"
+. "$(dirname "$0")/tracefs.sh"
 # (the test's own instance: its events off and removed, whatever happens)
-drop_instance() {
-	[ -d "$1" ] || return 0
-	echo 0 >"$1/tracing_on" 2>/dev/null || true
-	echo 0 >"$1/events/enable" 2>/dev/null || true
-	rmdir "$1" 2>/dev/null || true
-}
+inst="$tracing/instances/rt-test-fields-$$"
 cleanup() { drop_instance "$inst"; rm -rf "$tmp"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -44,12 +38,7 @@ fail() { echo "test_kernel_fields: ${rt_c:-}: $*" >&2; exit 1; }
 skip() { echo "${rt_c:-test_kernel_fields}: SKIPPED: $*"; exit 77; }
 
 need_kernel() {
-	[ "$(id -u)" = 0 ] || skip "needs root (tracefs instances)"
-	[ -e "$tracing/instances" ] || mount -t tracefs nodev "$tracing" 2>/dev/null || true
-	[ -e "$tracing/instances" ] || fail "no tracefs at $tracing (mount -t tracefs nodev $tracing)"
-	"$rt" record -k x:y -o "$tmp/probe" -- true 2>&1 | grep -q "built without libtracefs" &&
-		fail "ringtrace was built without libtracefs (make deps installs it)"
-	rm -rf "$tmp/probe"
+	need_tracefs
 	command -v babeltrace2 >/dev/null || fail "needs babeltrace2"
 	command -v python3 >/dev/null || fail "needs python3"
 	[ -d "$tracing/events/syscalls/sys_enter_openat" ] ||

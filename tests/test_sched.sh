@@ -29,16 +29,7 @@ cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "test_sched: ${rt_c:-}: $*" >&2; exit 1; }
 skip() { echo "${rt_c:-test_sched}: SKIPPED: $*"; exit 77; }
-tracing=/sys/kernel/tracing
-
-need_kernel() {
-	[ "$(id -u)" = 0 ] || skip "needs root (a tracefs instance)"
-	[ -e "$tracing/instances" ] || mount -t tracefs nodev "$tracing" 2>/dev/null || true
-	[ -e "$tracing/instances" ] || fail "no tracefs at $tracing (mount -t tracefs nodev $tracing)"
-	"$rt" record -k x:y -o "$tmp/probe" -- true 2>&1 | grep -q "built without libtracefs" &&
-		fail "ringtrace was built without libtracefs (make deps installs it)"
-	rm -rf "$tmp/probe"
-}
+. "$(dirname "$0")/tracefs.sh"
 
 # record_sleep DIR ARGS...: the sleep program with the scheduling events,
 # on CPU 0 (on this VM the kernel records no sched_switch out of CPU 1's
@@ -62,7 +53,7 @@ record_sleep() {
 thread_line() { awk -v t="$2" '$1 == t && NF >= 14' "$1"; }
 
 sched_sleep_program_wakeups_blocked_latencies() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	n=50
@@ -102,7 +93,7 @@ sched_sleep_program_wakeups_blocked_latencies() { # case
 }
 
 sched_longest_stretch_between_two_user_events() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	# 20 ticks, the sleep after tick 10 lasting 300 ms
@@ -125,7 +116,7 @@ sched_longest_stretch_between_two_user_events() { # case
 }
 
 sched_export_thread_states_and_cpu_tracks() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	record_sleep "$w/t" 30
@@ -192,7 +183,7 @@ sched_without_kernel_trace_says_so() { # case
 }
 
 sched_kernel_trace_without_sched_switch_says_so() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	taskset -c 0 "$rt" record -q -k sched:sched_wakeup -o "$w/k" -- "$prog" 3 ||
@@ -205,7 +196,7 @@ sched_kernel_trace_without_sched_switch_says_so() { # case
 }
 
 sched_damage_exits_1_after_printing() { # case
-	need_kernel
+	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	record_sleep "$w/t" 20

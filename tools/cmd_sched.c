@@ -338,13 +338,10 @@ int ringtrace_cmd_sched(int argc, char **argv)
 	if (c.n == 1)
 		all = 1;
 	struct sm_model *m = sm_new(0, (uint32_t)top);
-	struct ringtrace_trace_record *cur = calloc(c.n, sizeof(*cur));
-	int *have = calloc(c.n, sizeof(*have));
-	if (!m || !cur || !have) {
+	struct coll_merge mg;
+	if (!m || coll_merge_init(&mg, &c) < 0) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		sm_free(m);
-		free(cur);
-		free(have);
 		coll_close(&c);
 		return 1;
 	}
@@ -354,16 +351,9 @@ int ringtrace_cmd_sched(int argc, char **argv)
 	 * the kernel's records drive the model, the user events give each
 	 * thread's trace and the events around its off-CPU stretches.
 	 */
-	for (uint32_t i = 0; i < c.n; i++)
-		have[i] = ringtrace_trace_next(c.t[i], &cur[i]) == 1;
-	for (;;) {
-		int k = -1;
-		for (uint32_t i = 0; i < c.n; i++)
-			if (have[i] && (k < 0 || cur[i].ns < cur[k].ns))
-				k = (int)i;
-		if (k < 0)
-			break;
-		const struct ringtrace_trace_record *r = &cur[k];
+	struct ringtrace_trace_record *r;
+	int k;
+	while ((k = coll_merge_next(&mg, &r)) >= 0) {
 		if (k == kt) {
 			sm_kernel_record(m, r);
 		} else if (r->kind == RINGTRACE_TRACE_EVENT) {
@@ -374,8 +364,8 @@ int ringtrace_cmd_sched(int argc, char **argv)
 			if (t && !t->comm[0] && r->comm) /* (until the kernel names it) */
 				snprintf(t->comm, sizeof(t->comm), "%s", r->comm);
 		}
-		have[k] = ringtrace_trace_next(c.t[k], &cur[k]) == 1;
 	}
+	coll_merge_free(&mg);
 	sm_finish(m, sm_stats(m)->last_ns);
 	/* the programs' main threads: theirs even if they recorded nothing */
 	for (uint32_t i = 0; i < c.n; i++) {
@@ -412,8 +402,6 @@ int ringtrace_cmd_sched(int argc, char **argv)
 		}
 	}
 	sm_free(m);
-	free(cur);
-	free(have);
 	coll_close(&c);
 	return rc;
 }

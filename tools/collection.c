@@ -139,3 +139,41 @@ void coll_close(struct coll *c)
 	free(c->t);
 	memset(c, 0, sizeof(*c));
 }
+
+int coll_merge_init(struct coll_merge *m, const struct coll *c)
+{
+	m->c = c;
+	m->last = -1;
+	m->cur = calloc(c->n ? c->n : 1, sizeof(*m->cur));
+	m->have = calloc(c->n ? c->n : 1, sizeof(*m->have));
+	if (!m->cur || !m->have) {
+		coll_merge_free(m);
+		return -1;
+	}
+	for (uint32_t i = 0; i < c->n; i++)
+		m->have[i] = ringtrace_trace_next(c->t[i], &m->cur[i]) == 1;
+	return 0;
+}
+
+int coll_merge_next(struct coll_merge *m, struct ringtrace_trace_record **rec)
+{
+	const struct coll *c = m->c;
+	if (m->last >= 0) /* (the one given last is consumed now) */
+		m->have[m->last] = ringtrace_trace_next(c->t[m->last], &m->cur[m->last]) == 1;
+	int k = -1;
+	for (uint32_t i = 0; i < c->n; i++)
+		if (m->have[i] && (k < 0 || m->cur[i].ns < m->cur[k].ns))
+			k = (int)i;
+	m->last = k;
+	if (k >= 0)
+		*rec = &m->cur[k];
+	return k;
+}
+
+void coll_merge_free(struct coll_merge *m)
+{
+	free(m->cur);
+	free(m->have);
+	m->cur = NULL;
+	m->have = NULL;
+}

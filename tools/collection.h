@@ -31,4 +31,24 @@ struct coll {
 int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_error, struct coll *c);
 void coll_close(struct coll *c);
 
+/*
+ * The collection's records merged by time: each trace gives its records in
+ * time order, and the earliest of the traces' next records goes first
+ * (ties: the trace that comes first by name). A collection's traces convert
+ * the one cycle counter the same way (docs/attach.md), so the order across
+ * processes is the order of events. report and sched read through it.
+ */
+struct coll_merge {
+	const struct coll *c;
+	struct ringtrace_trace_record *cur; /* each trace's next record */
+	int *have;                          /* whether it has one */
+	int last;                           /* the trace given last (-1: none yet) */
+};
+/* 0, or -1 out of memory. */
+int coll_merge_init(struct coll_merge *m, const struct coll *c);
+/* The index of the trace whose record is next, and *rec (valid until the
+ * next call, which may change it: a caller may edit it); -1 at the end. */
+int coll_merge_next(struct coll_merge *m, struct ringtrace_trace_record **rec);
+void coll_merge_free(struct coll_merge *m);
+
 #endif

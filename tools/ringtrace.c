@@ -187,11 +187,10 @@ static int cmd_report(int argc, char **argv)
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	/* per trace and event id: 0 not decided, 1 shown, 2 hidden */
 	unsigned char **sel = calloc(c.n, sizeof(*sel));
-	struct ringtrace_trace_record *cur = calloc(c.n, sizeof(*cur));
-	int *have = calloc(c.n, sizeof(*have));
+	struct coll_merge mg;
 	size_t cap = (1 << 16) + 256;
 	char *line = malloc(cap + 1);
-	int oom = !sel || !cur || !have || !line;
+	int oom = !sel || !line || coll_merge_init(&mg, &c) < 0;
 	for (uint32_t i = 0; glob && !oom && i < c.n; i++)
 		oom = !(sel[i] = calloc(65536, 1));
 	/* Kernel traces: their events in ftrace's shape (tools/kfmt.h). */
@@ -205,23 +204,10 @@ static int cmd_report(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
 	}
-	/*
-	 * Merged by time: each trace gives its records in time order; the
-	 * earliest of the traces' next records goes first (ties: the trace
-	 * that comes first by name). A collection's traces convert the one
-	 * cycle counter the same way (docs/attach.md), so the order across
-	 * processes is the order of events.
-	 */
-	for (uint32_t i = 0; i < c.n; i++)
-		have[i] = ringtrace_trace_next(c.t[i], &cur[i]) == 1;
-	for (;;) {
-		int k = -1;
-		for (uint32_t i = 0; i < c.n; i++)
-			if (have[i] && (k < 0 || cur[i].ns < cur[k].ns))
-				k = (int)i;
-		if (k < 0)
-			break;
-		struct ringtrace_trace_record *r = &cur[k];
+	/* Merged by time (collection.h). */
+	struct ringtrace_trace_record *r;
+	int k;
+	while ((k = coll_merge_next(&mg, &r)) >= 0) {
 		int show = r->ns >= from && r->ns <= to;
 		if (show && glob && r->kind == RINGTRACE_TRACE_EVENT) {
 			unsigned char *cs = r->id < 65536 ? &sel[k][r->id] : NULL;
@@ -257,8 +243,8 @@ static int cmd_report(int argc, char **argv)
 				fwrite(line, 1, (size_t)n + 1, stdout);
 			}
 		}
-		have[k] = ringtrace_trace_next(c.t[k], &cur[k]) == 1;
 	}
+	coll_merge_free(&mg);
 	for (uint32_t i = 0; i < c.n; i++)
 		kfmt_close(kf[i]);
 	free(kf);
@@ -276,8 +262,6 @@ static int cmd_report(int argc, char **argv)
 	}
 	coll_close(&c);
 	free(sel);
-	free(cur);
-	free(have);
 	free(line);
 	return rc;
 }
