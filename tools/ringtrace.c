@@ -197,9 +197,12 @@ static int cmd_report(int argc, char **argv)
 	struct kfmt **kf = calloc(c.n, sizeof(*kf));
 	struct kcomm *names = kcomm_new();
 	oom = oom || !kf || !names;
+	uint32_t nkernel = 0;
 	for (uint32_t i = 0; !oom && i < c.n; i++)
-		if (kfmt_is_kernel(c.t[i]))
+		if (kfmt_is_kernel(c.t[i])) {
 			oom = !(kf[i] = kfmt_open(c.dirs[i], c.t[i], on_error, NULL));
+			nkernel++;
+		}
 	if (oom) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
@@ -225,7 +228,9 @@ static int cmd_report(int argc, char **argv)
 			kr = *r;
 			if (kfmt_task(kf[k], names, r, &kr.tid, &kr.comm) == 0)
 				r = &kr;
-		} else if (r->kind == RINGTRACE_TRACE_EVENT) {
+		} else if (nkernel && r->kind == RINGTRACE_TRACE_EVENT) {
+			/* (the user traces name threads for the kernel's lines:
+			 * only worth the work when there are kernel lines) */
 			kcomm_set(names, r->tid, r->comm);
 		}
 		int kn = -1;
