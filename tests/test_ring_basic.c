@@ -27,6 +27,7 @@
  */
 #include <stdatomic.h>
 
+#include "ringtrace/static/ring.h"
 #include "testutil.h"
 
 #define MAX_EXPECTED 20000
@@ -871,6 +872,65 @@ static void case_two_buffers(void)
 }
 
 /*
+ * ringtrace_rb_reserve_general_ (what a tracepoint's slow path calls after
+ * its own inline reservation was declined) records like
+ * ringtrace_rb_reserve: a thread's first event (attach), events in the
+ * middle of a page and page switches alike, alternating with the inline
+ * entry, commit by ringtrace_rb_commit; a bad id or size is refused and
+ * counted as missed. Read back: every value in order, timestamps
+ * monotonic, hit and missed exact.
+ */
+static void test_reserve_general(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 16, RINGTRACE_RB_DISCARD);
+	ringtrace_rb *rb = tu_create(&cfg);
+	const uint32_t n = 2000; /* ~8 pages of 4 KiB at 24 bytes an event */
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t *p = (uint64_t *)((i % 3 != 1) ? ringtrace_rb_reserve_general_(rb, 7, 8)
+							: ringtrace_rb_reserve(rb, 7, 8));
+		CHECKF(p != NULL, "event %u: %s", i, ringtrace_last_error());
+		*p = 5000000 + i;
+		ringtrace_rb_commit(rb);
+		if (i == n / 2) {
+			CHECK(ringtrace_rb_reserve_general_(rb, RINGTRACE_EV_MAX_ID + 1, 8) ==
+			      NULL);
+			CHECK(ringtrace_rb_reserve_general_(rb, 7, cfg.page_size) == NULL);
+		}
+	}
+	ringtrace_rb_writer_release(rb);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.hit, n);
+	CHECK_EQ_U64(st.missed, 2);
+	const struct ringtrace_page_header *p;
+	uint32_t i = 0, pages = 0;
+	uint64_t last = 0;
+	int rc;
+	while ((p = ringtrace_rb_get_page(rb)) != NULL) {
+		tu_check_page_header(p, 4096);
+		struct ringtrace_page_cursor c;
+		struct ringtrace_event ev;
+		ringtrace_page_cursor_init(&c, p);
+		while ((rc = ringtrace_page_next(&c, &ev)) == 1) {
+			uint64_t v;
+			CHECK(ev.len == 8 && ev.id == 7);
+			memcpy(&v, ev.data, 8);
+			CHECKF(v == 5000000 + (uint64_t)i, "event %u: value %" PRIu64, i, v);
+			CHECKF(ev.ts >= last, "event %u: timestamp %" PRIu64 " after %" PRIu64, i,
+			       ev.ts, last);
+			last = ev.ts;
+			i++;
+		}
+		CHECK(rc == 0);
+		pages++;
+		ringtrace_rb_put_page(rb, p);
+	}
+	CHECKF(i == n, "%u events read of %u", i, n);
+	CHECKF(pages >= 5, "%u pages: too few page switches to test them", pages);
+	ringtrace_rb_destroy(rb);
+}
+
+/*
  * ringtrace_rb_prepare_thread: the slot is claimed before any event and
  * nothing is counted; the thread's events then use that slot (no second
  * attach); a second call changes nothing.
@@ -977,6 +1037,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_corrupt_pages_rejected_naming_the_field, test_corrupt),
 	CHECK_CASE(ring_basic_page_header_thread_name_refreshed_on_request, test_comm),
 	CHECK_CASE(ring_basic_gap_of_2_32_ticks_decodes_to_right_timestamp, test_extended_ts),
+	CHECK_CASE(ring_basic_reserve_general_records_across_pages, test_reserve_general),
 	CHECK_CASE(ring_basic_prepare_thread_claims_slot_before_first_event, test_prepare_thread),
 	CHECK_CASE(ring_basic_prepare_thread_without_free_slot_is_enospc, test_prepare_thread_no_slot),
 	CHECK_CASE(ring_basic_prepare_thread_on_reader_handle_is_einval, test_prepare_thread_reader),

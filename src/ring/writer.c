@@ -419,6 +419,11 @@ void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
 	return p;
 }
 
+void *ringtrace_rb_reserve_general_(ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	return rt_reserve_generic(rb, id, len);
+}
+
 void ringtrace_rb_commit(ringtrace_rb *rb)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];

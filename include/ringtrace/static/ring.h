@@ -196,6 +196,16 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_fast_(
 	return ringtrace_reserve_at_(t, &id_hdr, len, f);
 }
 
+/*
+ * ringtrace_rb_reserve() without its inline attempt, for a caller whose
+ * own inline reservation through the thread's current writer state has
+ * just been declined (a page switch, a flush request, a long gap, a
+ * nested write): trying it again would only fail again, after reading
+ * the clock (two attempts and two clock reads made a page switch's call
+ * that much longer). Same contract and commit as ringtrace_rb_reserve().
+ */
+void *ringtrace_rb_reserve_general_(ringtrace_rb *rb, uint32_t id, size_t len);
+
 /* Publish the reserved event: the page's commit, the hit count, nest 0. */
 static inline __attribute__((always_inline)) void ringtrace_commit_fast_(
 	const struct ringtrace_fres_ *f)

@@ -222,197 +222,215 @@
  * with dlopen appear, and a destructor, so they go at dlclose), and the
  * out-of-line recording function.
  */
-#define RINGTRACE_I_EVENT_DEF(kind, name, proto, args, fields, fmt)                                \
-	static const struct ringtrace_field_desc ringtrace_fields_##name[] = {                     \
-		{"_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0, NULL},                                \
-		RINGTRACE_I_SEQ(SCHEMA, fields)};                                                  \
-	RINGTRACE_I_C_BEGIN struct ringtrace_event_desc ringtrace_event_##name = {                 \
-		0,                                                                                 \
-		0,                                                                                 \
-		0,                                                                                 \
-		(uint32_t)(kind),                                                                  \
-		#name,                                                                             \
-		fmt,                                                                               \
-		__FILE__,                                                                          \
-		ringtrace_fields_##name + ((0 RINGTRACE_I_SEQ(VARLEN, fields)) ? 0 : 1),           \
-		(uint32_t)(sizeof(ringtrace_fields_##name) / sizeof(ringtrace_fields_##name[0]) -  \
-			   ((0 RINGTRACE_I_SEQ(VARLEN, fields)) ? 0 : 1)),                         \
-		0,                                                                                 \
-		NULL,                                                                              \
-		NULL,                                                                              \
-		NULL,                                                                              \
-		0};                                                                                \
-	RINGTRACE_I_C_END                                                                          \
-	/* Links the tracing runtime into a static link (ringtrace_runtime_). */                   \
-	static const int *const ringtrace_i_anchor_##name                                          \
-		__attribute__((used)) = &ringtrace_runtime_;                                       \
-	__attribute__((constructor)) static void ringtrace_ctor_##name(void)                       \
-	{                                                                                          \
-		ringtrace_event_register(&ringtrace_event_##name);                                 \
-	}                                                                                          \
-	__attribute__((destructor)) static void ringtrace_dtor_##name(void)                        \
-	{                                                                                          \
-		ringtrace_event_unregister(&ringtrace_event_##name);                               \
-	}                                                                                          \
+#define RINGTRACE_I_EVENT_DEF(kind, name, proto, args, fields, fmt)                                  \
+	static const struct ringtrace_field_desc ringtrace_fields_##name[] = {                       \
+		{"_truncated", RINGTRACE_FT_INT, 1, 0, 1, 0, NULL},                                  \
+		RINGTRACE_I_SEQ(SCHEMA, fields)};                                                    \
+	RINGTRACE_I_C_BEGIN struct ringtrace_event_desc ringtrace_event_##name = {                   \
+		0,                                                                                   \
+		0,                                                                                   \
+		0,                                                                                   \
+		(uint32_t)(kind),                                                                    \
+		#name,                                                                               \
+		fmt,                                                                                 \
+		__FILE__,                                                                            \
+		ringtrace_fields_##name + ((0 RINGTRACE_I_SEQ(VARLEN, fields)) ? 0 : 1),             \
+		(uint32_t)(sizeof(ringtrace_fields_##name) / sizeof(ringtrace_fields_##name[0]) -    \
+			   ((0 RINGTRACE_I_SEQ(VARLEN, fields)) ? 0 : 1)),                           \
+		0,                                                                                   \
+		NULL,                                                                                \
+		NULL,                                                                                \
+		NULL,                                                                                \
+		0};                                                                                  \
+	RINGTRACE_I_C_END                                                                            \
+	/* Links the tracing runtime into a static link (ringtrace_runtime_). */                     \
+	static const int *const ringtrace_i_anchor_##name                                            \
+		__attribute__((used)) = &ringtrace_runtime_;                                         \
+	__attribute__((constructor)) static void ringtrace_ctor_##name(void)                         \
+	{                                                                                            \
+		ringtrace_event_register(&ringtrace_event_##name);                                   \
+	}                                                                                            \
+	__attribute__((destructor)) static void ringtrace_dtor_##name(void)                          \
+	{                                                                                            \
+		ringtrace_event_unregister(&ringtrace_event_##name);                                 \
+	}                                                                                            \
 	/*                                                                                 \
 	 * Everything but the common case: filters, triggers, probes, a thread's          \
 	 * first event, page switches, drops. The record is built on the stack            \
 	 * first (no clock read, nothing reserved), so that a filter can reject           \
 	 * it for the cost of building it; then copied into the buffer.                   \
-	 */       \
-	static __attribute__((noinline)) void ringtrace_slow_##name RINGTRACE_I_PREPEND(           \
-		uint32_t ringtrace_i_state, RINGTRACE_I_UNPAREN proto)                             \
-	{                                                                                          \
-		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;             \
-		unsigned ringtrace_i_rd = ringtrace_read_lock();                                   \
-		const struct ringtrace_event_ctl_ *ringtrace_i_ctl =                               \
-			(ringtrace_i_state & RINGTRACE_EV_CTL)                                     \
-				? __atomic_load_n(&ringtrace_i_ev->ctl, __ATOMIC_ACQUIRE)          \
-				: 0;                                                               \
-		ringtrace_rb *ringtrace_i_rb = (ringtrace_i_state & RINGTRACE_EV_RECORD)           \
-						       ? ringtrace_events_buffer_()                \
-						       : 0;                                        \
-		if (ringtrace_i_ctl || ringtrace_i_rb) {                                           \
-			/* Slack: the compiler cannot see that filters read inside it. */          \
-			RINGTRACE_I_BUILD_(fields,                                                 \
-					   ringtrace_i_p = (char *)__builtin_alloca(               \
-						   RINGTRACE_I_ALIGN_UP(ringtrace_i_sz, 8) + 8))   \
-			int ringtrace_i_keep = 1;                                                  \
-			if (ringtrace_i_ctl)                                                       \
-				ringtrace_i_keep = ringtrace_ctl_keep_(                            \
-					ringtrace_i_ctl, ringtrace_i_p, ringtrace_i_sz,            \
-					ringtrace_i_rd);                                           \
-			if (ringtrace_i_keep && ringtrace_i_rb) {                                  \
-				struct ringtrace_fres_ ringtrace_i_f;                              \
-				char *ringtrace_i_q = (char *)ringtrace_reserve_fast_(             \
-					ringtrace_i_rb, ringtrace_i_ev->id, ringtrace_i_sz,        \
-					&ringtrace_i_f);                                           \
-				if (ringtrace_i_q) {                                               \
-					memcpy(ringtrace_i_q, ringtrace_i_p, ringtrace_i_sz);      \
-					ringtrace_commit_fast_(&ringtrace_i_f);                    \
-					ringtrace_events_note_(ringtrace_i_rb, ringtrace_i_rd);    \
-				} else if ((ringtrace_i_q = (char *)ringtrace_rb_reserve(          \
-						    ringtrace_i_rb, ringtrace_i_ev->id,            \
-						    ringtrace_i_sz))) {                            \
-					memcpy(ringtrace_i_q, ringtrace_i_p, ringtrace_i_sz);      \
-					ringtrace_rb_commit(ringtrace_i_rb);                       \
-					ringtrace_events_note_(ringtrace_i_rb, ringtrace_i_rd);    \
-				}                                                                  \
-			}                                                                          \
-			if (ringtrace_i_ctl && ringtrace_i_ctl->ntriggers)                         \
-				ringtrace_triggers_run_(ringtrace_i_ctl, ringtrace_i_p,            \
-							ringtrace_i_sz);                           \
-		}                                                                                  \
-		if (ringtrace_i_state & RINGTRACE_EV_PROBES) {                                     \
-			const struct ringtrace_probe_set *ringtrace_i_ps = __atomic_load_n(        \
-				&ringtrace_i_ev->probes, __ATOMIC_ACQUIRE);                        \
-			for (uint32_t ringtrace_i_i = 0;                                           \
-			     ringtrace_i_ps && ringtrace_i_i < ringtrace_i_ps->count;              \
-			     ringtrace_i_i++)                                                      \
-				((ringtrace_probe_##name##_fn)ringtrace_i_ps->probe[ringtrace_i_i] \
-					 .fn)                                                      \
-					RINGTRACE_I_PREPEND(                                       \
-						ringtrace_i_ps->probe[ringtrace_i_i].data,         \
-						RINGTRACE_I_UNPAREN args);                         \
-		}                                                                                  \
-		ringtrace_read_unlock(ringtrace_i_rd);                                             \
-	}                                                                                          \
+	 */         \
+	static __attribute__((noinline)) void ringtrace_slow_##name RINGTRACE_I_PREPEND(             \
+		uint32_t ringtrace_i_state, RINGTRACE_I_UNPAREN proto)                               \
+	{                                                                                            \
+		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;               \
+		unsigned ringtrace_i_rd = ringtrace_read_lock();                                     \
+		const struct ringtrace_event_ctl_ *ringtrace_i_ctl =                                 \
+			(ringtrace_i_state & RINGTRACE_EV_CTL)                                       \
+				? __atomic_load_n(&ringtrace_i_ev->ctl, __ATOMIC_ACQUIRE)            \
+				: 0;                                                                 \
+		ringtrace_rb *ringtrace_i_rb = (ringtrace_i_state & RINGTRACE_EV_RECORD)             \
+						       ? ringtrace_events_buffer_()                  \
+						       : 0;                                          \
+		if (ringtrace_i_ctl || ringtrace_i_rb) {                                             \
+			/* Slack: the compiler cannot see that filters read inside it. */            \
+			RINGTRACE_I_BUILD_(fields,                                                   \
+					   ringtrace_i_p = (char *)__builtin_alloca(                 \
+						   RINGTRACE_I_ALIGN_UP(ringtrace_i_sz, 8) + 8))     \
+			int ringtrace_i_keep = 1;                                                    \
+			if (ringtrace_i_ctl)                                                         \
+				ringtrace_i_keep = ringtrace_ctl_keep_(                              \
+					ringtrace_i_ctl, ringtrace_i_p, ringtrace_i_sz,              \
+					ringtrace_i_rd);                                             \
+			if (ringtrace_i_keep && ringtrace_i_rb) {                                    \
+				struct ringtrace_fres_ ringtrace_i_f;                                \
+				/* Recording only, the thread's cache current, a size the  \
+				 * inline path takes: ringtrace_rec_<event> has just tried \
+				 * the inline reservation and been declined (a page switch \
+				 * most often); the general path, directly. */         \
+				int ringtrace_i_tried = ringtrace_i_state ==                         \
+								RINGTRACE_EV_RECORD &&               \
+							ringtrace_i_sz <=                            \
+								RINGTRACE_MIN_MAX_PAYLOAD_ &&        \
+							__atomic_load_n(&ringtrace_events_cookie_,   \
+									__ATOMIC_RELAXED) ==         \
+								ringtrace_thr_.cookie;               \
+				char *ringtrace_i_q = ringtrace_i_tried                              \
+							      ? (char *)0                            \
+							      : (char *)ringtrace_reserve_fast_(     \
+									ringtrace_i_rb,              \
+									ringtrace_i_ev->id,          \
+									ringtrace_i_sz,              \
+									&ringtrace_i_f);             \
+				if (ringtrace_i_q) {                                                 \
+					memcpy(ringtrace_i_q, ringtrace_i_p, ringtrace_i_sz);        \
+					ringtrace_commit_fast_(&ringtrace_i_f);                      \
+					ringtrace_events_note_(ringtrace_i_rb, ringtrace_i_rd);      \
+				} else if ((ringtrace_i_q =                                          \
+						    (char *)(ringtrace_i_tried                       \
+								     ? ringtrace_rb_reserve_general_ \
+								     : ringtrace_rb_reserve)(        \
+							    ringtrace_i_rb, ringtrace_i_ev->id,      \
+							    ringtrace_i_sz))) {                      \
+					memcpy(ringtrace_i_q, ringtrace_i_p, ringtrace_i_sz);        \
+					ringtrace_rb_commit(ringtrace_i_rb);                         \
+					ringtrace_events_note_(ringtrace_i_rb, ringtrace_i_rd);      \
+				}                                                                    \
+			}                                                                            \
+			if (ringtrace_i_ctl && ringtrace_i_ctl->ntriggers)                           \
+				ringtrace_triggers_run_(ringtrace_i_ctl, ringtrace_i_p,              \
+							ringtrace_i_sz);                             \
+		}                                                                                    \
+		if (ringtrace_i_state & RINGTRACE_EV_PROBES) {                                       \
+			const struct ringtrace_probe_set *ringtrace_i_ps = __atomic_load_n(          \
+				&ringtrace_i_ev->probes, __ATOMIC_ACQUIRE);                          \
+			for (uint32_t ringtrace_i_i = 0;                                             \
+			     ringtrace_i_ps && ringtrace_i_i < ringtrace_i_ps->count;                \
+			     ringtrace_i_i++)                                                        \
+				((ringtrace_probe_##name##_fn)ringtrace_i_ps->probe[ringtrace_i_i]   \
+					 .fn)                                                        \
+					RINGTRACE_I_PREPEND(                                         \
+						ringtrace_i_ps->probe[ringtrace_i_i].data,           \
+						RINGTRACE_I_UNPAREN args);                           \
+		}                                                                                    \
+		ringtrace_read_unlock(ringtrace_i_rd);                                               \
+	}                                                                                            \
 	/*                                                                                 \
 	 * The common case, recording only, written so that it makes no call:             \
 	 * read-side section, inline reserve, fields, inline commit. Anything             \
 	 * else goes to the slow function above, by a tail call.                          \
-	 */       \
-	static __attribute__((noinline)) void ringtrace_rec_##name proto                           \
-	{                                                                                          \
+	 */         \
+	static __attribute__((noinline)) void ringtrace_rec_##name proto                             \
+	{                                                                                            \
 		/* Called for this state only: one argument register fewer to keep           \
-		 * for the slow call, which saves the push/pop of a register here. */     \
-		const uint32_t ringtrace_i_state = RINGTRACE_EV_RECORD;                            \
-		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;             \
-		struct ringtrace_reader_node *ringtrace_i_n;                                       \
-		if (__builtin_expect(ringtrace_read_enter_rec_(&ringtrace_i_n), 1)) {              \
-			RINGTRACE_I_REC_IN_(name, args, fields,                                    \
-					    ringtrace_read_unlock_fast_(ringtrace_i_n))            \
-		}                                                                                  \
-		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                       \
-							  RINGTRACE_I_UNPAREN args);               \
-	}                                                                                          \
-	/* The same, called inside the read-side section (which it leaves). */                     \
-	static __attribute__((noinline)) void ringtrace_recin_##name RINGTRACE_I_PREPEND(          \
-		uint32_t ringtrace_i_state, RINGTRACE_I_UNPAREN proto)                             \
-	{                                                                                          \
-		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;             \
-		RINGTRACE_I_REC_IN_(name, args, fields, ringtrace_read_unlock(0))                  \
-		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                       \
-							  RINGTRACE_I_UNPAREN args);               \
-	}                                                                                          \
+		 * for the slow call, which saves the push/pop of a register here. */       \
+		const uint32_t ringtrace_i_state = RINGTRACE_EV_RECORD;                              \
+		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;               \
+		struct ringtrace_reader_node *ringtrace_i_n;                                         \
+		if (__builtin_expect(ringtrace_read_enter_rec_(&ringtrace_i_n), 1)) {                \
+			RINGTRACE_I_REC_IN_(name, args, fields,                                      \
+					    ringtrace_read_unlock_fast_(ringtrace_i_n))              \
+		}                                                                                    \
+		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                         \
+							  RINGTRACE_I_UNPAREN args);                 \
+	}                                                                                            \
+	/* The same, called inside the read-side section (which it leaves). */                       \
+	static __attribute__((noinline)) void ringtrace_recin_##name RINGTRACE_I_PREPEND(            \
+		uint32_t ringtrace_i_state, RINGTRACE_I_UNPAREN proto)                               \
+	{                                                                                            \
+		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;               \
+		RINGTRACE_I_REC_IN_(name, args, fields, ringtrace_read_unlock(0))                    \
+		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                         \
+							  RINGTRACE_I_UNPAREN args);                 \
+	}                                                                                            \
 	/* A fixed-size event whose filter needs the interpreter: called inside        \
-	 * the read-side section (which it leaves). */           \
-	static __attribute__((noinline)) void ringtrace_cfilt_##name RINGTRACE_I_PREPEND(          \
-		uint32_t ringtrace_i_state, RINGTRACE_I_UNPAREN proto)                             \
-	{                                                                                          \
-		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;             \
-		const struct ringtrace_event_ctl_ *ringtrace_i_ctl = __atomic_load_n(              \
-			&ringtrace_i_ev->ctl, __ATOMIC_ACQUIRE);                                   \
-		RINGTRACE_I_STAGE_(fields)                                                         \
-		/* (read again: a filter removed since the entry read it leaves NULL) */           \
-		if (ringtrace_i_ctl &&                                                             \
-		    !ringtrace_ctl_keep_(ringtrace_i_ctl, ringtrace_i_p, ringtrace_i_sz, 0)) {     \
-			ringtrace_read_unlock(0);                                                  \
-			return;                                                                    \
-		}                                                                                  \
-		RINGTRACE_I_REC_IN_(name, args, fields, ringtrace_read_unlock(0))                  \
-		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                       \
-							  RINGTRACE_I_UNPAREN args);               \
-	}                                                                                          \
+	 * the read-side section (which it leaves). */             \
+	static __attribute__((noinline)) void ringtrace_cfilt_##name RINGTRACE_I_PREPEND(            \
+		uint32_t ringtrace_i_state, RINGTRACE_I_UNPAREN proto)                               \
+	{                                                                                            \
+		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;               \
+		const struct ringtrace_event_ctl_ *ringtrace_i_ctl = __atomic_load_n(                \
+			&ringtrace_i_ev->ctl, __ATOMIC_ACQUIRE);                                     \
+		RINGTRACE_I_STAGE_(fields)                                                           \
+		/* (read again: a filter removed since the entry read it leaves NULL) */             \
+		if (ringtrace_i_ctl &&                                                               \
+		    !ringtrace_ctl_keep_(ringtrace_i_ctl, ringtrace_i_p, ringtrace_i_sz, 0)) {       \
+			ringtrace_read_unlock(0);                                                    \
+			return;                                                                      \
+		}                                                                                    \
+		RINGTRACE_I_REC_IN_(name, args, fields, ringtrace_read_unlock(0))                    \
+		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                         \
+							  RINGTRACE_I_UNPAREN args);                 \
+	}                                                                                            \
 	/*                                                                                 \
 	 * What the call site calls. Recording only: straight to the code above.          \
 	 * A fixed-size event with a one-predicate filter and no trigger: the             \
 	 * record is staged in a local and filtered inline, and a rejected call           \
 	 * returns from here having touched no callee-saved register (so the              \
 	 * compiler saves none); a passed one goes on to the recording code.              \
-	 */       \
-	RINGTRACE_I_DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto             \
-	{                                                                                          \
-		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;             \
-		uint32_t ringtrace_i_state = __atomic_load_n(&ringtrace_i_ev->state,               \
-							     __ATOMIC_RELAXED);                    \
-		struct ringtrace_reader_node *ringtrace_i_n;                                       \
-		if (__builtin_expect(ringtrace_i_state == RINGTRACE_EV_RECORD, 1)) {               \
-			ringtrace_rec_##name args;                                                 \
-			return;                                                                    \
-		}                                                                                  \
-		if (RINGTRACE_I_FIXED(fields) &&                                                   \
-		    ringtrace_i_state == (RINGTRACE_EV_RECORD | RINGTRACE_EV_CTL) &&               \
-		    ringtrace_read_lock_fast_(&ringtrace_i_n)) {                                   \
-			const struct ringtrace_event_ctl_ *ringtrace_i_ctl = __atomic_load_n(      \
-				&ringtrace_i_ev->ctl, __ATOMIC_ACQUIRE);                           \
-			if (ringtrace_i_ctl && ringtrace_i_ctl->inline_ok) {                       \
-				if (!ringtrace_i_ctl->fast.op) {                                   \
+	 */         \
+	RINGTRACE_I_DEFINE_C __attribute__((noinline)) void ringtrace_run_##name proto               \
+	{                                                                                            \
+		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;               \
+		uint32_t ringtrace_i_state = __atomic_load_n(&ringtrace_i_ev->state,                 \
+							     __ATOMIC_RELAXED);                      \
+		struct ringtrace_reader_node *ringtrace_i_n;                                         \
+		if (__builtin_expect(ringtrace_i_state == RINGTRACE_EV_RECORD, 1)) {                 \
+			ringtrace_rec_##name args;                                                   \
+			return;                                                                      \
+		}                                                                                    \
+		if (RINGTRACE_I_FIXED(fields) &&                                                     \
+		    ringtrace_i_state == (RINGTRACE_EV_RECORD | RINGTRACE_EV_CTL) &&                 \
+		    ringtrace_read_lock_fast_(&ringtrace_i_n)) {                                     \
+			const struct ringtrace_event_ctl_ *ringtrace_i_ctl = __atomic_load_n(        \
+				&ringtrace_i_ev->ctl, __ATOMIC_ACQUIRE);                             \
+			if (ringtrace_i_ctl && ringtrace_i_ctl->inline_ok) {                         \
+				if (!ringtrace_i_ctl->fast.op) {                                     \
 					/* Needs the interpreter: out of line, still in the    \
-					 * section. */   \
-					ringtrace_cfilt_##name RINGTRACE_I_PREPEND(                \
-						ringtrace_i_state, RINGTRACE_I_UNPAREN args);      \
-					return;                                                    \
-				}                                                                  \
-				RINGTRACE_I_STAGE_(fields)                                         \
-				(void)ringtrace_i_sz;                                              \
-				if (!ringtrace_fast_pred_(&ringtrace_i_ctl->fast,                  \
-							  ringtrace_i_p)) {                        \
-					ringtrace_ctl_count_(ringtrace_i_ctl, 0);                  \
-					ringtrace_read_unlock(0);                                  \
-					return;                                                    \
-				}                                                                  \
+					 * section. */     \
+					ringtrace_cfilt_##name RINGTRACE_I_PREPEND(                  \
+						ringtrace_i_state, RINGTRACE_I_UNPAREN args);        \
+					return;                                                      \
+				}                                                                    \
+				RINGTRACE_I_STAGE_(fields)                                           \
+				(void)ringtrace_i_sz;                                                \
+				if (!ringtrace_fast_pred_(&ringtrace_i_ctl->fast,                    \
+							  ringtrace_i_p)) {                          \
+					ringtrace_ctl_count_(ringtrace_i_ctl, 0);                    \
+					ringtrace_read_unlock(0);                                    \
+					return;                                                      \
+				}                                                                    \
 				/* Passed: recorded, in the same section, by another           \
 				 * function: a rejected call then returns from this one        \
-				 * having saved no register. */   \
-				ringtrace_recin_##name RINGTRACE_I_PREPEND(                        \
-					ringtrace_i_state, RINGTRACE_I_UNPAREN args);              \
-				return;                                                            \
-			}                                                                          \
-			ringtrace_read_unlock(0);                                                  \
-		}                                                                                  \
-		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                       \
-							  RINGTRACE_I_UNPAREN args);               \
+				 * having saved no register. */     \
+				ringtrace_recin_##name RINGTRACE_I_PREPEND(                          \
+					ringtrace_i_state, RINGTRACE_I_UNPAREN args);                \
+				return;                                                              \
+			}                                                                            \
+			ringtrace_read_unlock(0);                                                    \
+		}                                                                                    \
+		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                         \
+							  RINGTRACE_I_UNPAREN args);                 \
 	}
 
 /*
