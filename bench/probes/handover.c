@@ -109,8 +109,13 @@ int main(int argc, char **argv)
 	}
 	qsort(at, nat, sizeof(*at), ho_cmp);
 	qsort(other, nother, sizeof(*other), ho_cmp);
+	/* All calls together, as bench/compare's tail part reports them. */
+	qsort(t, HO_N, sizeof(*t), ho_cmp);
 	printf("%s, pool %zu bytes: %u calls (ticks, the timer's own cost included)\n", argv[1],
 	       pool, HO_N);
+	printf("all calls: median %u, p99 %u, p99.9 %u, p99.99 %u, max %u\n", t[HO_N / 2],
+	       t[(uint64_t)HO_N * 99 / 100], t[(uint64_t)HO_N * 999 / 1000],
+	       t[(uint64_t)HO_N * 9999 / 10000], t[HO_N - 1]);
 	if (nat)
 		printf("hand-overs: %u, p10 %u, median %u, p90 %u, max %u\n", nat, at[nat / 10],
 		       at[nat / 2], at[(uint64_t)nat * 9 / 10], at[nat - 1]);
