@@ -11,6 +11,16 @@
 # reads the same lines and registers a CTest test per case; the test
 # rt_cases_registered compares them with --list.
 
+# rt_wait_socket PATH: until PATH is a socket (a recorded program's
+# rendezvous socket), or 5 s have passed; the caller checks what it needs.
+rt_wait_socket() {
+	rt_ws_i=0
+	while [ $rt_ws_i -lt 50 ] && [ ! -S "$1" ]; do
+		sleep 0.1
+		rt_ws_i=$((rt_ws_i + 1))
+	done
+}
+
 # The case names, in the script's order.
 rt_cases() {
 	sed -n 's/^\([a-z0-9_]*\)() { # case$/\1/p' "$0"

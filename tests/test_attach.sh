@@ -75,15 +75,6 @@ own_dir() {
 	fi
 }
 
-# wait_socket PATH: until PATH is a socket, or 5 s have passed.
-wait_socket() {
-	i=0
-	while [ $i -lt 50 ] && [ ! -S "$1" ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
 # start_demo SECONDS [ENV...]: the demo in the background; its pid in $pid
 # once its socket (if any) is there or 5 s have passed.
 start_demo() {
@@ -94,7 +85,7 @@ start_demo() {
 	kids="$kids $pid"
 	case " $* " in
 	*" RINGTRACE_ATTACH=0 "*) sleep 0.3 ;; # (no socket to wait for)
-	*) wait_socket "$(own_dir)/$pid.sock" ;;
+	*) rt_wait_socket "$(own_dir)/$pid.sock" ;;
 	esac
 }
 
@@ -173,7 +164,7 @@ other_users_program_listed_for_root_and_owner() { # case
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$demo" --seconds 5 --threads 1 >/dev/null 2>&1 &
 	npid=$!
 	kids="$kids $npid"
-	wait_socket "/tmp/ringtrace-65534/$npid.sock"
+	rt_wait_socket "/tmp/ringtrace-65534/$npid.sock"
 	[ -S "/tmp/ringtrace-65534/$npid.sock" ] || fail "no socket for uid 65534's program"
 	"$rt" ps | awk -v p="$npid" '$1 == p && $2 == "nobody"' | grep -q . ||
 		fail "root's ps does not list it: $("$rt" ps)"
@@ -191,7 +182,7 @@ third_user_refused_by_the_program() { # case
 	npid=$!
 	kids="$kids $npid"
 	d=/tmp/ringtrace-65534
-	wait_socket "$d/$npid.sock"
+	rt_wait_socket "$d/$npid.sock"
 	[ -S "$d/$npid.sock" ] || fail "no socket"
 	# loosened by hand: what the program's own check of the peer is for
 	chmod 711 "$d"
@@ -260,7 +251,7 @@ finally:
 			sleep 0.1
 			i=$((i + 1))
 		done
-		wait_socket "$d/$(cat "$tmp/fake-$how").sock"
+		rt_wait_socket "$d/$(cat "$tmp/fake-$how").sock"
 	done
 	start=$(date +%s)
 	timeout 20 "$rt" ps >"$tmp/ps.out" 2>"$tmp/ps.err" || fail "ps failed ($?): $(cat "$tmp/ps.err")"
@@ -307,7 +298,7 @@ start_prog() {
 	"$prog" "$th" 600 --stop-file "$tmp/stop" "$@" >"$tmp/prog.out" 2>"$tmp/prog.err" &
 	pid=$!
 	kids="$kids $pid"
-	wait_socket "$(own_dir)/$pid.sock"
+	rt_wait_socket "$(own_dir)/$pid.sock"
 	[ -S "$(own_dir)/$pid.sock" ] || fail "test_attach_prog has no socket"
 }
 
@@ -458,7 +449,7 @@ record_p_refuses_a_program_recorded_already() { # case
 		i=$((i + 1))
 	done
 	[ -n "$cpid" ] || fail "no program under record"
-	wait_socket "$(own_dir)/$cpid.sock"
+	rt_wait_socket "$(own_dir)/$cpid.sock"
 	if "$rt" record -q -p "$cpid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err"; then
 		fail "record -p of a recorded program succeeded"
 	fi
@@ -473,7 +464,7 @@ record_p_ends_when_the_program_exits() { # case
 	"$prog" 1 1 >"$tmp/prog.out" 2>"$tmp/prog.err" &
 	pid=$!
 	kids="$kids $pid"
-	wait_socket "$(own_dir)/$pid.sock"
+	rt_wait_socket "$(own_dir)/$pid.sock"
 	"$rt" record -p "$pid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err" || fail "record -p failed: $(cat "$tmp/rec.err")"
 	grep -q "pid $pid (test_attach_pro) exited; its trace is complete" "$tmp/rec.err" ||
 		fail "no exit line: $(cat "$tmp/rec.err")"
@@ -531,7 +522,7 @@ record_p_other_user_refused_root_allowed() { # case
 		>"$tmp/prog.out" 2>&1 &
 	npid=$!
 	kids="$kids $npid"
-	wait_socket "/tmp/ringtrace-65534/$npid.sock"
+	rt_wait_socket "/tmp/ringtrace-65534/$npid.sock"
 	if as_user 1 "$rt" record -q -p "$npid" --duration 0.2 -o "$tmp/u1-$rt_c" 2>"$tmp/rec.err"; then
 		fail "uid 1 recorded uid 65534's program"
 	fi
@@ -595,8 +586,8 @@ record_a_records_every_program_and_those_that_start() { # case
 		eval "p$k=\$!"
 		kids="$kids $!"
 	done
-	wait_socket "/tmp/ringtrace-$u/$p1.sock"
-	wait_socket "/tmp/ringtrace-$u/$p2.sock"
+	rt_wait_socket "/tmp/ringtrace-$u/$p1.sock"
+	rt_wait_socket "/tmp/ringtrace-$u/$p2.sock"
 	setpriv --reuid="$u" --regid="$u" --clear-groups -- "$rt" record -a --duration 2 -o "$d/t" \
 		2>"$d/rec.err" &
 	rpid=$!
@@ -749,7 +740,7 @@ finally:
 		i=$((i + 1))
 	done
 	fpid=$(cat "$tmp/fake")
-	wait_socket "$dir/$fpid.sock"
+	rt_wait_socket "$dir/$fpid.sock"
 	start=$(date +%s)
 	if "$rt" record -p "$fpid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err"; then
 		fail "record -p of a program that went away succeeded"

@@ -245,22 +245,13 @@ kernel_drained_while_running_loses_nothing() { # case
 	[ "$n" -ge 5900 ] || fail "only $n wake-ups of the program's 6000 sleeps"
 }
 
-# wait_socket FILE: until the program's rendezvous socket is there (5 s)
-wait_socket() {
-	i=0
-	while [ $i -lt 50 ] && [ ! -S "$1" ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
 kernel_with_pid_records_the_attached_programs_threads() { # case
 	need_tracefs
 	w="$tmp/$rt_c" # (each case its own directory: they may run in one process)
 	mkdir -p "$w"
 	taskset -c 0 "$prog" 60000 >/dev/null 2>&1 & # (killed below)
 	pid=$!
-	wait_socket "/run/ringtrace/$pid.sock"
+	rt_wait_socket "/run/ringtrace/$pid.sock"
 	taskset -c 0 "$rt" record -q -p "$pid" -k sched:sched_switch,sched:sched_wakeup --duration 1 \
 		-o "$w/t" 2>"$w/err" || fail "record -p -k failed: $(cat "$w/err")"
 	tids=$(ls "/proc/$pid/task" | tr '\n' ' ') # (its threads: the main one, the listener)

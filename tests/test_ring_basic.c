@@ -913,6 +913,7 @@ static void test_reserve_general(void)
 		ringtrace_page_cursor_init(&c, p);
 		while ((rc = ringtrace_page_next(&c, &ev)) == 1) {
 			uint64_t v;
+			tu_check_event_in_page(p, &ev);
 			CHECK(ev.len == 8 && ev.id == 7);
 			memcpy(&v, ev.data, 8);
 			CHECKF(v == 5000000 + (uint64_t)i, "event %u: value %" PRIu64, i, v);
