@@ -497,10 +497,14 @@ def compare(ev, k):
             elif "*" in x["type"] and re.fullmatch(r"\(0x[0-9a-f]+\)", tv):
                 pass  # (a pointer: the fields option prints where it points, not its value)
             else:
-                mm = re.fullmatch(r"(?:0x[0-9a-f]+ )?\((-?\d+)\)", tv)
+                # VALUE is the decimal in parentheses, after the value in
+                # hex or, for a function pointer, its symbol (wait_rcu_exp_gp+0x0/0x20);
+                # the kernel prints that decimal signed, whatever the field's
+                # sign: compared as the field's bits
+                mm = re.fullmatch(r"(?:0x[0-9a-f]+ |[\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+ )?\((-?\d+)\)", tv)
                 if not mm:
                     diffs.append("%s: ours %r, kernel (fields) %r not read" % (n, v, tv))
-                elif not isinstance(v, int) or int(mm.group(1)) != v:
+                elif not isinstance(v, int) or (int(mm.group(1)) - v) % (1 << (8 * x["size"])) != 0:
                     diffs.append("%s: ours %r, kernel (fields) %s" % (n, v, tv))
                 shown.add(n)
     # the kernel's own text
