@@ -84,7 +84,16 @@ start_demo() {
 	pid=$!
 	kids="$kids $pid"
 	case " $* " in
-	*" RINGTRACE_ATTACH=0 "*) sleep 0.3 ;; # (no socket to wait for)
+	*" RINGTRACE_ATTACH=0 "*)
+		# (no socket to wait for: its worker thread instead, which it starts
+		# after the library's constructors, where a listener would start;
+		# bounded, 10 s. A fixed sleep was too short on a loaded machine.)
+		i=0
+		while [ "$i" -lt 100 ] && [ "$(cat /proc/"$pid"/task/*/comm 2>/dev/null | wc -l)" -lt 2 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		;;
 	*) rt_wait_socket "$(own_dir)/$pid.sock" ;;
 	esac
 }

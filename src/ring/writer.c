@@ -520,7 +520,10 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	struct rt_slot *s = NULL;
 	uint32_t w = 0;
 	uint32_t nw = rb->g.max_writers;
-	uint32_t start = (uint32_t)rt_gettid() % nw;
+	/* (one system call: each is ~1 us in a VM with page-table isolation, and
+	 * a thread's first event pays for them: docs/benchmarks.md) */
+	uint32_t tid = (uint32_t)rt_gettid();
+	uint32_t start = tid % nw;
 	for (uint32_t k = 0; k < nw; k++) {
 		struct rt_slot *c = &rb->slots[(start + k) % nw];
 		w = RT_LOAD(&c->h.state);
@@ -551,7 +554,7 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	RT_STORE(&s->pages, 0);
 	RT_STORE(&s->page_ts, 0);
 	RT_STORE(&s->stream, stream);
-	RT_STORE(&s->tid, (uint32_t)rt_gettid());
+	RT_STORE(&s->tid, tid);
 	RT_STORE(&s->pid, (uint32_t)getpid());
 	const struct rt_identity *me = rt_identity_loaded();
 	RT_STORE(&s->pidns, RT_LOAD(&me->pidns));
