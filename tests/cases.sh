@@ -11,14 +11,22 @@
 # reads the same lines and registers a CTest test per case; the test
 # rt_cases_registered compares them with --list.
 
-# rt_wait_socket PATH: until PATH is a socket (a recorded program's
-# rendezvous socket), or 5 s have passed; the caller checks what it needs.
-rt_wait_socket() {
-	rt_ws_i=0
-	while [ $rt_ws_i -lt 50 ] && [ ! -S "$1" ]; do
+# rt_wait_for TENTHS CMD...: run CMD every 0.1 s until it succeeds or
+# TENTHS tries have failed; the caller checks what it needs afterwards.
+rt_wait_for() {
+	rt_wf_n=$1
+	shift
+	rt_wf_i=0
+	while [ $rt_wf_i -lt "$rt_wf_n" ] && ! "$@"; do
 		sleep 0.1
-		rt_ws_i=$((rt_ws_i + 1))
+		rt_wf_i=$((rt_wf_i + 1))
 	done
+}
+
+# rt_wait_socket PATH: until PATH is a socket (a recorded program's
+# rendezvous socket), or 5 s have passed.
+rt_wait_socket() {
+	rt_wait_for 50 test -S "$1"
 }
 
 # The case names, in the script's order.

@@ -75,6 +75,11 @@ own_dir() {
 	fi
 }
 
+# has_threads PID N: the process has at least N threads.
+has_threads() {
+	[ "$(cat /proc/"$1"/task/*/comm 2>/dev/null | wc -l)" -ge "$2" ]
+}
+
 # start_demo SECONDS [ENV...]: the demo in the background; its pid in $pid
 # once its socket (if any) is there or 5 s have passed.
 start_demo() {
@@ -88,11 +93,7 @@ start_demo() {
 		# (no socket to wait for: its worker thread instead, which it starts
 		# after the library's constructors, where a listener would start;
 		# bounded, 10 s. A fixed sleep was too short on a loaded machine.)
-		i=0
-		while [ "$i" -lt 100 ] && [ "$(cat /proc/"$pid"/task/*/comm 2>/dev/null | wc -l)" -lt 2 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
+		rt_wait_for 100 has_threads "$pid" 2
 		;;
 	*) rt_wait_socket "$(own_dir)/$pid.sock" ;;
 	esac
