@@ -16,7 +16,7 @@
  * Cases: the microbenchmark loop of cmp_harness.h with no tracer, with
  * trace_cmp_int() into a ringtrace overwrite buffer, the same into a
  * discard buffer, with cmp_trace_ev() (DPDK, overwrite), and with the
- * floor (the least a timestamped event does: see floor_emit); perf's
+ * two floors (the least a timestamped event does: see FLOOR_EMIT); perf's
  * loop (close(-1) then the event) with no tracer, ringtrace (overwrite)
  * and DPDK. Buffers of --buffer bytes each (4 MiB: a few hundred rounds
  * fit none of them). ringtrace's two buffers are made here
@@ -37,9 +37,10 @@
  *
  * Output (stdout), one line per figure, `key=value` tokens:
  *   PAIR rounds= chunk= close_chunk= buffer=
- *   PAIR case=micro-<none|ringtrace|ringtrace-discard|dpdk|floor> median= p10= p90= min= max=  (ns)
+ *   PAIR case=micro-<none|ringtrace|ringtrace-discard|dpdk|floor|floor-buffer> median= p10= p90= min= max=  (ns)
  *   PAIR case=close-<none|ringtrace|dpdk> ...
- *   PAIR ratio=<dpdk/ringtrace|overwrite/discard|ringtrace/floor|dpdk/floor> median= ...
+ *   PAIR ratio=<dpdk/ringtrace|overwrite/discard|ringtrace/floor|dpdk/floor|
+ *               ringtrace/floor-buffer|dpdk/floor-buffer> median= ...
  *                                                      (per-round ratios)
  *   PAIR overhead=close-<ringtrace|dpdk> median= ...   (percent)
  *   PAIR count=<ringtrace|ringtrace-discard> emitted= hit= missed= overrun= ok=<0|1>
@@ -71,21 +72,40 @@ CMP_PAIR_LOOPS(rt, trace_cmp_int)
  * needs beyond that (no event id, no per-thread state, no accounting), so
  * a tracer's time over it is what its own work costs: the figures
  * tracer/floor say how much room the comparison with DPDK has at all.
+ *
+ * Two floors, the same code over two arrays: "floor" writes 64 KiB over
+ * and over, which stays in the CPU's L2; "floor-buffer" writes 4 MiB, the
+ * tracers' buffer size in bench/compare, so that its stores stream through
+ * the caches as theirs do (written once before the warm-up: no page fault
+ * in a timed chunk). The first says what the instructions of an
+ * event cost; the second adds what moving the event's 16 bytes through
+ * the memory system costs, which every tracer keeping events in a buffer
+ * of that size pays (on a host whose caches other guests share, that part
+ * moves from run to run: tracer/floor then moves with it, while
+ * tracer/floor-buffer does not).
  */
-static uint64_t floor_buf[8192] __attribute__((aligned(64)));
-static uint64_t floor_pos __attribute__((aligned(64)));
+#define FLOOR_BUFFER_BYTES (4u << 20) /* cmp-pair's default --buffer, and bench/compare's */
+static uint64_t floor_small[8192] __attribute__((aligned(64)));
+static uint64_t floor_big[FLOOR_BUFFER_BYTES / sizeof(uint64_t)] __attribute__((aligned(4096)));
+static uint64_t floor_small_pos __attribute__((aligned(64)));
+static uint64_t floor_big_pos __attribute__((aligned(64)));
 
-static inline __attribute__((always_inline)) void floor_emit(int v)
-{
-	uint64_t pos = __atomic_load_n(&floor_pos, __ATOMIC_RELAXED);
-	uint64_t *slot = &floor_buf[pos / sizeof(uint64_t)];
-	/* the cycle counter as ringtrace reads it (rdtsc), else the clock */
-	if (!ringtrace_hw_ticks_(&slot[0]))
-		slot[0] = cmp_now_ns();
-	slot[1] = (uint64_t)v;
-	__atomic_store_n(&floor_pos, (pos + 16) & (sizeof(floor_buf) - 1), __ATOMIC_RELEASE);
-}
-CMP_PAIR_LOOPS(floor, floor_emit)
+/* (a macro: each floor's array and mask stay constants in its loop, as in
+ * the one-array floor this replaced) */
+#define FLOOR_EMIT_TO(arr, posv, v)                                                          \
+	do {                                                                                 \
+		uint64_t pos = __atomic_load_n(&(posv), __ATOMIC_RELAXED);                   \
+		uint64_t *slot = &(arr)[pos / sizeof(uint64_t)];                             \
+		/* the cycle counter as ringtrace reads it (rdtsc), else the clock */        \
+		if (!ringtrace_hw_ticks_(&slot[0]))                                          \
+			slot[0] = cmp_now_ns();                                              \
+		slot[1] = (uint64_t)(v);                                                     \
+		__atomic_store_n(&(posv), (pos + 16) & (sizeof(arr) - 1), __ATOMIC_RELEASE); \
+	} while (0)
+#define FLOOR_EMIT(v) FLOOR_EMIT_TO(floor_small, floor_small_pos, v)
+#define FLOOR_BUF_EMIT(v) FLOOR_EMIT_TO(floor_big, floor_big_pos, v)
+CMP_PAIR_LOOPS(floor, FLOOR_EMIT)
+CMP_PAIR_LOOPS(floor_buf, FLOOR_BUF_EMIT)
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -190,7 +210,7 @@ static int check_buffer(const char *name, ringtrace_rb *rb, uint64_t emitted, in
 	return ok;
 }
 
-enum { C_NONE, C_RT, C_RT_DISCARD, C_DPDK, C_FLOOR, NCASE };
+enum { C_NONE, C_RT, C_RT_DISCARD, C_DPDK, C_FLOOR, C_FLOOR_BUF, NCASE };
 
 int main(int argc, char **argv)
 {
@@ -234,6 +254,11 @@ int main(int argc, char **argv)
 
 	if (ringtrace_event_enable("cmp_int") < 1)
 		cmp_die("cannot enable cmp_int: %s", ringtrace_last_error());
+	memset(floor_big, 0, sizeof(floor_big));
+	if (buffer != FLOOR_BUFFER_BYTES)
+		fprintf(stderr,
+			"cmp-pair: note: --buffer %llu, but floor-buffer writes %u bytes (the default)\n",
+			(unsigned long long)buffer, FLOOR_BUFFER_BYTES);
 	ringtrace_rb *rb_over = make_buffer(RINGTRACE_RB_OVERWRITE, buffer);
 	ringtrace_rb *rb_disc = make_buffer(RINGTRACE_RB_DISCARD, buffer);
 	struct drain drain = {rb_disc, 0, 0};
@@ -245,13 +270,13 @@ int main(int argc, char **argv)
 	cmp_pin(cpu);
 
 	/* micro: every case; close: none, ringtrace (overwrite), DPDK. */
-	double (*micro[NCASE])(uint64_t, uint64_t) = {none_micro, rt_micro, rt_micro, dpdk_micro,
-						      floor_micro};
-	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL, dpdk_close,
-						       NULL};
-	ringtrace_rb *rb_of[NCASE] = {NULL, rb_over, rb_disc, NULL, NULL};
-	static const char *names[NCASE] = {"none", "ringtrace", "ringtrace-discard", "dpdk",
-					   "floor"};
+	double (*micro[NCASE])(uint64_t, uint64_t) = {none_micro, rt_micro,    rt_micro,
+						      dpdk_micro, floor_micro, floor_buf_micro};
+	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL,
+						       dpdk_close, NULL,     NULL};
+	ringtrace_rb *rb_of[NCASE] = {NULL, rb_over, rb_disc, NULL, NULL, NULL};
+	static const char *names[NCASE] = {"none", "ringtrace", "ringtrace-discard",
+					   "dpdk", "floor",     "floor-buffer"};
 	uint64_t emitted[NCASE] = {0};
 	double *v[2][NCASE];
 	for (int p = 0; p < 2; p++)
@@ -314,6 +339,8 @@ int main(int argc, char **argv)
 		{"overwrite/discard", C_RT, C_RT_DISCARD},
 		{"ringtrace/floor", C_RT, C_FLOOR},
 		{"dpdk/floor", C_DPDK, C_FLOOR},
+		{"ringtrace/floor-buffer", C_RT, C_FLOOR_BUF},
+		{"dpdk/floor-buffer", C_DPDK, C_FLOOR_BUF},
 	};
 	for (size_t q = 0; q < sizeof(ratios) / sizeof(ratios[0]); q++) {
 		for (int r = 0; r < rounds; r++)
