@@ -12,12 +12,24 @@
  * Not timed against anything else: a diagnosis, not a figure of
  * merit (bench/compare --parts tail gives those).
  *
+ * Optional: PAGE, the page size (default: the session's, 64 KiB), and
+ * TOUCH, lines to read just before each call that will switch pages,
+ * outside the timed region (a diagnosis of which cold lines a switch pays
+ * for; it reads the library's private structures, hence -Isrc): a sum of
+ *   1  the buffer handle's first 448 bytes (struct ringtrace_rb)
+ *   2  the control block's free-list head, FIFO positions and counters,
+ *      the slot's second line, the two FIFO cells and the generation words
+ *   4  2 KiB of stack below the caller's frame
+ *   8  the events layer's globals (cookie, buffer)
+ *
  * Build (after `cmake --build build`):
- *   gcc -O2 -Iinclude -Ibench/cmp bench/probes/handover.c bench/cmp/cmp_rt_events.c \
+ *   gcc -O2 -Iinclude -Isrc -Ibench/cmp bench/probes/handover.c bench/cmp/cmp_rt_events.c \
  *       build/lib/libringtrace.a -lpthread -o build/handover
  * Run:
  *   taskset -c 1 build/handover discard 128m /dev/shm/ho
  *   taskset -c 1 build/handover overwrite 4m /dev/shm/ho2
+ *   taskset -c 1 build/handover overwrite 4m /dev/shm/ho3 16384     (16 KiB pages)
+ *   taskset -c 1 build/handover overwrite 4m /dev/shm/ho4 65536 1   (handle touched)
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -31,6 +43,38 @@
 #include <ringtrace/session.h>
 
 #include "cmp_rt_events.h"
+#include "ring/ring_internal.h"
+
+static volatile uint64_t ho_sink;
+
+/* Read the lines TOUCH names (see the top), untimed. */
+static void ho_touch(int touch, struct ringtrace_rb *rb, const struct ringtrace_wtls_ *t)
+{
+	uint64_t x = 0;
+	if (touch & 1)
+		for (int o = 0; o < 448; o += 64)
+			x += *(volatile char *)((char *)rb + o);
+	if (touch & 2) {
+		struct rt_shm *shm = rb->shm;
+		const struct rt_slot *sl = (const struct rt_slot *)t->slot;
+		uint64_t mask = rb->g.qcap - 1;
+		x += RT_LOAD(&shm->free_head) + RT_LOAD(&shm->enq_pos) + RT_LOAD(&shm->deq_pos) +
+		     RT_LOAD(&shm->pages_published) + RT_LOAD(&sl->overrun) + RT_LOAD(&sl->missed);
+		x += RT_LOAD(&rb->qcells[RT_LOAD(&shm->enq_pos) & mask].seq);
+		x += RT_LOAD(&rb->qcells[RT_LOAD(&shm->deq_pos) & mask].seq);
+		for (uint32_t g = 0; g < rb->g.npages; g += 8)
+			x += RT_LOAD(&rb->gen[g]);
+	}
+	if (touch & 4) {
+		char stack[2048];
+		memset(stack, 1, sizeof(stack));
+		__asm__ volatile("" ::"r"(stack) : "memory");
+	}
+	if (touch & 8)
+		x += __atomic_load_n(&ringtrace_events_cookie_, __ATOMIC_RELAXED) +
+		     (uintptr_t)__atomic_load_n(&ringtrace_events_rb_, __ATOMIC_RELAXED);
+	ho_sink = x;
+}
 
 #define HO_N 1000000u
 #define HO_WARMUP 50000u
@@ -44,8 +88,9 @@ static int ho_cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: handover discard|overwrite POOL_BYTES[k|m] DIR\n");
+	if (argc < 4 || argc > 6) {
+		fprintf(stderr,
+			"usage: handover discard|overwrite POOL_BYTES[k|m] DIR [PAGE [TOUCH]]\n");
 		return 2;
 	}
 	char *end;
@@ -60,6 +105,9 @@ int main(int argc, char **argv)
 	c.events = "cmp_int";
 	c.mode = strcmp(argv[1], "overwrite") ? RINGTRACE_RB_DISCARD : RINGTRACE_RB_OVERWRITE;
 	c.pool_size = pool;
+	if (argc > 4)
+		c.page_size = strtoull(argv[4], NULL, 10);
+	int touch = argc > 5 ? atoi(argv[5]) : 0;
 	if (ringtrace_session_start(&c) < 0) {
 		fprintf(stderr, "handover: %s\n", ringtrace_last_error());
 		return 1;
@@ -85,7 +133,12 @@ int main(int argc, char **argv)
 		return 1;
 	unsigned aux;
 	const char *pg = ringtrace_thr_.last_t ? ringtrace_thr_.last_t->page : NULL;
+	struct ringtrace_rb *rb = (struct ringtrace_rb *)ringtrace_session_buffer();
+	size_t page_size = ringtrace_rb_page_size(rb);
 	for (uint32_t i = 0; i < HO_N; i++) {
+		const struct ringtrace_wtls_ *lt = ringtrace_thr_.last_t;
+		if (touch && lt && lt->off + 16 > lt->limit)
+			ho_touch(touch, rb, lt);
 		_mm_lfence();
 		uint64_t a = __rdtsc();
 		trace_cmp_int((int)i);
@@ -99,26 +152,36 @@ int main(int argc, char **argv)
 	if (ringtrace_session_stop() < 0)
 		fprintf(stderr, "handover: stop: %s\n", ringtrace_last_error());
 	uint32_t *at = calloc(HO_N, sizeof(*at)), *other = calloc(HO_N, sizeof(*other));
-	uint32_t nat = 0, nother = 0, slow_other = 0;
+	uint32_t *after = calloc(HO_N, sizeof(*after));
+	if (!at || !other || !after)
+		return 1;
+	uint32_t nat = 0, nother = 0, slow_other = 0, nafter = 0;
 	for (uint32_t i = 0; i < HO_N; i++) {
 		if (ho[i])
 			at[nat++] = t[i];
 		else
 			other[nother++] = t[i];
+		if (!ho[i] && i && ho[i - 1])
+			after[nafter++] = t[i];
 		slow_other += !ho[i] && t[i] > HO_SLOW_CALL;
 	}
+	qsort(after, nafter, sizeof(*after), ho_cmp);
 	qsort(at, nat, sizeof(*at), ho_cmp);
 	qsort(other, nother, sizeof(*other), ho_cmp);
 	/* All calls together, as bench/compare's tail part reports them. */
 	qsort(t, HO_N, sizeof(*t), ho_cmp);
-	printf("%s, pool %zu bytes: %u calls (ticks, the timer's own cost included)\n", argv[1],
-	       pool, HO_N);
+	printf("%s, pool %zu bytes, pages of %zu, touch %d: %u calls (ticks, the timer's own cost "
+	       "included)\n",
+	       argv[1], pool, page_size, touch, HO_N);
 	printf("all calls: median %u, p99 %u, p99.9 %u, p99.99 %u, max %u\n", t[HO_N / 2],
 	       t[(uint64_t)HO_N * 99 / 100], t[(uint64_t)HO_N * 999 / 1000],
 	       t[(uint64_t)HO_N * 9999 / 10000], t[HO_N - 1]);
 	if (nat)
 		printf("hand-overs: %u, p10 %u, median %u, p90 %u, max %u\n", nat, at[nat / 10],
 		       at[nat / 2], at[(uint64_t)nat * 9 / 10], at[nat - 1]);
+	if (nafter)
+		printf("the call after each hand-over: median %u, p90 %u, max %u\n",
+		       after[nafter / 2], after[(uint64_t)nafter * 9 / 10], after[nafter - 1]);
 	if (nother)
 		printf("other calls: %u, median %u, p99 %u, p99.9 %u, p99.99 %u, max %u; "
 		       "%u (%.3f%%) slower than %u\n",
