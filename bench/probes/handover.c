@@ -15,15 +15,18 @@
  * Optional: PAGE, the page size (default: the session's, 64 KiB), and
  * TOUCH, lines to read just before each call that will switch pages,
  * outside the timed region (a diagnosis of which cold lines a switch pays
- * for; it reads the library's private structures, hence -Isrc): a sum of
- *   1  the buffer handle's first 448 bytes (struct ringtrace_rb)
- *   2  the control block's free-list head, FIFO positions and counters,
- *      the slot's second line, the two FIFO cells and the generation words
+ * for), a sum of
+ *   1  the buffer handle's first 448 bytes (read through the opaque
+ *      pointer: the handle is larger than that)
  *   4  2 KiB of stack below the caller's frame
  *   8  the events layer's globals (cookie, buffer)
+ * (docs/benchmarks.md also has a 2: the control block's hot words, the
+ * slot's second line, the FIFO cells and the generation words, read by a
+ * copy of this probe built against the library's private headers, which
+ * bench/ may not include: scripts/check-layers.)
  *
  * Build (after `cmake --build build`):
- *   gcc -O2 -Iinclude -Isrc -Ibench/cmp bench/probes/handover.c bench/cmp/cmp_rt_events.c \
+ *   gcc -O2 -Iinclude -Ibench/cmp bench/probes/handover.c bench/cmp/cmp_rt_events.c \
  *       build/lib/libringtrace.a -lpthread -o build/handover
  * Run:
  *   taskset -c 1 build/handover discard 128m /dev/shm/ho
@@ -43,28 +46,16 @@
 #include <ringtrace/session.h>
 
 #include "cmp_rt_events.h"
-#include "ring/ring_internal.h"
 
 static volatile uint64_t ho_sink;
 
 /* Read the lines TOUCH names (see the top), untimed. */
-static void ho_touch(int touch, struct ringtrace_rb *rb, const struct ringtrace_wtls_ *t)
+static void ho_touch(int touch, const ringtrace_rb *rb)
 {
 	uint64_t x = 0;
 	if (touch & 1)
 		for (int o = 0; o < 448; o += 64)
-			x += *(volatile char *)((char *)rb + o);
-	if (touch & 2) {
-		struct rt_shm *shm = rb->shm;
-		const struct rt_slot *sl = (const struct rt_slot *)t->slot;
-		uint64_t mask = rb->g.qcap - 1;
-		x += RT_LOAD(&shm->free_head) + RT_LOAD(&shm->enq_pos) + RT_LOAD(&shm->deq_pos) +
-		     RT_LOAD(&shm->pages_published) + RT_LOAD(&sl->overrun) + RT_LOAD(&sl->missed);
-		x += RT_LOAD(&rb->qcells[RT_LOAD(&shm->enq_pos) & mask].seq);
-		x += RT_LOAD(&rb->qcells[RT_LOAD(&shm->deq_pos) & mask].seq);
-		for (uint32_t g = 0; g < rb->g.npages; g += 8)
-			x += RT_LOAD(&rb->gen[g]);
-	}
+			x += *(const volatile char *)((const char *)rb + o);
 	if (touch & 4) {
 		char stack[2048];
 		memset(stack, 1, sizeof(stack));
@@ -133,12 +124,12 @@ int main(int argc, char **argv)
 		return 1;
 	unsigned aux;
 	const char *pg = ringtrace_thr_.last_t ? ringtrace_thr_.last_t->page : NULL;
-	struct ringtrace_rb *rb = (struct ringtrace_rb *)ringtrace_session_buffer();
+	const ringtrace_rb *rb = ringtrace_session_buffer();
 	size_t page_size = ringtrace_rb_page_size(rb);
 	for (uint32_t i = 0; i < HO_N; i++) {
 		const struct ringtrace_wtls_ *lt = ringtrace_thr_.last_t;
 		if (touch && lt && lt->off + 16 > lt->limit)
-			ho_touch(touch, rb, lt);
+			ho_touch(touch, rb);
 		_mm_lfence();
 		uint64_t a = __rdtsc();
 		trace_cmp_int((int)i);
