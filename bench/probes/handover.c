@@ -128,7 +128,8 @@ int main(int argc, char **argv)
 	size_t page_size = ringtrace_rb_page_size(rb);
 	for (uint32_t i = 0; i < HO_N; i++) {
 		const struct ringtrace_wtls_ *lt = ringtrace_thr_.last_t;
-		if (touch && lt && lt->off + 16 > lt->limit)
+		/* (this call switches if its record does not fit: the fast path's test) */
+		if (touch && lt && lt->off + RINGTRACE_EV_SPAN_(sizeof(int)) > lt->limit)
 			ho_touch(touch, rb);
 		_mm_lfence();
 		uint64_t a = __rdtsc();
