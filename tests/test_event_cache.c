@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RINGTRACE_CREATE_EVENTS
@@ -211,8 +212,27 @@ static void test_fork(void)
 	evu_buffer_done(rb);
 }
 
-/* 5. signal handlers recording during a storm. */
+/*
+ * 5. signal handlers recording during a storm.
+ *
+ * The timer is one-shot and each handler call arms the next one as it
+ * returns, so the interrupted loop always runs a full period between two
+ * calls. A periodic timer (ITIMER_REAL) does not promise that: a handler
+ * that takes longer than the period (an attach's two system calls under
+ * AddressSanitizer on a loaded machine) finds the next signal already
+ * pending when it returns, and the loop can starve for minutes (a CI run
+ * timed out so at aea6217).
+ */
 static volatile uint32_t sig_calls;
+static volatile sig_atomic_t sig_period_us;
+static timer_t sig_timer;
+
+static void sig_arm(long us)
+{
+	struct itimerspec it = {{0, 0}, {us / 1000000, (us % 1000000) * 1000}};
+	/* (timer_settime is async-signal-safe) */
+	timer_settime(sig_timer, 0, &it, NULL);
+}
 
 static void on_alarm(int sig)
 {
@@ -220,12 +240,24 @@ static void on_alarm(int sig)
 	uint32_t n = sig_calls;
 	trace_cache_sig(n);
 	sig_calls = n + 1;
+	long us = sig_period_us;
+	if (us)
+		sig_arm(us);
 }
 
-/* on_alarm every `us` microseconds (ITIMER_REAL: a high-resolution
- * timer), counting from 0; 0 stops it. */
+/* on_alarm `us` microseconds after the loop resumes from the last call,
+ * counting calls from 0; 0 stops it. */
 static void alarm_every(long us)
 {
+	static int created;
+	if (!created) {
+		struct sigevent sev;
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_SIGNAL;
+		sev.sigev_signo = SIGALRM;
+		CHECK(timer_create(CLOCK_MONOTONIC, &sev, &sig_timer) == 0);
+		created = 1;
+	}
 	if (us) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
@@ -234,8 +266,10 @@ static void alarm_every(long us)
 		CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
 		sig_calls = 0;
 	}
-	struct itimerval it = {{0, us}, {0, us}};
-	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	/* (the period first: a handler landing after this store arms nothing) */
+	sig_period_us = us;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sig_arm(us);
 }
 
 static void test_signals(void)
@@ -250,6 +284,7 @@ static void test_signals(void)
 		evu_drain(rb, &l);
 	}
 	alarm_every(0);
+	CHECKF(sig_calls > 0, "no signal arrived while %u events were recorded", (unsigned)n);
 	evu_collect(rb, &l);
 	expect_seq(&l, 8, 0, n);
 	struct ringtrace_rb_stats st;
@@ -297,6 +332,7 @@ static void test_release_signals(void)
 			evu_drain(rb, &l);
 	}
 	alarm_every(0);
+	CHECKF(sig_calls > 0, "no signal arrived during %u releases", (unsigned)n);
 	evu_collect(rb, &l);
 	/* tag 9: 0, n, 1, n+1, ... : check the two interleaved sequences */
 	uint32_t next_lo = 0, next_hi = n;
