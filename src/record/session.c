@@ -58,7 +58,8 @@ static struct {
 	uint32_t meta_events, meta_sites;  /* registry size at the last live metadata */
 	uint32_t meta_tails;               /* retired streams' drops beyond their pages, then */
 	struct ringtrace_trace_stats last; /* the counts of the last session that stopped */
-	uint64_t gen;                      /* the running session's number (rt_session_stop_if) */
+	uint32_t poll_ns; /* the consumer's sleep in discard mode (rt_poll_adapt) */
+	uint64_t gen;     /* the running session's number (rt_session_stop_if) */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = {.fd = -1, .parent = -1}};
 
 /* Set by the SIGUSR2 handler, taken by the consumer thread (atomic: they run
@@ -188,9 +189,80 @@ static void rt_live_metadata(void)
 		fprintf(stderr, "ringtrace: live metadata: %s\n", ringtrace_last_error());
 }
 
+/*
+ * The consumer's pace in discard mode (issue 16). Each time the consumer
+ * wakes and gives pages back, the free list's head and links are written
+ * on the consumer's CPU, and a writer's next page switch reads them from
+ * there: measured with bench/probes/handover.c, a switch that follows the
+ * consumer's give-backs took 840-1,680 ticks against 250-320 for one that
+ * follows none. So the consumer
+ *
+ *  - gives a wake's pages back together, after it has saved them, rather
+ *    than one by one while the writers switch pages (a burst of a few
+ *    microseconds instead of one spread over the whole drain): a writer
+ *    pays for the consumer's lines once a wake, not once a page;
+ *  - wakes less often when the pool has room to spare: the sleep doubles
+ *    (up to RT_POLL_MAX_NS, and never longer than the pool takes to fill
+ *    at RT_POLL_FILL_BYTES_PER_NS) while a wake finds fewer than 1/32 of
+ *    the pool's pages, and halves (down to RT_POLL_MIN_NS) when one finds
+ *    more than 1/8.
+ *
+ * A wake holds at most rt_batch_max() pages (1/8 of the pool, at most
+ * RT_BATCH_MAX) before it gives them back, so the writers always have
+ * most of the pool. A held page is saved already: a crash loses nothing
+ * of it. A snapshot request or a stop wakes the consumer at once
+ * (rt_consumer_wake), whatever the sleep.
+ */
+#define RT_BATCH_MAX 64u
+#define RT_POLL_MIN_NS 1000000u
+#define RT_POLL_MAX_NS 8000000u
+#define RT_POLL_FILL_BYTES_PER_NS \
+	2u /* 2 GB/s: a pool filled faster than this needs a bigger pool */
+
+static unsigned rt_batch_max(void)
+{
+	unsigned n = ringtrace_rb_page_count(S.rb) / 8;
+	return n < 1 ? 1 : n > RT_BATCH_MAX ? RT_BATCH_MAX : n;
+}
+
+/* Take, save and give back up to rt_batch_max() pages; how many. */
+static unsigned rt_drain_batch(void)
+{
+	const struct ringtrace_page_header *held[RT_BATCH_MAX];
+	unsigned max = rt_batch_max(), n = 0;
+	const struct ringtrace_page_header *p;
+	while (n < max && (p = ringtrace_rb_get_page(S.rb)) != NULL) {
+		rt_save_page(p);
+		held[n++] = p;
+	}
+	for (unsigned i = 0; i < n; i++)
+		ringtrace_rb_put_page(S.rb, held[i]);
+	return n;
+}
+
+/* The next sleep, from the pages the last wake found. */
+static void rt_poll_adapt(unsigned found)
+{
+	uint64_t np = ringtrace_rb_page_count(S.rb);
+	uint64_t cap = np * ringtrace_rb_page_size(S.rb) / RT_POLL_FILL_BYTES_PER_NS;
+	if (cap > RT_POLL_MAX_NS)
+		cap = RT_POLL_MAX_NS;
+	if (cap < RT_POLL_MIN_NS)
+		cap = RT_POLL_MIN_NS;
+	if ((uint64_t)found * 8 > np)
+		S.poll_ns /= 2;
+	else if ((uint64_t)found * 32 < np)
+		S.poll_ns *= 2;
+	if (S.poll_ns < RT_POLL_MIN_NS)
+		S.poll_ns = RT_POLL_MIN_NS;
+	if (S.poll_ns > cap)
+		S.poll_ns = (uint32_t)cap;
+}
+
 static void *rt_consumer(void *arg)
 {
 	(void)arg;
+	unsigned found = 0; /* pages taken since the last sleep */
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the program's business */
@@ -231,15 +303,19 @@ static void *rt_consumer(void *arg)
 		}
 		int stop = __atomic_load_n(&S.stop, __ATOMIC_ACQUIRE);
 		if (S.mode == RINGTRACE_RB_DISCARD) {
-			const struct ringtrace_page_header *p = ringtrace_rb_get_page(S.rb);
-			if (p) {
-				rt_save_taken(p);
-				continue;
-			}
+			unsigned n = rt_drain_batch();
+			found += n;
+			if (n == rt_batch_max())
+				continue; /* more may be waiting: around again (snapshots, signals) */
 		}
 		if (stop)
 			break;
-		struct timespec d = {0, S.mode == RINGTRACE_RB_DISCARD ? 1000000 : 10000000};
+		if (S.mode == RINGTRACE_RB_DISCARD)
+			rt_poll_adapt(found);
+		found = 0;
+		struct timespec d = {0, 10000000};
+		if (S.mode == RINGTRACE_RB_DISCARD)
+			d.tv_nsec = (long)S.poll_ns;
 		uint32_t w = __atomic_load_n(&rt_wake, __ATOMIC_ACQUIRE);
 		if (!__atomic_load_n(&rt_snapshot_requested, __ATOMIC_ACQUIRE))
 			syscall(SYS_futex, &rt_wake, FUTEX_WAIT_PRIVATE, w, &d, NULL, 0);
@@ -358,6 +434,7 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	S.nsnap = 0;
 	S.meta_events = S.meta_sites = UINT32_MAX;
 	S.meta_tails = 0;
+	S.poll_ns = RT_POLL_MIN_NS;
 	rt_files_init(S.files);
 	__atomic_store_n(&rt_snapshot_requested, 0, __ATOMIC_RELAXED);
 	S.t0_ns = rt_now_ns();
