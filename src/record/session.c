@@ -193,9 +193,11 @@ static void rt_live_metadata(void)
  * The consumer's pace in discard mode (issue 16). Each time the consumer
  * wakes and gives pages back, the free list's head and links are written
  * on the consumer's CPU, and a writer's next page switch reads them from
- * there: measured with bench/probes/handover.c, a switch that follows the
- * consumer's give-backs took 840-1,680 ticks against 250-320 for one that
- * follows none. So the consumer
+ * there: measured with a copy of bench/probes/handover.c that reads the
+ * free list's tag before each switch (docs/benchmarks.md, "The consumer's
+ * give-backs"), a switch that follows the consumer's give-backs took
+ * 840-1,680 ticks against 230-320 for one that follows none. So the
+ * consumer
  *
  *  - gives a wake's pages back together, after it has saved them, rather
  *    than one by one while the writers switch pages (a burst of a few
