@@ -119,24 +119,6 @@ static void rt_save_page(const struct ringtrace_page_header *p)
 		rt_stream_close(S.files, p->stream_instance_id);
 }
 
-/* Save a page taken from the queue and give it back. */
-static void rt_save_taken(const struct ringtrace_page_header *p)
-{
-	rt_save_page(p);
-	ringtrace_rb_put_page(S.rb, p);
-}
-
-static int rt_drain(void)
-{
-	int n = 0;
-	const struct ringtrace_page_header *p;
-	while ((p = ringtrace_rb_get_page(S.rb)) != NULL) {
-		rt_save_taken(p);
-		n++;
-	}
-	return n;
-}
-
 static uint64_t rt_now_ns(void)
 {
 	struct timespec t;
@@ -242,8 +224,15 @@ static unsigned rt_drain_batch(void)
 	return n;
 }
 
-/* The next sleep, from the pages the last wake found. */
-static void rt_poll_adapt(unsigned found)
+/* Every page waiting (at stop, after the last flush). */
+static void rt_drain(void)
+{
+	while (rt_drain_batch() > 0)
+		;
+}
+
+/* The next sleep in discard mode, from the pages the last wake found. */
+static long rt_poll_adapt(unsigned found)
 {
 	uint64_t np = ringtrace_rb_page_count(S.rb);
 	uint64_t cap = np * ringtrace_rb_page_size(S.rb) / RT_POLL_FILL_BYTES_PER_NS;
@@ -259,6 +248,7 @@ static void rt_poll_adapt(unsigned found)
 		S.poll_ns = RT_POLL_MIN_NS;
 	if (S.poll_ns > cap)
 		S.poll_ns = (uint32_t)cap;
+	return (long)S.poll_ns;
 }
 
 static void *rt_consumer(void *arg)
@@ -312,12 +302,10 @@ static void *rt_consumer(void *arg)
 		}
 		if (stop)
 			break;
-		if (S.mode == RINGTRACE_RB_DISCARD)
-			rt_poll_adapt(found);
+		/* (overwrite mode: no pages to save, only snapshots and metadata) */
+		struct timespec d = {0, S.mode == RINGTRACE_RB_DISCARD ? rt_poll_adapt(found)
+								       : 10000000};
 		found = 0;
-		struct timespec d = {0, 10000000};
-		if (S.mode == RINGTRACE_RB_DISCARD)
-			d.tv_nsec = (long)S.poll_ns;
 		uint32_t w = __atomic_load_n(&rt_wake, __ATOMIC_ACQUIRE);
 		if (!__atomic_load_n(&rt_snapshot_requested, __ATOMIC_ACQUIRE))
 			syscall(SYS_futex, &rt_wake, FUTEX_WAIT_PRIVATE, w, &d, NULL, 0);
