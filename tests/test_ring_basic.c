@@ -18,7 +18,9 @@
  *  - page headers carry the writer's thread name (comm), refreshed on
  *    ringtrace_rb_refresh_comm();
  *  - a gap of 2^32 ticks or more between events (extended header) decodes
- *    to the right timestamp.
+ *    to the right timestamp;
+ *  - pages fill to their end past the page switch's warm-up mark, through
+ *    the inline and the general path, in both modes.
  *
  * Each is a case (the table at the end). The round trips are phases of
  * one writer's life (write, flush and read, write on and release, write
@@ -1021,6 +1023,108 @@ static void test_prepare_thread_reader(void)
 	ringtrace_rb_destroy(rb);
 }
 
+/*
+ * The warm-up mark (ringtrace/static/ring.h): a page is taken with limit
+ * RINGTRACE_WARM_AHEAD_ short of its end; the event that crosses it moves
+ * limit to the end and goes on in the same page. So, through the inline
+ * path and the general one, in both modes: limit is end less the mark
+ * until an event crosses it and end after; a page is only left when the
+ * next record does not fit before its end; every line the warm-up asks
+ * for is in the pool's mapping; and (discard mode, read back) each full
+ * page holds all the events that fit it.
+ */
+static void warm_case(enum ringtrace_rb_mode mode, int general)
+{
+	const uint32_t ps = 16384, np = 8, len = 8, span = RINGTRACE_EV_SPAN_(8);
+	const uint32_t per_page = (ps - RINGTRACE_PAGE_HEADER_SIZE) / span;
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, ps, np, mode);
+	ringtrace_rb *rb = tu_create(&cfg);
+	const struct ringtrace_rb_head_ *hd = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	struct ringtrace_wtls_ *t = &ringtrace_wtls_[hd->idx];
+	const char *lo = hd->base, *hi = hd->pages + (size_t)np * ps;
+	const uint32_t n = 3 * per_page + 10; /* three switches, in discard mode no drop */
+	uint32_t switches = 0, crossed = 0;
+	const char *page = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t off = t->off, end = t->end;
+		const char *before = t->page;
+		uint64_t *p = (uint64_t *)(general ? ringtrace_rb_reserve_general_(rb, 3, len)
+						   : ringtrace_rb_reserve(rb, 3, len));
+		CHECKF(p != NULL, "event %u: %s", i, ringtrace_last_error());
+		*p = i;
+		ringtrace_rb_commit(rb);
+		CHECK(t->end == ps);
+		if (t->page != before) {
+			/* a switch: the first page, or one whose end came */
+			CHECKF(before == NULL || off + span > end,
+			       "event %u: page left at offset %u of %u, with room for it", i, off,
+			       end);
+			switches += before != NULL;
+			page = t->page;
+			for (int k = 0; k < RINGTRACE_WARM_LINES_; k++) {
+				const char *l = (const char *)t->slot + t->warm_off[k];
+				CHECKF(l >= lo && l < hi,
+				       "warm-up line %d at %td, outside [%td, %td)", k,
+				       l - (const char *)t->slot, lo - (const char *)t->slot,
+				       hi - (const char *)t->slot);
+			}
+			CHECK(t->warm_rb == (const char *)rb);
+		}
+		CHECK(t->page == page);
+		if (t->off <= ps - RINGTRACE_WARM_AHEAD_) {
+			CHECKF(t->limit == ps - RINGTRACE_WARM_AHEAD_,
+			       "event %u: offset %u, limit %u before the mark", i, t->off,
+			       t->limit);
+		} else {
+			CHECKF(t->limit == ps, "event %u: offset %u past the mark, limit %u", i,
+			       t->off, t->limit);
+			crossed += off <= ps - RINGTRACE_WARM_AHEAD_;
+		}
+	}
+	CHECKF(switches == 3, "%u page switches for %u events of %u a page", switches, n, per_page);
+	CHECKF(crossed == 3, "the mark crossed %u times in the 3 full pages", crossed);
+	ringtrace_rb_writer_release(rb);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.hit, n);
+	CHECK_EQ_U64(st.missed, 0);
+	if (mode == RINGTRACE_RB_DISCARD) {
+		const struct ringtrace_page_header *ph;
+		uint32_t pages = 0, read = 0;
+		while ((ph = ringtrace_rb_get_page(rb)) != NULL) {
+			tu_check_page_header(ph, ps);
+			CHECKF(pages == 3 || ph->events == per_page,
+			       "page %u holds %u events, %u fit it", pages, (unsigned)ph->events,
+			       per_page);
+			read += (uint32_t)ph->events;
+			pages++;
+			ringtrace_rb_put_page(rb, ph);
+		}
+		CHECK(pages == 4 && read == n);
+	}
+	ringtrace_rb_destroy(rb);
+}
+
+static void test_warm_inline_discard(void)
+{
+	warm_case(RINGTRACE_RB_DISCARD, 0);
+}
+
+static void test_warm_general_discard(void)
+{
+	warm_case(RINGTRACE_RB_DISCARD, 1);
+}
+
+static void test_warm_inline_overwrite(void)
+{
+	warm_case(RINGTRACE_RB_OVERWRITE, 0);
+}
+
+static void test_warm_general_overwrite(void)
+{
+	warm_case(RINGTRACE_RB_OVERWRITE, 1);
+}
+
 /* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
 static const struct check_case cases[] = {
@@ -1042,6 +1146,10 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_prepare_thread_claims_slot_before_first_event, test_prepare_thread),
 	CHECK_CASE(ring_basic_prepare_thread_without_free_slot_is_enospc, test_prepare_thread_no_slot),
 	CHECK_CASE(ring_basic_prepare_thread_on_reader_handle_is_einval, test_prepare_thread_reader),
+	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_discard, test_warm_inline_discard),
+	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_discard, test_warm_general_discard),
+	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_overwrite, test_warm_inline_overwrite),
+	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_overwrite, test_warm_general_overwrite),
 };
 /* clang-format on */
 

@@ -7,8 +7,9 @@
  * like bench/compare's (recorder thread on the CPU the program was started
  * on, the measured thread pinned to CPU 0), marks the calls during which
  * the thread's page changed (the hand-overs: one in 4,089 of these events
- * with 64 KiB pages) and prints the distribution of those and of the
- * others apart.
+ * with 64 KiB pages) and the calls that warmed the next switch's lines up
+ * (its warm-up mark, 2 KiB before the page's end: ringtrace/static/ring.h),
+ * and prints the distribution of each and of the others apart.
  * Not timed against anything else: a diagnosis, not a figure of
  * merit (bench/compare --parts tail gives those).
  *
@@ -25,6 +26,16 @@
  * copy of this probe built against the library's private headers, which
  * bench/ may not include: scripts/check-layers.)
  *
+ * Where the times go: by default into an array of one per call (4 MB),
+ * as bench/compare's tail part keeps them; with HO_STORE=hist in the
+ * environment, an ordinary call's time goes into a histogram of one bucket
+ * per tick (the few lines of common values stay in the L1) and only the
+ * special calls' into small arrays. The difference is the harness's own
+ * stores: a 4-byte store a call through 4 MB misses the cache every 16th
+ * call, and a switch's first locked instruction waits for the store buffer
+ * to drain, that miss included (docs/benchmarks.md, "The page switch's
+ * warm-up").
+ *
  * Build (after `cmake --build build`):
  *   gcc -O2 -Iinclude -Ibench/cmp bench/probes/handover.c bench/cmp/cmp_rt_events.c \
  *       build/lib/libringtrace.a -lpthread -o build/handover
@@ -33,6 +44,7 @@
  *   taskset -c 1 build/handover overwrite 4m /dev/shm/ho2
  *   taskset -c 1 build/handover overwrite 4m /dev/shm/ho3 16384     (16 KiB pages)
  *   taskset -c 1 build/handover overwrite 4m /dev/shm/ho4 65536 1   (handle touched)
+ *   HO_STORE=hist taskset -c 1 build/handover overwrite 4m /dev/shm/ho5
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -70,6 +82,7 @@ static void ho_touch(int touch, const ringtrace_rb *rb)
 #define HO_N 1000000u
 #define HO_WARMUP 50000u
 #define HO_SLOW_CALL 150u /* ticks: ~61 ns at 2.4 GHz, the p99.9 region */
+#define HO_BUCKETS 65536u /* HO_STORE=hist: one a tick; longer calls in the last */
 
 static int ho_cmp(const void *a, const void *b)
 {
@@ -122,55 +135,105 @@ int main(int argc, char **argv)
 	uint8_t *ho = calloc(HO_N, 1);
 	if (!ho)
 		return 1;
+	/* HO_STORE=hist: ordinary calls counted in hist, the others kept in
+	 * order in sp (each hand-over, then the call after it) and wus. */
+	const char *store = getenv("HO_STORE");
+	int use_hist = store && !strcmp(store, "hist");
+	uint32_t *hist = mmap(NULL, HO_BUCKETS * sizeof(*hist), PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	uint32_t *sp = calloc(HO_N / 64, sizeof(*sp)), *wus = calloc(HO_N / 64, sizeof(*wus));
+	if (hist == MAP_FAILED || !sp || !wus)
+		return 1;
+	uint32_t nsp = 0, nwus = 0, prev = 0;
 	unsigned aux;
 	const char *pg = ringtrace_thr_.last_t ? ringtrace_thr_.last_t->page : NULL;
+	uint32_t lim = ringtrace_thr_.last_t ? ringtrace_thr_.last_t->limit : 0;
 	const ringtrace_rb *rb = ringtrace_session_buffer();
 	size_t page_size = ringtrace_rb_page_size(rb);
 	for (uint32_t i = 0; i < HO_N; i++) {
 		const struct ringtrace_wtls_ *lt = ringtrace_thr_.last_t;
-		/* (this call switches if its record does not fit: the fast path's test) */
-		if (touch && lt && lt->off + RINGTRACE_EV_SPAN_(sizeof(int)) > lt->limit)
+		/* (this call switches if its record does not fit the page) */
+		if (touch && lt && lt->off + RINGTRACE_EV_SPAN_(sizeof(int)) > lt->end)
 			ho_touch(touch, rb);
 		_mm_lfence();
 		uint64_t a = __rdtsc();
 		trace_cmp_int((int)i);
 		uint64_t b = __rdtscp(&aux);
 		_mm_lfence();
-		t[i] = (uint32_t)(b - a);
+		uint32_t d = (uint32_t)(b - a);
 		const char *now = ringtrace_thr_.last_t ? ringtrace_thr_.last_t->page : NULL;
-		ho[i] = now != pg;
+		uint32_t nlim = ringtrace_thr_.last_t ? ringtrace_thr_.last_t->limit : 0;
+		/* 1: a hand-over; 2: the warm-up (same page, limit moved to its end) */
+		uint32_t cls = now != pg ? 1 : nlim != lim ? 2 : 0;
 		pg = now;
+		lim = nlim;
+		if (!use_hist) {
+			t[i] = d;
+			ho[i] = (uint8_t)cls;
+		} else if (cls == 2 && nwus < HO_N / 64) {
+			wus[nwus++] = d;
+		} else if ((cls == 1 || prev == 1) && nsp < HO_N / 64) {
+			sp[nsp++] = d; /* (a hand-over, or the call after one) */
+		} else {
+			hist[d < HO_BUCKETS ? d : HO_BUCKETS - 1]++;
+		}
+		prev = cls;
+	}
+	if (use_hist) {
+		/* Lay the calls out as the array would have them, for the same
+		 * report: each hand-over followed by its next call, the warm-ups,
+		 * then the others (the order of these does not matter). */
+		uint32_t i = 0;
+		for (uint32_t k = 0; k < nsp; k++, i++) {
+			t[i] = sp[k];
+			ho[i] = k % 2 == 0 ? 1 : 0;
+		}
+		for (uint32_t k = 0; k < nwus; k++, i++) {
+			t[i] = wus[k];
+			ho[i] = 2;
+		}
+		for (uint32_t v = 0; v < HO_BUCKETS; v++)
+			for (uint32_t k = 0; k < hist[v] && i < HO_N; k++, i++) {
+				t[i] = v;
+				ho[i] = 0;
+			}
 	}
 	if (ringtrace_session_stop() < 0)
 		fprintf(stderr, "handover: stop: %s\n", ringtrace_last_error());
 	uint32_t *at = calloc(HO_N, sizeof(*at)), *other = calloc(HO_N, sizeof(*other));
-	uint32_t *after = calloc(HO_N, sizeof(*after));
-	if (!at || !other || !after)
+	uint32_t *after = calloc(HO_N, sizeof(*after)), *wu = calloc(HO_N, sizeof(*wu));
+	if (!at || !other || !after || !wu)
 		return 1;
-	uint32_t nat = 0, nother = 0, slow_other = 0, nafter = 0;
+	uint32_t nat = 0, nother = 0, slow_other = 0, nafter = 0, nwu = 0;
 	for (uint32_t i = 0; i < HO_N; i++) {
-		if (ho[i])
+		if (ho[i] == 1)
 			at[nat++] = t[i];
+		else if (ho[i] == 2)
+			wu[nwu++] = t[i];
 		else
 			other[nother++] = t[i];
-		if (!ho[i] && i && ho[i - 1])
+		if (!ho[i] && i && ho[i - 1] == 1)
 			after[nafter++] = t[i];
 		slow_other += !ho[i] && t[i] > HO_SLOW_CALL;
 	}
 	qsort(after, nafter, sizeof(*after), ho_cmp);
+	qsort(wu, nwu, sizeof(*wu), ho_cmp);
 	qsort(at, nat, sizeof(*at), ho_cmp);
 	qsort(other, nother, sizeof(*other), ho_cmp);
 	/* All calls together, as bench/compare's tail part reports them. */
 	qsort(t, HO_N, sizeof(*t), ho_cmp);
-	printf("%s, pool %zu bytes, pages of %zu, touch %d: %u calls (ticks, the timer's own cost "
-	       "included)\n",
-	       argv[1], pool, page_size, touch, HO_N);
+	printf("%s, pool %zu bytes, pages of %zu, touch %d, times kept in %s: %u calls (ticks, the "
+	       "timer's own cost included)\n",
+	       argv[1], pool, page_size, touch, use_hist ? "a histogram" : "an array", HO_N);
 	printf("all calls: median %u, p99 %u, p99.9 %u, p99.99 %u, max %u\n", t[HO_N / 2],
 	       t[(uint64_t)HO_N * 99 / 100], t[(uint64_t)HO_N * 999 / 1000],
 	       t[(uint64_t)HO_N * 9999 / 10000], t[HO_N - 1]);
 	if (nat)
 		printf("hand-overs: %u, p10 %u, median %u, p90 %u, max %u\n", nat, at[nat / 10],
 		       at[nat / 2], at[(uint64_t)nat * 9 / 10], at[nat - 1]);
+	if (nwu)
+		printf("warm-ups: %u, p10 %u, median %u, p90 %u, max %u\n", nwu, wu[nwu / 10],
+		       wu[nwu / 2], wu[(uint64_t)nwu * 9 / 10], wu[nwu - 1]);
 	if (nafter)
 		printf("the call after each hand-over: median %u, p90 %u, max %u\n",
 		       after[nafter / 2], after[(uint64_t)nafter * 9 / 10], after[nafter - 1]);

@@ -115,7 +115,7 @@ static int rt_get_page_pass(struct ringtrace_rb *rb, void *arg)
 	struct rt_get_pass *a = arg;
 	for (uint32_t n = 0; n <= rb->g.npages; n++) {
 		uint32_t idx;
-		int r = rt_fifo_pop(rb, &idx, 0);
+		int r = rt_fifo_pop(rb, &idx, NULL, 0);
 		if (r == 0 && n == 0) {
 			uint64_t now = rt_ticks(rb->h.is_tsc);
 			uint64_t last = RT_LOAD(&rb->shm->last_flush_ticks);
@@ -125,7 +125,7 @@ static int rt_get_page_pass(struct ringtrace_rb *rb, void *arg)
 			ringtrace_rb_refresh_comm(rb);
 			if (ringtrace_rb_flush(rb, rb->g.flush_ms) <= 0)
 				return 0;
-			r = rt_fifo_pop(rb, &idx, 0);
+			r = rt_fifo_pop(rb, &idx, NULL, 0);
 		}
 		if (r <= 0)
 			return a->err = r;

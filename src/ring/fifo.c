@@ -98,16 +98,14 @@ int rt_free_push(struct ringtrace_rb *rb, uint32_t page, int writer)
 #define RT_AHEAD_MAX 64u
 
 /*
- * Push a page. The FIFO has at least 4x as many cells as there are pages,
- * and a page is in it at most once, so a cell is only found busy if a
- * popper was descheduled inside its few-instruction window while the
- * whole pool was published three times over. A writer does not wait for
- * that: after a short spin it returns 0 and the caller counts the page's
- * events as overrun.
- */
-/*
  * Claim the next FIFO position: the order of claims is the order readers
- * see. 1 and *out set, 0 if the cell stayed busy, or damage.
+ * see. 1 and *out set, 0 if the cell stayed busy, or damage; a push is a
+ * claim and then rt_fifo_fill. The FIFO has at least 4x as many cells as
+ * there are pages, and a page is in it at most once, so a cell is only
+ * found busy if a popper was descheduled inside its few-instruction
+ * window while the whole pool was published three times over. A writer
+ * does not wait for that: after a short spin the claim returns 0 and the
+ * caller counts the page's events as overrun.
  */
 int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out, int writer)
 {
@@ -162,21 +160,12 @@ void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page)
 	RT_STORE_REL(&c->seq, pos + 1);
 }
 
-int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page, int writer)
-{
-	uint64_t pos = 0; /* set when the claim returns 1 (gcc -O3 cannot see it) */
-	int r = rt_fifo_claim(rb, &pos, writer);
-	if (r <= 0)
-		return r;
-	rt_fifo_fill(rb, pos, page);
-	return 1;
-}
-
 /*
- * Pop the oldest page. Tombstones are skipped; each takes one of the
- * loop's RT_CAS_MAX rounds, as does each lost race.
+ * Pop the oldest page (and its position in *at, if at is given).
+ * Tombstones are skipped; each takes one of the loop's RT_CAS_MAX rounds,
+ * as does each lost race.
  */
-int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, int writer)
+int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at, int writer)
 {
 	struct rt_shm *shm = rb->shm;
 	uint64_t qcap = rb->g.qcap, mask = qcap - 1;
@@ -203,6 +192,8 @@ int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, int writer)
 						(unsigned long long)(pos & mask),
 						(unsigned long long)pos, p, rb->g.npages);
 				*page = p;
+				if (at)
+					*at = pos;
 				return 1;
 			}
 		} else if (dif < 0) {

@@ -83,6 +83,9 @@
  *   ts = rdtsc
  *   if a flush is asked or the page is full or the timestamp needs the
  *      extended header:  slot->nest = 0, general path
+ *   (the page "full" at its warm-up mark, 2 KiB before its end, and only
+ *      that: prefetch the lines the coming switch will touch, noted at
+ *      the last one, limit = the page's end, go on; writer.c, rt_warm_note)
  *   store the 8-byte header at the write offset (kept 8-aligned), return
  *      the payload pointer; the caller fills it
  *   commit: write offset = end of the payload rounded up to 8 (private),
@@ -96,9 +99,11 @@
  * are written by their owner only. The general path (writer.c) raises nest
  * the same way, does what the fast path declined (a thread's first event,
  * a page switch, answering a flush, the extended header, the
- * CLOCK_MONOTONIC fallback clock) and returns to the same commit. One
- * atomic operation per page (the free-list pop and the FIFO push) is the
- * price of a page switch.
+ * CLOCK_MONOTONIC fallback clock) and returns to the same commit. A few
+ * atomic operations per page are the price of a page switch: the
+ * free-list pop (in overwrite mode, when the list is empty, the FIFO pop
+ * and the overrun count of the page it recycles), the FIFO push and the
+ * published count.
  *
  * SIGNALS
  *
@@ -546,8 +551,7 @@ RT_HIDDEN int rt_free_pop(struct ringtrace_rb *rb, uint32_t *out, int writer);
 RT_HIDDEN int rt_free_push(struct ringtrace_rb *rb, uint32_t page, int writer);
 RT_HIDDEN int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out, int writer);
 RT_HIDDEN void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page);
-RT_HIDDEN int rt_fifo_push(struct ringtrace_rb *rb, uint32_t page, int writer);
-RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, int writer);
+RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at, int writer);
 /*
  * Bounds of the loops over shared memory. A compare-and-swap that fails
  * means another party changed the word in between; the buffer's own

@@ -174,6 +174,61 @@ static uint32_t rt_page_events(const struct ringtrace_wtls_ *t, const struct rt_
 	return (uint32_t)(RT_LOAD(&s->h.hit) - h->events_before);
 }
 
+/* The lines of a page switch's warm-up (rt_warm_note). */
+enum {
+	RT_WARM_PUSH_CELL,
+	RT_WARM_POP_CELL,
+	RT_WARM_HEADER,
+	RT_WARM_HEADER2,
+	RT_WARM_GEN,
+	RT_WARM_LINK,
+	RT_WARM_FREE_HEAD,
+	RT_WARM_ENQ,
+	RT_WARM_DEQ,
+	RT_WARM_PUBLISHED,
+	RT_WARM_SLOT,
+	RT_WARM_N
+};
+_Static_assert(RT_WARM_N == RINGTRACE_WARM_LINES_, "one warm-up line each");
+
+/* A line with nothing to name: the slot's second line (warmed anyway). */
+#define RT_WARM_NONE ((int32_t)offsetof(struct rt_slot, overrun))
+
+/*
+ * The lines are offsets from the slot, which is in the pool's mapping as
+ * they all are: they fit an int32_t when the mapping does. A pool can be
+ * larger (up to 2^40 bytes); its switches are not warmed up (every line
+ * RT_WARM_NONE).
+ */
+static inline int rt_warm_reach(const struct ringtrace_rb *rb)
+{
+	return rb->map_size <= (size_t)INT32_MAX;
+}
+
+/* (only where rt_warm_reach) */
+static inline int32_t rt_warm_off(const struct rt_slot *s, const void *p)
+{
+	return (int32_t)((const char *)p - (const char *)s);
+}
+
+/* A thread's first lines, at its attach: those that stay. */
+static void rt_warm_init(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t,
+			 const struct rt_slot *s)
+{
+	int32_t *w = t->warm_off;
+	struct rt_shm *shm = rb->shm;
+	for (int i = 0; i < RT_WARM_N; i++)
+		w[i] = RT_WARM_NONE;
+	t->warm_rb = (const char *)rb;
+	if (!rt_warm_reach(rb))
+		return;
+	w[RT_WARM_FREE_HEAD] = rt_warm_off(s, &shm->free_head);
+	w[RT_WARM_ENQ] = rt_warm_off(s, &shm->enq_pos);
+	if (rb->g.mode == RINGTRACE_RB_OVERWRITE)
+		w[RT_WARM_DEQ] = rt_warm_off(s, &shm->deq_pos);
+	w[RT_WARM_PUBLISHED] = rt_warm_off(s, &shm->pages_published);
+}
+
 /*
  * Publish the thread's page. If the FIFO is found damaged the page is left
  * where it is, in no list: its events stay in the pool, where a recovery
@@ -192,12 +247,78 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
 	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 	t->page = NULL;
 	t->limit = 0;
-	int r = rt_fifo_push(rb, idx, 1);
+	t->end = 0;
+	uint64_t pos = 0; /* set when the claim returns 1 (gcc -O3 cannot see it) */
+	int r = rt_fifo_claim(rb, &pos, 1);
 	if (r > 0) {
+		rt_fifo_fill(rb, pos, idx);
+		/* (the next push's cell, most likely: rt_warm_note) */
+		if (rt_warm_reach(rb))
+			t->warm_off[RT_WARM_PUSH_CELL] = rt_warm_off(
+				s, &rb->qcells[(pos + 1) & (rb->g.qcap - 1)]);
 		__atomic_fetch_add(&rb->shm->pages_published, 1, __ATOMIC_RELAXED);
 	} else if (r == 0) {
 		rt_account_overrun(rb, h, 1);
 		rt_free_push(rb, idx, 1);
+	}
+}
+
+/*
+ * Note what the thread's next page switch will touch, for its warm-up
+ * (ringtrace/static/ring.h: ringtrace_warm_, RINGTRACE_WARM_AHEAD_ bytes
+ * before the page's end). Why: one page of events (64 KiB by default)
+ * pushes the pool's lines that only a switch uses out of the nearest
+ * caches, and a switch then waited for them one after another (each
+ * address depends on the line before: the queue position, then its cell,
+ * then the page it names, then that page's header): 150-250 ticks more
+ * in about a third of the switches here (docs/benchmarks.md, "The page
+ * switch's warm-up"). Asked for a microsecond ahead, they are near by
+ * then.
+ *
+ * The lines: the control block's free-list head, FIFO write position and
+ * published count (and the FIFO read position in overwrite mode, where
+ * the writers pop; in discard mode it is the consumer's line), the slot's
+ * second line (rt_warm_init), the next push's cell (rt_publish notes it),
+ * and the page the next take will most likely find first: the free list's
+ * new head, or in overwrite mode the FIFO's, read from the cell after the
+ * one just popped when it shares that cell's line (then in the L1: no
+ * wait here for a guess); that page's header, generation word and
+ * free-list link. And the first lines of the buffer's handle
+ * (ringtrace_wtls_.warm_rb). A line with nothing to name repeats the
+ * slot's second line. The values read here are the pool's (untrusted): a
+ * page index is checked against the geometry, and the result is only ever
+ * an address to prefetch.
+ */
+static void rt_warm_note(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t,
+			 const struct rt_slot *s, uint64_t popped, int from_fifo)
+{
+	int32_t *w = t->warm_off;
+	struct rt_shm *shm = rb->shm;
+	const int32_t none = RT_WARM_NONE;
+	uint32_t next = RT_NO_PAGE;
+	if (!rt_warm_reach(rb))
+		return;
+	w[RT_WARM_POP_CELL] = none;
+	w[RT_WARM_LINK] = none;
+	if (from_fifo) {
+		const struct rt_qcell *c = &rb->qcells[(popped + 1) & (rb->g.qcap - 1)];
+		w[RT_WARM_POP_CELL] = rt_warm_off(s, c);
+		if (((uintptr_t)c & (RT_CACHELINE - 1)) != 0 && RT_LOAD(&c->seq) == popped + 2)
+			next = RT_LOAD(&c->page);
+	} else {
+		uint32_t top = (uint32_t)RT_LOAD(&shm->free_head); /* index + 1 */
+		if (top != 0 && top <= rb->g.npages) {
+			next = top - 1;
+			w[RT_WARM_LINK] = rt_warm_off(s, &rb->free_next[next]);
+		}
+	}
+	if (next < rb->g.npages) {
+		const char *h = (const char *)rt_page(rb, next);
+		w[RT_WARM_HEADER] = rt_warm_off(s, h);
+		w[RT_WARM_HEADER2] = rt_warm_off(s, h + RT_CACHELINE);
+		w[RT_WARM_GEN] = rt_warm_off(s, &rb->gen[next]);
+	} else {
+		w[RT_WARM_HEADER] = w[RT_WARM_HEADER2] = w[RT_WARM_GEN] = none;
 	}
 }
 
@@ -206,15 +327,17 @@ static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, stru
 			uint64_t ts)
 {
 	uint32_t idx;
-	int r = rt_free_pop(rb, &idx, 1);
+	uint64_t popped = 0;
+	int r = rt_free_pop(rb, &idx, 1), from_fifo = 0;
 	if (r == 0) {
 		if (rb->g.mode != RINGTRACE_RB_OVERWRITE)
 			return -1;
-		r = rt_fifo_pop(rb, &idx, 1);
+		r = rt_fifo_pop(rb, &idx, &popped, 1);
 		if (r == 0)
 			return -1;
 		if (r > 0)
 			rt_account_overrun(rb, rt_page(rb, idx), 1);
+		from_fifo = 1;
 	}
 	if (r < 0 || RT_LOAD(&rb->damaged))
 		return -2;
@@ -243,7 +366,10 @@ static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, stru
 	rt_gen_end(rb, idx);
 	t->page = (char *)h;
 	t->off = RINGTRACE_PAGE_HEADER_SIZE;
-	t->limit = rb->h.page_size;
+	t->end = rb->h.page_size;
+	/* (the warm-up mark: not on pages too small to have a point) */
+	t->limit = t->end >= 4 * RINGTRACE_WARM_AHEAD_ ? t->end - RINGTRACE_WARM_AHEAD_ : t->end;
+	rt_warm_note(rb, t, s, popped, from_fifo);
 	t->last_ts = ts;
 	RT_STORE(&s->pages, RT_LOAD(&s->pages) + 1);
 	RT_STORE(&s->page_ts, ts);
@@ -282,6 +408,7 @@ static void rt_answer_steal(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, 
 	if (st == RT_STEAL_TAKEN) {
 		t->page = NULL;
 		t->limit = 0;
+		t->end = 0;
 		RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 		RT_STORE_REL(&s->h.steal, RT_STEAL_NONE);
 	}
@@ -338,7 +465,9 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
 	uint32_t start = t->off;
 	uint32_t end = start + (ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE) +
 		       (uint32_t)len;
-	if (!t->page || end > t->limit) {
+	if (t->page && end > t->limit && end <= t->end)
+		ringtrace_warm_(t, &s->h); /* the warm-up mark (as the inline path does) */
+	if (!t->page || end > t->end) {
 		if (t->page)
 			rt_publish(rb, t, s, 0);
 		int r = RT_LOAD(&rb->damaged) ? -2 : rt_take_page(rb, t, s, ts);
@@ -579,6 +708,8 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	t->page = NULL;
 	t->off = 0;
 	t->limit = 0;
+	t->end = 0;
+	rt_warm_init(rb, t, s);
 	t->last_ts = 0;
 	t->seq = 0;
 	t->noslot_skip = 0;
@@ -686,6 +817,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
 			RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 			t->page = NULL;
 			t->limit = 0;
+			t->end = 0;
 			rt_free_push(rb, idx, 1);
 		}
 	}
