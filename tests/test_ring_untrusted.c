@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "pool_layout.h"
+#include "ringtrace/static/ring.h"
 #include "testutil.h"
 
 #define PS 4096u
@@ -837,6 +838,55 @@ static void test_tamper_shrink(void)
 	tamper_case(1);
 }
 
+/*
+ * The page switch's warm-up guesses the next page to recycle from the
+ * FIFO cell after the one just popped (writer.c, rt_warm_note): a page
+ * index there is the pool's, untrusted. One just past the pool (its
+ * header would be the first byte after the mapping) is seen at a switch
+ * and dropped: no warm-up line outside the pool, nothing reported damaged
+ * (the guess is never used as a page), the writer goes on; put back
+ * before the cell is popped for real, the pool stays sound.
+ */
+static void test_warm_guess(void)
+{
+	const uint32_t ps = 16384, np = 16, rec = EV_LEN + 8;
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, ps, np, RINGTRACE_RB_OVERWRITE);
+	ringtrace_rb *rb = tu_create(&cfg);
+	size_t size;
+	char *b = map_of(rb, &size);
+	const struct ringtrace_rb_head_ *hd = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	const struct ringtrace_wtls_ *t = &ringtrace_wtls_[hd->idx];
+	const char *lo = hd->base, *hi = hd->pages + (size_t)np * ps;
+	uint64_t n = 0;
+	/* until the writer recycles published pages, and the next pop's cell
+	 * follows the popped one in its line (the case the guess reads) */
+	while (tu_stats(rb).pages_published < 2 * np || (pl_u64(b, PL_DEQ_POS) + 1) % 4 == 0)
+		write_n(rb, n++, 1);
+	uint64_t cell = pl_cell(b, pl_u64(b, PL_DEQ_POS) + 1) + 8;
+	uint32_t honest = pl_u32(b, cell);
+	pl_set_u32(b, cell, np + 1);
+	const char *page = t->page;
+	while (t->page == page) /* up to the switch that pops the cell before */
+		write_n(rb, n++, 1);
+	for (int k = 0; k < RINGTRACE_WARM_LINES_; k++) {
+		const char *l = (const char *)t->slot + t->warm_off[k];
+		CHECKF(l >= lo && l < hi, "warm-up line %d at %td, outside the pool [0, %td)", k,
+		       l - lo, hi - lo);
+	}
+	CHECK_EQ_U64(ringtrace_rb_damaged(rb), 0);
+	pl_set_u32(b, cell, honest);
+	uint64_t more = 3 * (ps / rec);
+	write_n(rb, n, more);
+	n += more;
+	CHECK_EQ_U64(ringtrace_rb_damaged(rb), 0);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.hit, n);
+	CHECK_EQ_U64(st.missed, 0);
+	munmap(b, size);
+	ringtrace_rb_destroy(rb);
+}
+
 /* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_untrusted_attach_bad_geometry_refused_naming_each_field, test_attach_geometry),
@@ -845,6 +895,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_untrusted_fifo_sequence_ahead_of_read_position_bounded_and_named, test_seq_ahead_reader),
 	CHECK_CASE(ring_untrusted_fifo_sequence_ahead_of_write_position_refused_not_spinning, test_seq_ahead_writer),
 	CHECK_CASE(ring_untrusted_fifo_sequence_a_lap_behind_named, test_seq_lap_behind),
+	CHECK_CASE(ring_untrusted_warm_up_guess_of_next_page_out_of_range_dropped_not_used, test_warm_guess),
 	CHECK_CASE(ring_untrusted_free_list_head_out_of_range_refuses_the_event, test_free_head),
 	CHECK_CASE(ring_untrusted_free_list_link_out_of_range_refuses_the_event, test_free_link),
 	CHECK_CASE(ring_untrusted_slot_current_page_out_of_range_named_by_flush, test_slot_page),
