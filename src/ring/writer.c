@@ -174,6 +174,14 @@ static uint32_t rt_page_events(const struct ringtrace_wtls_ *t, const struct rt_
 	return (uint32_t)(RT_LOAD(&s->h.hit) - h->events_before);
 }
 
+/* The thread holds no page: the next event takes one (the general path). */
+static inline void rt_state_no_page(struct ringtrace_wtls_ *t)
+{
+	t->page = NULL;
+	t->limit = 0;
+	t->end = 0;
+}
+
 /* The lines of a page switch's warm-up (rt_warm_note). */
 enum {
 	RT_WARM_PUSH_CELL,
@@ -245,9 +253,7 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
 	h->events = rt_page_events(t, s);
 	h->flags |= flags;
 	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
-	t->page = NULL;
-	t->limit = 0;
-	t->end = 0;
+	rt_state_no_page(t);
 	uint64_t pos = 0; /* set when the claim returns 1 (gcc -O3 cannot see it) */
 	int r = rt_fifo_claim(rb, &pos, 1);
 	if (r > 0) {
@@ -406,9 +412,7 @@ static void rt_answer_steal(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, 
 		}
 	}
 	if (st == RT_STEAL_TAKEN) {
-		t->page = NULL;
-		t->limit = 0;
-		t->end = 0;
+		rt_state_no_page(t);
 		RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 		RT_STORE_REL(&s->h.steal, RT_STEAL_NONE);
 	}
@@ -705,10 +709,8 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	RT_STORE_REL(&s->h.state, RT_SLOT_NEXT(w, RT_SLOT_ACTIVE));
 	t->slot_w = RT_SLOT_NEXT(w, RT_SLOT_ACTIVE);
 	t->slot = &s->h;
-	t->page = NULL;
+	rt_state_no_page(t);
 	t->off = 0;
-	t->limit = 0;
-	t->end = 0;
 	rt_warm_init(rb, t, s);
 	t->last_ts = 0;
 	t->seq = 0;
@@ -815,9 +817,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
 		} else {
 			uint32_t idx = rt_page_index(rb, t->page);
 			RT_STORE(&s->h.cur_page, RT_NO_PAGE);
-			t->page = NULL;
-			t->limit = 0;
-			t->end = 0;
+			rt_state_no_page(t);
 			rt_free_push(rb, idx, 1);
 		}
 	}
