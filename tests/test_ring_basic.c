@@ -20,7 +20,9 @@
  *  - a gap of 2^32 ticks or more between events (extended header) decodes
  *    to the right timestamp;
  *  - pages fill to their end past the page switch's warm-up mark, through
- *    the inline and the general path, in both modes.
+ *    the inline and the general path, in both modes;
+ *  - the general path takes the clock reading a declined inline attempt
+ *    left, once, never a stale one (nor one left from before an attach).
  *
  * Each is a case (the table at the end). The round trips are phases of
  * one writer's life (write, flush and read, write on and release, write
@@ -1105,6 +1107,134 @@ static void warm_case(enum ringtrace_rb_mode mode, int general)
 	ringtrace_rb_destroy(rb);
 }
 
+/*
+ * The clock reading an inline attempt leaves behind when it declines
+ * (ringtrace_wtls_.decl_ts): the general path it falls back to takes it
+ * instead of reading the clock again, once, and only a reading no older
+ * than the thread's last event; a stale one is never used, nor one left
+ * in the thread's state before its attach (last_ts is 0 then: the age
+ * test cannot tell). An event's timestamp is the thread's last_ts after
+ * it.
+ */
+/* A buffer of 16 pages of 4 KiB, and the calling thread's state there. */
+static ringtrace_rb *decl_buffer(enum ringtrace_rb_mode mode, struct ringtrace_wtls_ **t,
+				 int *is_tsc)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, 4096, 16, mode);
+	ringtrace_rb *rb = tu_create(&cfg);
+	const struct ringtrace_rb_head_ *hd = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	*t = &ringtrace_wtls_[hd->idx];
+	*is_tsc = (int)hd->is_tsc;
+	return rb;
+}
+
+static uint64_t decl_write(ringtrace_rb *rb, struct ringtrace_wtls_ *t, int general)
+{
+	uint64_t *p = (uint64_t *)(general ? ringtrace_rb_reserve_general_(rb, 7, 8)
+					   : ringtrace_rb_reserve(rb, 7, 8));
+	CHECKF(p != NULL, "%s", ringtrace_last_error());
+	*p = 1;
+	ringtrace_rb_commit(rb);
+	return t->last_ts;
+}
+
+static void test_decl_taken(void)
+{
+	struct ringtrace_wtls_ *t;
+	int is_tsc;
+	ringtrace_rb *rb = decl_buffer(RINGTRACE_RB_DISCARD, &t, &is_tsc);
+	uint64_t last = decl_write(rb, t, 0);
+	CHECK_EQ_U64(t->decl_ts, 0);
+	/* A reading just after the last event's: that is the next event's
+	 * timestamp (a fresh reading would be later: time has passed). */
+	t->decl_ts = last + 5;
+	uint64_t ts = decl_write(rb, t, 1);
+	if (is_tsc)
+		CHECK_EQ_U64(ts, last + 5);
+	else
+		CHECK(ts != last + 5); /* (another clock: never taken) */
+	CHECK_EQ_U64(t->decl_ts, 0);
+	/* Taken once: the next general write reads the clock. */
+	uint64_t ts2 = decl_write(rb, t, 1);
+	CHECK(ts2 > ts);
+	/* Through the inline path: the page's end declines it, which leaves
+	 * its reading; the general path then records with that reading and
+	 * switches pages. */
+	if (is_tsc) {
+		uint32_t switched = 0;
+		for (int i = 0; i < 1000 && !switched; i++) {
+			struct ringtrace_fres_ f;
+			const char *page = t->page;
+			uint64_t before = t->last_ts;
+			void *q = ringtrace_reserve_fast_(rb, 7, 8, &f);
+			if (q) {
+				*(uint64_t *)q = 2;
+				ringtrace_commit_fast_(&f);
+				continue;
+			}
+			CHECKF(t->decl_ts >= before,
+			       "declined with reading %" PRIu64 " (last %" PRIu64 ")", t->decl_ts,
+			       before);
+			uint64_t r = t->decl_ts;
+			CHECK_EQ_U64(decl_write(rb, t, 1), r);
+			CHECK(t->page != page);
+			CHECK_EQ_U64(((const struct ringtrace_page_header *)(const void *)t->page)
+					     ->timestamp_begin,
+				     r);
+			switched = 1;
+		}
+		CHECK(switched);
+	}
+	ringtrace_rb_writer_release(rb);
+	ringtrace_rb_destroy(rb);
+}
+
+static void test_decl_stale(void)
+{
+	struct ringtrace_wtls_ *t;
+	int is_tsc;
+	ringtrace_rb *rb = decl_buffer(RINGTRACE_RB_OVERWRITE, &t, &is_tsc);
+	uint64_t last = decl_write(rb, t, 0);
+	/* Older than the last event (a signal handler's event came after it):
+	 * the clock is read, and the reading is gone. */
+	t->decl_ts = last - 1;
+	uint64_t ts = decl_write(rb, t, 1);
+	CHECK(ts > last);
+	CHECK_EQ_U64(t->decl_ts, 0);
+	/* Left by an attempt whose general path never ran, then an event
+	 * written inline: older than that event, not used. */
+	t->decl_ts = ts + 1;
+	uint64_t ts2 = decl_write(rb, t, 0);
+	CHECK(ts2 > ts + 1);
+	uint64_t ts3 = decl_write(rb, t, 1);
+	CHECK(ts3 > ts2);
+	CHECK_EQ_U64(t->decl_ts, 0);
+	/* A record that goes the general way without a decline (an id above
+	 * the largest: refused there, counted as missed) leaves the reading
+	 * alone: only a decline's general path takes it. */
+	t->decl_ts = ts3 + 1;
+	uint64_t *p = (uint64_t *)ringtrace_rb_reserve(rb, RINGTRACE_EV_MAX_ID + 1, 8);
+	CHECK(p == NULL); /* (refused: counted as missed) */
+	CHECK_EQ_U64(t->decl_ts, ts3 + 1);
+	ringtrace_rb_writer_release(rb);
+	ringtrace_rb_destroy(rb);
+}
+
+static void test_decl_attach(void)
+{
+	struct ringtrace_wtls_ *t;
+	int is_tsc;
+	ringtrace_rb *rb = decl_buffer(RINGTRACE_RB_DISCARD, &t, &is_tsc);
+	/* What a buffer that had this index before may have left. */
+	t->decl_ts = 1;
+	uint64_t ts = decl_write(rb, t, 1); /* the thread's first event: attach */
+	CHECK(ts > 1);
+	CHECK_EQ_U64(t->decl_ts, 0);
+	ringtrace_rb_writer_release(rb);
+	ringtrace_rb_destroy(rb);
+}
+
 static void test_warm_inline_discard(void)
 {
 	warm_case(RINGTRACE_RB_DISCARD, 0);
@@ -1146,6 +1276,9 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_prepare_thread_claims_slot_before_first_event, test_prepare_thread),
 	CHECK_CASE(ring_basic_prepare_thread_without_free_slot_is_enospc, test_prepare_thread_no_slot),
 	CHECK_CASE(ring_basic_prepare_thread_on_reader_handle_is_einval, test_prepare_thread_reader),
+	CHECK_CASE(ring_basic_general_path_takes_declined_inline_reading, test_decl_taken),
+	CHECK_CASE(ring_basic_general_path_reads_clock_for_stale_reading, test_decl_stale),
+	CHECK_CASE(ring_basic_first_event_after_attach_takes_no_stale_reading, test_decl_attach),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_discard, test_warm_inline_discard),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_discard, test_warm_general_discard),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_overwrite, test_warm_inline_overwrite),

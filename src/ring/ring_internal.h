@@ -82,7 +82,9 @@
  *   slot->nest = 1                     (plain store; marks "inside a write")
  *   ts = rdtsc
  *   if a flush is asked or the page is full or the timestamp needs the
- *      extended header:  slot->nest = 0, general path
+ *      extended header:  (private) decl_ts = ts, slot->nest = 0, general
+ *      path, which takes decl_ts as the event's timestamp rather than read
+ *      the clock again (if no older than the thread's last event)
  *   (the page "full" at its warm-up mark, 2 KiB before its end, and only
  *      that: prefetch the lines the coming switch will touch, noted at
  *      the last one, limit = the page's end, go on; writer.c, rt_warm_note)

@@ -511,8 +511,9 @@ static void *rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
  * with nest lowered (rt_reserve_slow). Out of line and reached by a tail
  * call, so that the fast path saves no registers.
  */
-static void *__attribute__((noinline, cold))
-rt_reserve_generic(struct ringtrace_rb *rb, uint32_t id, size_t len)
+static inline __attribute__((always_inline)) void *rt_reserve_general(struct ringtrace_rb *rb,
+								      uint32_t id, size_t len,
+								      int declined)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
 	/* A damaged pool: nothing more is written to it (ring_internal.h,
@@ -529,7 +530,37 @@ rt_reserve_generic(struct ringtrace_rb *rb, uint32_t id, size_t len)
 	}
 	RT_STORE(&s->h.nest, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return rt_reserve_slow(rb, id, len, rt_ticks((int)rb->h.is_tsc));
+	/*
+	 * The inline attempt that declined read the clock already: its
+	 * reading, taken now that nest is raised (a signal handler's write
+	 * from here on is dropped above and leaves it alone; one that wrote
+	 * in between may have taken it, leaving 0, or replaced it with its
+	 * own, later reading). One older than the thread's last event (a
+	 * handler's event came after it) is not used: the clock is read.
+	 */
+	uint64_t ts = 0;
+	if (declined && rb->h.is_tsc) {
+		ts = t->decl_ts;
+		t->decl_ts = 0;
+	}
+	if (ts == 0 || ts < t->last_ts)
+		ts = rt_ticks((int)rb->h.is_tsc);
+	return rt_reserve_slow(rb, id, len, ts);
+}
+
+/* Everything the inline fast path does not handle (see above). */
+static void *__attribute__((noinline, cold))
+rt_reserve_generic(struct ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	return rt_reserve_general(rb, id, len, 0);
+}
+
+/* The same, just after an inline attempt through the thread's state
+ * declined: its clock reading is in decl_ts (ringtrace/static/ring.h). */
+static void *__attribute__((noinline, cold))
+rt_reserve_declined(struct ringtrace_rb *rb, uint32_t id, size_t len)
+{
+	return rt_reserve_general(rb, id, len, 1);
 }
 
 void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
@@ -547,14 +578,14 @@ void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
 	uint64_t w = RINGTRACE_EV_WORD(0, id, len);
 	void *p = ringtrace_reserve_at_(t, &w, RINGTRACE_EV_WORD_LEN(w), &f);
 	if (rt_unlikely(!p))
-		return rt_reserve_generic(rb, RINGTRACE_EV_WORD_ID(w), RINGTRACE_EV_WORD_LEN(w));
+		return rt_reserve_declined(rb, RINGTRACE_EV_WORD_ID(w), RINGTRACE_EV_WORD_LEN(w));
 	t->res_end = f.end; /* for ringtrace_rb_commit */
 	return p;
 }
 
 void *ringtrace_rb_reserve_general_(ringtrace_rb *rb, uint32_t id, size_t len)
 {
-	return rt_reserve_generic(rb, id, len);
+	return rt_reserve_declined(rb, id, len);
 }
 
 void ringtrace_rb_commit(ringtrace_rb *rb)
@@ -713,6 +744,7 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	t->off = 0;
 	rt_warm_init(rb, t, s);
 	t->last_ts = 0;
+	t->decl_ts = 0; /* (a reading for the buffer this state served before) */
 	t->seq = 0;
 	t->noslot_skip = 0;
 	pthread_setspecific(rt_exit_key, (void *)1);

@@ -95,6 +95,15 @@ struct ringtrace_wtls_ {
 	uint32_t slot_w;       /* the slot's state word this thread published (ACTIVE) */
 	uint32_t end;          /* the page's size, 0 when there is no page; limit is below
 				  it until the warm-up mark is passed */
+	/*
+	 * The timestamp an inline reservation read before it declined (a page
+	 * switch, a flush request, a long gap), for the general path it falls
+	 * back to (ringtrace_rb_reserve_general_, ringtrace_rb_reserve): that
+	 * path then does not read the clock a second time (a read of the TSC
+	 * costs ~10 ns on some machines, a sixth of a switch). Taken and
+	 * cleared there, after the nesting flag is raised; 0: none.
+	 */
+	uint64_t decl_ts;
 	/* The lines the next page switch will touch, as offsets from slot
 	 * (they are all in the pool's mapping), set at each switch by the
 	 * library; only ever prefetched, so a stale one costs nothing. */
@@ -225,6 +234,7 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct 
 		if (!hw || ts - t->last_ts > 0xFFFFFFFFull ||
 		    __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0 || next <= t->limit ||
 		    next > t->end) {
+			t->decl_ts = hw ? ts : 0; /* (for the general path: above) */
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			__atomic_store_n(&s->nest, 0, __ATOMIC_RELAXED);
 			return 0;
