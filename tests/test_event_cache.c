@@ -23,8 +23,10 @@
  *     state being retired);
  *  7. ringtrace_events_prepare_thread() attaches and caches before the
  *     thread's first event, which then goes through that state;
- *  8. without an events buffer it only registers the read-side node.
- * Every event carries (tag, sequence) and is checked. Each of 1-8 is a
+ *  8. without an events buffer it only registers the read-side node;
+ *  9. an event recorded inside a read-side section does not take a clock
+ *     reading that another call's declined inline attempt left.
+ * Every event carries (tag, sequence) and is checked. Each of 1-9 is a
  * case, enabling the events itself (cache_setup).
  */
 #ifndef _GNU_SOURCE
@@ -430,6 +432,38 @@ static void test_prepare_nobuf(void)
 	CHECK(pthread_join(th, NULL) == 0);
 }
 
+/*
+ * 9. An event recorded inside a read-side section (a signal handler that
+ * interrupted a tracepoint, a probe's tracepoint) goes the general way
+ * without an inline attempt of its own: it must not be stamped with a
+ * clock reading another call left in the thread's writer state (decl_ts,
+ * there for the general path of the call whose attempt declined).
+ */
+static void test_nested_no_decl(void)
+{
+	cache_setup();
+	ringtrace_rb *rb = evu_buffer(4096, 64);
+	record(9, 0, 1); /* attached, cached */
+	struct ringtrace_wtls_ *t = ringtrace_thr_.last_t;
+	CHECK(t != NULL);
+	/* A reading left by an attempt whose own general path has not run
+	 * yet: just after the last event, as a real one would be. */
+	uint64_t planted = t->last_ts + 1;
+	t->decl_ts = planted;
+	unsigned rd = ringtrace_read_lock();
+	trace_cache_ev(9, 1);
+	ringtrace_read_unlock(rd);
+	CHECKF(t->last_ts > planted,
+	       "the nested event's timestamp %" PRIu64 ", the reading left there %" PRIu64,
+	       t->last_ts, planted);
+	record(9, 2, 1);
+	struct evu_list l = {0};
+	evu_collect(rb, &l);
+	expect_seq(&l, 9, 0, 3);
+	evu_list_free(&l);
+	evu_buffer_done(rb);
+}
+
 /* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
 static const struct check_case cases[] = {
@@ -441,6 +475,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(event_cache_signal_during_writer_release_loses_nothing, test_release_signals),
 	CHECK_CASE(event_cache_prepare_thread_attaches_and_caches_before_first_event, test_prepare),
 	CHECK_CASE(event_cache_prepare_thread_without_buffer_registers_node_only, test_prepare_nobuf),
+	CHECK_CASE(event_cache_nested_section_event_not_stamped_with_declined_reading, test_nested_no_decl),
 };
 /* clang-format on */
 

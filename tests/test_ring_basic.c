@@ -1228,9 +1228,13 @@ static void test_decl_attach(void)
 	ringtrace_rb *rb = decl_buffer(RINGTRACE_RB_DISCARD, &t, &is_tsc);
 	/* What a buffer that had this index before may have left. */
 	t->decl_ts = 1;
-	uint64_t ts = decl_write(rb, t, 1); /* the thread's first event: attach */
-	CHECK(ts > 1);
+	/* Attached before any event, then the general path directly, with
+	 * no inline attempt in between to replace the reading: last_ts is 0,
+	 * so only the attach's clearing keeps 1 out. */
+	CHECK_OK(ringtrace_rb_prepare_thread(rb));
 	CHECK_EQ_U64(t->decl_ts, 0);
+	uint64_t ts = decl_write(rb, t, 1);
+	CHECK(ts > 1);
 	ringtrace_rb_writer_release(rb);
 	ringtrace_rb_destroy(rb);
 }

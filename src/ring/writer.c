@@ -539,8 +539,9 @@ static inline __attribute__((always_inline)) void *rt_reserve_general(struct rin
 	 * handler's event came after it) is not used: the clock is read.
 	 */
 	uint64_t ts = 0;
-	if (declined && rb->h.is_tsc) {
-		ts = t->decl_ts;
+	if (declined) {
+		if (rb->h.is_tsc)
+			ts = t->decl_ts;
 		t->decl_ts = 0;
 	}
 	if (ts == 0 || ts < t->last_ts)

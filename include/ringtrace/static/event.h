@@ -73,6 +73,14 @@ struct ringtrace_probe_set {
 #define RINGTRACE_EV_RECORD 0x1u /* recorded into the events buffer */
 #define RINGTRACE_EV_PROBES 0x2u /* probes attached */
 #define RINGTRACE_EV_CTL 0x4u    /* a filter or triggers attached (desc->ctl) */
+/*
+ * Not a state bit: what ringtrace_rec_<event> adds to the state it passes
+ * its slow path when its inline reservation was declined (a page switch,
+ * a flush request, a long gap). Then, and only then, the thread's writer
+ * state holds that attempt's clock reading for the general path to take
+ * (ringtrace_rb_reserve_general_; ringtrace/static/ring.h, decl_ts).
+ */
+#define RINGTRACE_EV_DECLINED_ 0x80000000u
 
 struct ringtrace_event_ctl_;
 

@@ -14,12 +14,15 @@
  * ringtrace_rb_head_ as their first members, and the per-thread writer
  * state is this header's ringtrace_wtls_ itself.
  *
- * ringtrace_reserve_at_() returns NULL, having changed nothing, for every
- * case it does not handle (a nested write from a signal handler, a page
- * switch, a flush request, a long gap that needs the extended header, no
- * cycle counter): the caller then goes through ringtrace_rb_reserve(),
- * whose out-of-line general path (src/ring/writer.c) handles them all,
- * counts drops, and hands back to the same commit.
+ * ringtrace_reserve_at_() returns NULL for every case it does not handle
+ * (a nested write from a signal handler, a page switch, a flush request, a
+ * long gap that needs the extended header, no cycle counter), having
+ * changed nothing but the thread's decl_ts (the clock reading it took, if
+ * it took one): the caller then goes through ringtrace_rb_reserve() or
+ * ringtrace_rb_reserve_general_(), whose out-of-line general path
+ * (src/ring/writer.c) handles them all, timestamps the event with that
+ * reading rather than read the clock again, counts drops, and hands back
+ * to the same commit.
  *
  * One case it handles off its main line and goes on: the page's warm-up
  * mark. A thread's `limit` stops RINGTRACE_WARM_AHEAD_ bytes short of the
@@ -98,10 +101,14 @@ struct ringtrace_wtls_ {
 	/*
 	 * The timestamp an inline reservation read before it declined (a page
 	 * switch, a flush request, a long gap), for the general path it falls
-	 * back to (ringtrace_rb_reserve_general_, ringtrace_rb_reserve): that
-	 * path then does not read the clock a second time (a read of the TSC
-	 * costs ~10 ns on some machines, a sixth of a switch). Taken and
-	 * cleared there, after the nesting flag is raised; 0: none.
+	 * back to (ringtrace_rb_reserve's own, or ringtrace_rb_reserve_general_
+	 * called by a tracepoint whose ringtrace_rec_<event> said it declined:
+	 * RINGTRACE_EV_DECLINED_): that path then does not read the clock a
+	 * second time (a read of the TSC costs ~10 ns on some machines, a
+	 * sixth of a switch). Taken and cleared there, after the nesting flag
+	 * is raised, unless older than last_ts; 0: none. No other path takes
+	 * it: a call that made no attempt of its own (a signal handler's, one
+	 * inside a read-side section) would take another call's reading.
 	 */
 	uint64_t decl_ts;
 	/* The lines the next page switch will touch, as offsets from slot
@@ -280,7 +287,9 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_fast_(
  * just been declined (a page switch, a flush request, a long gap, a
  * nested write): trying it again would only fail again, after reading
  * the clock (two attempts and two clock reads made a page switch's call
- * that much longer). Same contract and commit as ringtrace_rb_reserve().
+ * that much longer). It timestamps the event with the reading that
+ * attempt left (decl_ts): only a caller whose attempt did decline may
+ * call it. Same contract and commit as ringtrace_rb_reserve().
  */
 void *ringtrace_rb_reserve_general_(ringtrace_rb *rb, uint32_t id, size_t len);
 

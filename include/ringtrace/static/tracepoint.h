@@ -287,9 +287,12 @@
 				/* Recording only, the thread's cache current, a size the  \
 				 * inline path takes: ringtrace_rec_<event> has just tried \
 				 * the inline reservation and been declined (a page switch \
-				 * most often); the general path, directly. */         \
+				 * most often; it says so with RINGTRACE_EV_DECLINED_); the \
+				 * general path, directly, which takes that attempt's clock \
+				 * reading. */         \
 				int ringtrace_i_tried = ringtrace_i_state ==                         \
-								RINGTRACE_EV_RECORD &&               \
+								(RINGTRACE_EV_RECORD |               \
+								 RINGTRACE_EV_DECLINED_) &&          \
 							ringtrace_i_sz <=                            \
 								RINGTRACE_MIN_MAX_PAYLOAD_ &&        \
 							__atomic_load_n(&ringtrace_events_cookie_,   \
@@ -348,8 +351,12 @@
 		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;               \
 		struct ringtrace_reader_node *ringtrace_i_n;                                         \
 		if (__builtin_expect(ringtrace_read_enter_rec_(&ringtrace_i_n), 1)) {                \
-			RINGTRACE_I_REC_IN_(name, args, fields,                                      \
-					    ringtrace_read_unlock_fast_(ringtrace_i_n))              \
+			/* (declined: the slow call says so: its clock reading is          \
+			 * there to take) */         \
+			RINGTRACE_I_REC_IN_(                                                         \
+				name, args, fields, ringtrace_read_unlock_fast_(ringtrace_i_n),      \
+				RINGTRACE_I_DECLINED_(name, args,                                    \
+						      ringtrace_read_unlock_fast_(ringtrace_i_n)))   \
 		}                                                                                    \
 		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                         \
 							  RINGTRACE_I_UNPAREN args);                 \
@@ -359,7 +366,7 @@
 		uint32_t ringtrace_i_state, RINGTRACE_I_UNPAREN proto)                               \
 	{                                                                                            \
 		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;               \
-		RINGTRACE_I_REC_IN_(name, args, fields, ringtrace_read_unlock(0))                    \
+		RINGTRACE_I_REC_IN_(name, args, fields, ringtrace_read_unlock(0), (void)0)           \
 		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                         \
 							  RINGTRACE_I_UNPAREN args);                 \
 	}                                                                                            \
@@ -378,7 +385,7 @@
 			ringtrace_read_unlock(0);                                                    \
 			return;                                                                      \
 		}                                                                                    \
-		RINGTRACE_I_REC_IN_(name, args, fields, ringtrace_read_unlock(0))                    \
+		RINGTRACE_I_REC_IN_(name, args, fields, ringtrace_read_unlock(0), (void)0)           \
 		ringtrace_slow_##name RINGTRACE_I_PREPEND(ringtrace_i_state,                         \
 							  RINGTRACE_I_UNPAREN args);                 \
 	}                                                                                            \
@@ -439,22 +446,35 @@
  * state, leave the section and return; if nothing is to be recorded
  * (tracing off, no buffer), leave and return; else (a new buffer, a page
  * switch, a flush, the fence mode...) leave the section and fall through
- * to the caller's slow call. `unlock` leaves the section. (The REC test
+ * to the caller's slow call. `unlock` leaves the section; `declined`, a
+ * statement, runs first when the inline reservation was tried and
+ * declined (ringtrace_rec_<event> notes it for its slow call). (The REC test
  * sits on the mismatch branch, not after a shared unlock: else clang keeps
  * the cookie in a callee-saved register across the record, and pushes it.)
  */
-#define RINGTRACE_I_REC_IN_(name, args, fields, unlock)                             \
+#define RINGTRACE_I_REC_IN_(name, args, fields, unlock, declined)                   \
 	{                                                                           \
 		uint64_t ringtrace_i_c = __atomic_load_n(&ringtrace_events_cookie_, \
 							 __ATOMIC_ACQUIRE);         \
 		if (__builtin_expect(ringtrace_i_c == ringtrace_thr_.cookie, 1)) {  \
-			RINGTRACE_I_RECORD_(fields, unlock; return;)                \
+			RINGTRACE_I_RECORD_(fields, unlock; return;, declined)      \
 		} else if (!(ringtrace_i_c & RINGTRACE_EVC_REC)) {                  \
 			unlock;                                                     \
 			return;                                                     \
 		}                                                                   \
 		unlock;                                                             \
 	}
+
+/*
+ * What ringtrace_rec_<event> does when its inline reservation declined:
+ * leave the section and call the slow path with RINGTRACE_EV_DECLINED_
+ * added (ringtrace/static/event.h), by a tail call.
+ */
+#define RINGTRACE_I_DECLINED_(name, args, unlock)                                               \
+	unlock;                                                                                 \
+	ringtrace_slow_##name RINGTRACE_I_PREPEND(RINGTRACE_EV_RECORD | RINGTRACE_EV_DECLINED_, \
+						  RINGTRACE_I_UNPAREN args);                    \
+	return
 
 /*
  * Build a fixed-size record into a local array (the entry's filter path and
@@ -502,7 +522,7 @@
  * Size, reserve (inline, through the thread's cached writer state; only
  * records that fit any buffer), write, commit; then run `after`.
  */
-#define RINGTRACE_I_RECORD_(fields, after)                                                        \
+#define RINGTRACE_I_RECORD_(fields, after, declined)                                              \
 	{                                                                                         \
 		struct ringtrace_fres_ ringtrace_i_f;                                             \
 		RINGTRACE_I_BUILD_(                                                               \
@@ -515,6 +535,8 @@
 		if (ringtrace_i_p) {                                                              \
 			ringtrace_commit_fast_(&ringtrace_i_f);                                   \
 			after                                                                     \
+		} else if (ringtrace_i_sz <= RINGTRACE_MIN_MAX_PAYLOAD_) {                        \
+			declined;                                                                 \
 		}                                                                                 \
 	}
 
