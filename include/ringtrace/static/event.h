@@ -76,9 +76,11 @@ struct ringtrace_probe_set {
 /*
  * Not a state bit: what ringtrace_rec_<event> adds to the state it passes
  * its slow path when its inline reservation was declined (a page switch,
- * a flush request, a long gap). Then, and only then, the thread's writer
- * state holds that attempt's clock reading for the general path to take
- * (ringtrace_rb_reserve_general_; ringtrace/static/ring.h, decl_ts).
+ * a flush request, a long gap, a nested write). Only then may the general
+ * path take the clock reading in the thread's writer state
+ * (ringtrace_rb_reserve_general_; ringtrace/static/ring.h, decl_ts): the
+ * attempt left it there, unless it declined a nested write, whose event
+ * the general path drops before it looks.
  */
 #define RINGTRACE_EV_DECLINED_ 0x80000000u
 
