@@ -448,14 +448,14 @@ static void test_nested_no_decl(void)
 	CHECK(t != NULL);
 	/* A reading left by an attempt whose own general path has not run
 	 * yet: just after the last event, as a real one would be. */
-	uint64_t planted = t->last_ts + 1;
+	uint64_t planted = ringtrace_last_ts_(t) + 1;
 	t->decl_ts = planted;
 	unsigned rd = ringtrace_read_lock();
 	trace_cache_ev(9, 1);
 	ringtrace_read_unlock(rd);
-	CHECKF(t->last_ts > planted,
+	CHECKF(ringtrace_last_ts_(t) > planted,
 	       "the nested event's timestamp %" PRIu64 ", the reading left there %" PRIu64,
-	       t->last_ts, planted);
+	       ringtrace_last_ts_(t), planted);
 	record(9, 2, 1);
 	struct evu_list l = {0};
 	evu_collect(rb, &l);

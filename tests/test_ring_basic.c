@@ -1136,7 +1136,7 @@ static uint64_t decl_write(ringtrace_rb *rb, struct ringtrace_wtls_ *t, int gene
 	CHECKF(p != NULL, "%s", ringtrace_last_error());
 	*p = 1;
 	ringtrace_rb_commit(rb);
-	return t->last_ts;
+	return ringtrace_last_ts_(t);
 }
 
 static void test_decl_taken(void)
@@ -1166,7 +1166,7 @@ static void test_decl_taken(void)
 		for (int i = 0; i < 1000 && !switched; i++) {
 			struct ringtrace_fres_ f;
 			const char *page = t->page;
-			uint64_t before = t->last_ts;
+			uint64_t before = ringtrace_last_ts_(t);
 			void *q = ringtrace_reserve_fast_(rb, 7, 8, &f);
 			if (q) {
 				*(uint64_t *)q = 2;
@@ -1239,6 +1239,173 @@ static void test_decl_attach(void)
 	ringtrace_rb_destroy(rb);
 }
 
+/*
+ * The inline path's gap test works on the clock's two halves
+ * (ringtrace/static/ring.h): it takes an event only if the high half is
+ * the last event's and the low half not below it; anything else goes the
+ * general way, which writes the header the real distance needs (the
+ * compact one up to 2^32 - 1 ticks, the extended one beyond) and keeps
+ * the stream's timestamps from going back. A planted last timestamp
+ * stands for each case; the events read back with the timestamps the
+ * writer gave them.
+ */
+struct halves_ev {
+	uint64_t ts;   /* what the writer gave the event (its last_ts after) */
+	uint32_t span; /* bytes it took in the page */
+};
+
+/* One event after the thread's last timestamp is set to planted: the
+ * inline attempt must decline, the general path then records it. */
+static struct halves_ev halves_write(ringtrace_rb *rb, struct ringtrace_wtls_ *t, uint64_t planted,
+				     uint64_t key)
+{
+	ringtrace_set_last_ts_(t, planted);
+	uint32_t off0 = t->off;
+	struct ringtrace_fres_ f;
+	void *q = ringtrace_reserve_fast_(rb, 7, 8, &f);
+	CHECKF(q == NULL,
+	       "inline path took an event after last timestamp %#" PRIx64 " (declines: %#" PRIx64
+	       ")",
+	       planted, t->decl_ts);
+	uint64_t *p = (uint64_t *)ringtrace_rb_reserve_general_(rb, 7, 8);
+	CHECKF(p != NULL, "%s", ringtrace_last_error());
+	*p = key;
+	ringtrace_rb_commit(rb);
+	struct halves_ev e = {ringtrace_last_ts_(t), t->off - off0};
+	return e;
+}
+
+/* One event through the inline path, which must take it. */
+static struct halves_ev halves_inline(ringtrace_rb *rb, struct ringtrace_wtls_ *t, uint64_t key)
+{
+	uint32_t off0 = t->off;
+	struct ringtrace_fres_ f;
+	uint64_t *q = (uint64_t *)ringtrace_reserve_fast_(rb, 7, 8, &f);
+	CHECKF(q != NULL, "inline path declined an event %" PRIu64 " after the last",
+	       ringtrace_last_ts_(t));
+	*q = key;
+	ringtrace_commit_fast_(&f);
+	struct halves_ev e = {ringtrace_last_ts_(t), t->off - off0};
+	return e;
+}
+
+/* Reads the one page back: n events, keys 1..n, timestamps as written. */
+static void halves_read_back(ringtrace_rb *rb, const struct halves_ev *e, uint32_t n)
+{
+	ringtrace_rb_writer_release(rb);
+	const struct ringtrace_page_header *p = ringtrace_rb_get_page(rb);
+	CHECK(p != NULL);
+	tu_check_page_header(p, 4096);
+	CHECK_EQ_U64(p->events, n);
+	struct ringtrace_page_cursor c;
+	struct ringtrace_event ev;
+	ringtrace_page_cursor_init(&c, p);
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK(ringtrace_page_next(&c, &ev) == 1);
+		uint64_t x;
+		memcpy(&x, ev.data, 8);
+		CHECK_EQ_U64(x, (uint64_t)i + 1);
+		CHECKF(ev.ts == e[i].ts,
+		       "event %u read back with ts %#" PRIx64 ", written %#" PRIx64, i + 1, ev.ts,
+		       e[i].ts);
+	}
+	ringtrace_rb_put_page(rb, p);
+}
+
+/* The span of an 8-byte event with the compact header, with the extended. */
+#define HALVES_COMPACT (RINGTRACE_EV_HEADER_SIZE + 8u)
+#define HALVES_EXT (RINGTRACE_EV_EXT_HEADER_SIZE + 8u)
+
+/* The buffer, or NULL (destroyed) if its clock is not the cycle counter. */
+static ringtrace_rb *halves_buffer(struct ringtrace_wtls_ **t)
+{
+	int is_tsc;
+	ringtrace_rb *rb = decl_buffer(RINGTRACE_RB_DISCARD, t, &is_tsc);
+	if (!is_tsc) {
+		ringtrace_rb_destroy(rb);
+		return NULL;
+	}
+	return rb;
+}
+
+#define HALVES_NO_TSC "the buffer's clock is not the cycle counter: there is no inline path"
+
+/* One event, whichever way ringtrace_rb_reserve() takes it. */
+static struct halves_ev halves_any(ringtrace_rb *rb, struct ringtrace_wtls_ *t, uint64_t key)
+{
+	uint32_t off0 = t->off;
+	uint64_t *p = (uint64_t *)ringtrace_rb_reserve(rb, 7, 8);
+	CHECKF(p != NULL, "%s", ringtrace_last_error());
+	*p = key;
+	ringtrace_rb_commit(rb);
+	struct halves_ev e = {ringtrace_last_ts_(t), t->off - off0};
+	return e;
+}
+
+static void test_halves_behind(void)
+{
+	struct ringtrace_wtls_ *t;
+	ringtrace_rb *rb = halves_buffer(&t);
+	if (!rb)
+		CHECK_SKIP(HALVES_NO_TSC);
+	struct halves_ev e[3];
+	e[0] = halves_any(rb, t, 1); /* (attaches) */
+	/* A last event 2^24 ticks ahead (~8 ms at 2 GHz), as after a clock
+	 * that went back: the same high half, unless this one just moved on;
+	 * a lower low half either way. */
+	uint64_t planted = e[0].ts + (1u << 24);
+	e[1] = halves_write(rb, t, planted, 2);
+	CHECKF(e[1].ts >= planted, "ts %#" PRIx64 " below the last event's %#" PRIx64, e[1].ts,
+	       planted);
+	CHECK_EQ_U64(e[1].span, HALVES_COMPACT);
+	/* (the clock is still behind: the next event is clamped too) */
+	e[2] = halves_any(rb, t, 3);
+	CHECK(e[2].ts >= e[1].ts);
+	CHECK_EQ_U64(e[2].span, HALVES_COMPACT);
+	halves_read_back(rb, e, 3);
+	ringtrace_rb_destroy(rb);
+}
+
+static void test_halves_carry(void)
+{
+	struct ringtrace_wtls_ *t;
+	ringtrace_rb *rb = halves_buffer(&t);
+	if (!rb)
+		CHECK_SKIP(HALVES_NO_TSC);
+	struct halves_ev e[3];
+	e[0] = halves_any(rb, t, 1);
+	CHECK(e[0].ts >> 32 != 0); /* (the counter is past 2^32: seconds after boot) */
+	/* A last event just before the high half moved on to this one's: a
+	 * distance the compact header holds, although the halves differ. */
+	uint64_t planted = ((e[0].ts >> 32) - 1) << 32 | 0xFFFFFF00u;
+	e[1] = halves_write(rb, t, planted, 2);
+	CHECK(e[1].ts > planted);
+	CHECKF(e[1].span == (e[1].ts - planted <= 0xFFFFFFFFu ? HALVES_COMPACT : HALVES_EXT),
+	       "%u bytes for a distance of %#" PRIx64 " ticks", e[1].span, e[1].ts - planted);
+	e[2] = halves_inline(rb, t, 3);
+	CHECK_EQ_U64(e[2].span, HALVES_COMPACT);
+	halves_read_back(rb, e, 3);
+	ringtrace_rb_destroy(rb);
+}
+
+static void test_halves_gap(void)
+{
+	struct ringtrace_wtls_ *t;
+	ringtrace_rb *rb = halves_buffer(&t);
+	if (!rb)
+		CHECK_SKIP(HALVES_NO_TSC);
+	struct halves_ev e[3];
+	e[0] = halves_any(rb, t, 1);
+	CHECK(e[0].ts >> 33 != 0);
+	/* 2^33 ticks before: the high half 2 below, the low half the same. */
+	e[1] = halves_write(rb, t, e[0].ts - (1ull << 33), 2);
+	CHECK_EQ_U64(e[1].span, HALVES_EXT);
+	e[2] = halves_inline(rb, t, 3);
+	CHECK_EQ_U64(e[2].span, HALVES_COMPACT);
+	halves_read_back(rb, e, 3);
+	ringtrace_rb_destroy(rb);
+}
+
 static void test_warm_inline_discard(void)
 {
 	warm_case(RINGTRACE_RB_DISCARD, 0);
@@ -1283,6 +1450,9 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_general_path_takes_declined_inline_reading, test_decl_taken),
 	CHECK_CASE(ring_basic_general_path_reads_clock_for_stale_reading, test_decl_stale),
 	CHECK_CASE(ring_basic_first_event_after_attach_takes_no_stale_reading, test_decl_attach),
+	CHECK_CASE(ring_basic_inline_path_declines_clock_behind_last_event, test_halves_behind),
+	CHECK_CASE(ring_basic_inline_path_declines_high_half_change_compact_header, test_halves_carry),
+	CHECK_CASE(ring_basic_inline_path_declines_gap_of_2_33_ticks_extended_header, test_halves_gap),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_discard, test_warm_inline_discard),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_discard, test_warm_general_discard),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_overwrite, test_warm_inline_overwrite),

@@ -248,7 +248,7 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
 {
 	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
 	uint32_t idx = rt_page_index(rb, h);
-	h->timestamp_end = t->last_ts;
+	h->timestamp_end = ringtrace_last_ts_(t);
 	h->content_size = (uint64_t)h->commit * 8;
 	h->events = rt_page_events(t, s);
 	h->flags |= flags;
@@ -376,7 +376,7 @@ static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, stru
 	/* (the warm-up mark: not on pages too small to have a point) */
 	t->limit = t->end >= 4 * RINGTRACE_WARM_AHEAD_ ? t->end - RINGTRACE_WARM_AHEAD_ : t->end;
 	rt_warm_note(rb, t, s, popped, from_fifo);
-	t->last_ts = ts;
+	ringtrace_set_last_ts_(t, ts);
 	RT_STORE(&s->pages, RT_LOAD(&s->pages) + 1);
 	RT_STORE(&s->page_ts, ts);
 	RT_STORE_REL(&s->h.cur_page, idx);
@@ -463,9 +463,10 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
 	uint32_t st = RT_LOAD_ACQ(&s->h.steal);
 	if (st != RT_STEAL_NONE)
 		rt_answer_steal(rb, t, s, st);
-	if (ts < t->last_ts)
-		ts = t->last_ts; /* keep each stream monotonic */
-	int ext = t->page && ts - t->last_ts > 0xFFFFFFFFull;
+	uint64_t last = ringtrace_last_ts_(t);
+	if (ts < last)
+		ts = last; /* keep each stream monotonic */
+	int ext = t->page && ts - last > 0xFFFFFFFFull;
 	uint32_t start = t->off;
 	uint32_t end = start + (ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE) +
 		       (uint32_t)len;
@@ -497,7 +498,7 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
 		h += 1;
 	}
 	t->res_end = end;
-	t->last_ts = ts;
+	ringtrace_set_last_ts_(t, ts);
 	return h;
 }
 
@@ -544,7 +545,7 @@ static inline __attribute__((always_inline)) void *rt_reserve_general(struct rin
 			ts = t->decl_ts;
 		t->decl_ts = 0;
 	}
-	if (ts == 0 || ts < t->last_ts)
+	if (ts == 0 || ts < ringtrace_last_ts_(t))
 		ts = rt_ticks((int)rb->h.is_tsc);
 	return rt_reserve_slow(rb, id, len, ts);
 }
@@ -744,7 +745,7 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	rt_state_no_page(t);
 	t->off = 0;
 	rt_warm_init(rb, t, s);
-	t->last_ts = 0;
+	ringtrace_set_last_ts_(t, 0);
 	t->decl_ts = 0; /* (a reading for the buffer this state served before) */
 	t->seq = 0;
 	t->noslot_skip = 0;

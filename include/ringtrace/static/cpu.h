@@ -44,6 +44,45 @@ static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *t
 #endif
 }
 
+/*
+ * The same reading as two halves, for the inline write path, which needs
+ * no 64-bit value: an event header holds the low half, and its tests
+ * compare each half with the previous event's. On x86 `rdtsc` returns the
+ * halves in two registers; joining them (a shift and an or) and taking
+ * the low half back out put two more instructions between the counter
+ * and the header's store, and a call's timed length grew by that much
+ * (docs/benchmarks.md, "The counter's halves"). Both 0 where there is no
+ * counter.
+ */
+static inline __attribute__((always_inline)) int ringtrace_hw_ticks_halves_(uint64_t *lo,
+									    uint32_t *hi)
+{
+#if defined(__x86_64__)
+	/* (rdtsc clears the registers' upper halves: lo needs no zero
+	 * extension to be or-ed into a header) */
+	uint64_t a, d;
+	__asm__ __volatile__("rdtsc" : "=a"(a), "=d"(d));
+	*lo = a;
+	*hi = (uint32_t)d;
+	return 1;
+#elif defined(__i386__)
+	uint32_t a, d;
+	__asm__ __volatile__("rdtsc" : "=a"(a), "=d"(d));
+	*lo = a;
+	*hi = d;
+	return 1;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	*lo = (uint32_t)v;
+	*hi = (uint32_t)(v >> 32);
+	return 1;
+#else
+	*lo = *hi = 0;
+	return 0;
+#endif
+}
+
 /* A pause in a spin loop (lets the sibling hyperthread run). */
 static inline void ringtrace_cpu_relax_(void)
 {

@@ -90,13 +90,16 @@ struct ringtrace_wtls_ {
 	uint32_t limit;        /* page size, 0 when there is no page */
 	uint32_t res_end;      /* the payload end of ringtrace_rb_reserve's event (its commit) */
 	uint32_t noslot_epoch; /* (low bits of) the epoch of the buffer noslot_skip is for */
-	uint64_t last_ts;      /* timestamp of the previous event */
-	uint64_t seq;          /* packet_seq_num of the next page */
-	uint32_t noslot_skip;  /* events to drop before retrying a slot claim */
-	uint32_t attaching;    /* in attach or retire: a signal handler's event is dropped */
-	int drop_reason;       /* why the last reserve returned NULL (RINGTRACE_E*) */
-	uint32_t slot_w;       /* the slot's state word this thread published (ACTIVE) */
-	uint32_t end;          /* the page's size, 0 when there is no page; limit is below
+	/* the timestamp of the previous event, as the counter's two halves:
+	 * the inline path compares and stores each as it comes from the
+	 * counter (ringtrace_hw_ticks_halves_); ringtrace_last_ts_() joins them */
+	uint32_t last_lo, last_hi;
+	uint64_t seq;         /* packet_seq_num of the next page */
+	uint32_t noslot_skip; /* events to drop before retrying a slot claim */
+	uint32_t attaching;   /* in attach or retire: a signal handler's event is dropped */
+	int drop_reason;      /* why the last reserve returned NULL (RINGTRACE_E*) */
+	uint32_t slot_w;      /* the slot's state word this thread published (ACTIVE) */
+	uint32_t end;         /* the page's size, 0 when there is no page; limit is below
 				  it until the warm-up mark is passed */
 	/*
 	 * The timestamp an inline reservation read before it declined (a page
@@ -117,6 +120,18 @@ struct ringtrace_wtls_ {
 	int32_t warm_off[RINGTRACE_WARM_LINES_];
 	const char *warm_rb; /* the buffer's handle: its first lines too */
 };
+
+/* The previous event's timestamp, and setting it (for the general path). */
+static inline uint64_t ringtrace_last_ts_(const struct ringtrace_wtls_ *t)
+{
+	return (uint64_t)t->last_hi << 32 | t->last_lo;
+}
+
+static inline void ringtrace_set_last_ts_(struct ringtrace_wtls_ *t, uint64_t ts)
+{
+	t->last_lo = (uint32_t)ts;
+	t->last_hi = (uint32_t)(ts >> 32);
+}
 
 /* How far before its page's end an event warms the switch's lines up: a
  * little more than a microsecond of 16-byte events, ahead of the switch
@@ -206,7 +221,6 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct 
 									 size_t len,
 									 struct ringtrace_fres_ *f)
 {
-	uint64_t ts;
 	struct ringtrace_slot_head_ *s = t->slot;
 	/*
 	 * nest: this thread is inside a write to this buffer already (this
@@ -229,19 +243,34 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct 
 	/*
 	 * (Hides from the compiler that next is start + a constant, so that
 	 * it derives the commit offset from next below and start's register
-	 * dies early: with GCC 12, the path then saves no register.)
+	 * dies early. It saved a register with GCC 12 before the clock was
+	 * read in halves; now it saves one instruction there.)
 	 */
 	__asm__("" : "+r"(next));
-	int hw = ringtrace_hw_ticks_(&ts);
-	if (__builtin_expect(!hw || next > t->limit || ts - t->last_ts > 0xFFFFFFFFull ||
+	/*
+	 * The clock, as two halves: the header takes the low one as it is,
+	 * and the gap test compares each with the previous event's. Same
+	 * high half and a low half not below: 0 <= ts - last < 2^32, what a
+	 * header's 32-bit delta can say. It also declines, once every 2^32
+	 * ticks, an event whose high half has just moved on although its
+	 * delta would fit; the general path writes that one with the usual
+	 * header. (Testing the 64-bit difference needed the halves joined
+	 * first: two instructions more between the counter and the store.)
+	 */
+	uint64_t lo; /* (< 2^32) */
+	uint32_t hi;
+	int hw = ringtrace_hw_ticks_halves_(&lo, &hi);
+	if (__builtin_expect(!hw || next > t->limit || hi != t->last_hi ||
+				     (uint32_t)lo < t->last_lo ||
 				     __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0,
 			     0)) {
 		/* The warm-up mark and nothing else: warm up and go on. (The
 		 * tests in this order: clang then keeps end in no register.) */
-		if (!hw || ts - t->last_ts > 0xFFFFFFFFull ||
+		if (!hw || hi != t->last_hi || (uint32_t)lo < t->last_lo ||
 		    __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0 || next <= t->limit ||
 		    next > t->end) {
-			t->decl_ts = hw ? ts : 0; /* (for the general path: above) */
+			/* (for the general path: above) */
+			t->decl_ts = hw ? (uint64_t)hi << 32 | lo : 0;
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			__atomic_store_n(&s->nest, 0, __ATOMIC_RELAXED);
 			return 0;
@@ -252,8 +281,17 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct 
 	uint64_t *h = (uint64_t *)(void *)(page + start);
 	/* (RINGTRACE_EV_WORD without masking id and len: id <= RINGTRACE_EV_MAX_ID,
 	 * len <= max_payload < 2^16) */
-	*h = (uint64_t)(uint32_t)ts | *id_hdr | ((uint64_t)len << 48);
-	t->last_ts = ts;
+	/*
+	 * The id and size are joined first and the clock's low half or-ed in
+	 * last: one instruction between the counter and the header's store
+	 * (the empty asm keeps the compiler from reassociating the ors). The
+	 * low half is stored first: with GCC 12 the other order costs a copy
+	 * of it and a second saved register.
+	 */
+	t->last_lo = (uint32_t)lo; /* (last_hi is hi already: tested above) */
+	uint64_t w = *id_hdr | ((uint64_t)len << 48);
+	__asm__("" : "+r"(w));
+	*h = w | lo;
 	f->t = t;
 	f->s = s;
 	f->page = page;
