@@ -67,7 +67,7 @@ static inline uint64_t cs_end(void)
 
 /*
  * The minimal tracer: a ring of 16-byte records and its offset. What it
- * writes is read at the end (cs_sum): a ring that nothing reads lets the
+ * writes is summed and printed at the end: a ring that nothing reads lets the
  * compiler drop the records' stores, and the "tracer" was then a clock
  * read and an offset update (as this probe's first version measured).
  */

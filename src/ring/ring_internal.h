@@ -80,16 +80,19 @@
  *
  *   if slot->nest != 0:  general path (a signal handler's nested write)
  *   slot->nest = 1                     (plain store; marks "inside a write")
- *   ts = rdtsc
- *   if a flush is asked or the page is full or the timestamp needs the
- *      extended header:  (private) decl_ts = ts, slot->nest = 0, general
- *      path, which takes decl_ts as the event's timestamp rather than read
- *      the clock again (if no older than the thread's last event)
+ *   (lo, hi) = rdtsc                 (the counter's halves, not joined)
+ *   if a flush is asked or the page is full or hi != last_hi or
+ *      lo < last_lo (a gap that may need the extended header, a clock gone
+ *      back, a high half just moved on):  (private) decl_ts = hi:lo,
+ *      slot->nest = 0, general path, which takes decl_ts as the event's
+ *      timestamp rather than read the clock again (if no older than the
+ *      thread's last event)
  *   (the page "full" at its warm-up mark, 2 KiB before its end, and only
  *      that: prefetch the lines the coming switch will touch, noted at
  *      the last one, limit = the page's end, go on; writer.c, rt_warm_note)
- *   store the 8-byte header at the write offset (kept 8-aligned), return
- *      the payload pointer; the caller fills it
+ *   last_lo = lo (last_hi is hi already); store the 8-byte header (lo in
+ *      its low half) at the write offset (kept 8-aligned), return the
+ *      payload pointer; the caller fills it
  *   commit: write offset = end of the payload rounded up to 8 (private),
  *           page->commit = end of the payload (store-release; unpadded,
  *           as a CTF packet's content_size must be)

@@ -16,7 +16,9 @@
  *
  * ringtrace_reserve_at_() returns NULL for every case it does not handle
  * (a nested write from a signal handler, a page switch, a flush request, a
- * long gap that needs the extended header, no cycle counter), having
+ * clock whose high half is not the last event's or whose low half is below
+ * it: a long gap that may need the extended header, a clock gone back, or
+ * once every 2^32 ticks a high half just moved on; no cycle counter), having
  * changed nothing but the thread's decl_ts (the clock reading it took, if
  * it took one): the caller then goes through ringtrace_rb_reserve() or
  * ringtrace_rb_reserve_general_(), whose out-of-line general path
@@ -103,13 +105,15 @@ struct ringtrace_wtls_ {
 				  it until the warm-up mark is passed */
 	/*
 	 * The timestamp an inline reservation read before it declined (a page
-	 * switch, a flush request, a long gap), for the general path it falls
+	 * switch, a flush request, a clock reading whose halves the inline
+	 * test refused), for the general path it falls
 	 * back to (ringtrace_rb_reserve's own, or ringtrace_rb_reserve_general_
 	 * called by a tracepoint whose ringtrace_rec_<event> said it declined:
 	 * RINGTRACE_EV_DECLINED_): that path then does not read the clock a
 	 * second time (a read of the TSC costs ~10 ns on some machines, a
 	 * sixth of a switch). Taken and cleared there, after the nesting flag
-	 * is raised, unless older than last_ts; 0: none. No other path takes
+	 * is raised, unless older than the last event's (ringtrace_last_ts_);
+	 * 0: none. No other path takes
 	 * it: a call that made no attempt of its own (a signal handler's, one
 	 * inside a read-side section) would take another call's reading.
 	 */
