@@ -128,7 +128,9 @@ static int rt_stats_pass(struct ringtrace_rb *rb, void *arg)
 	st->missed += RT_LOAD(&shm->retired_missed) + RT_LOAD(&shm->missed_noslot);
 	st->overrun += RT_LOAD(&shm->retired_overrun);
 	st->read += RT_LOAD(&shm->retired_read);
-	st->pages_published = RT_LOAD(&shm->pages_published);
+	/* (every claimed position but the empty ones holds a published page;
+	 * a hostile pool's words give a wrong count, nothing worse) */
+	st->pages_published = RT_LOAD(&shm->enq_pos) - RT_LOAD(&shm->cells_empty);
 	st->pages_flushed = RT_LOAD(&shm->pages_flushed);
 	st->pages_free = RT_LOAD(&shm->free_count);
 	return rt_check_control(rb);

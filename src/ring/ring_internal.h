@@ -236,7 +236,9 @@
 #include "ringtrace/static/ring.h"
 
 #define RT_SHM_MAGIC 0x31435254474e4952ull /* "RINGTRC1" */
-#define RT_SHM_VERSION 3u /* 2: slot state word with a stamp, slot pidns, flush ids; 3: uuid */
+/* 2: slot state word with a stamp, slot pidns, flush ids; 3: uuid; 4: cells_empty
+ * in place of a count of published pages */
+#define RT_SHM_VERSION 4u
 #define RT_NO_PAGE 0xFFFFFFFFu
 
 /*
@@ -325,7 +327,16 @@ struct rt_shm {
 	uint64_t next_stream __attribute__((aligned(RT_CACHELINE)));
 	uint64_t retired_hit, retired_missed, retired_overrun, retired_read;
 	uint64_t missed_noslot; /* events of threads that got no slot */
-	uint64_t pages_published, pages_flushed;
+	/*
+	 * FIFO positions claimed and filled with no page (a flush that found
+	 * its page empty or lost its request). Pages published = enq_pos -
+	 * cells_empty (rt_pages_published): a page switch then publishes with
+	 * its one compare-and-swap on enq_pos and no locked add for a count,
+	 * which cost the switch ~10 ns (docs/benchmarks.md, "A page switch
+	 * without the published count").
+	 */
+	uint64_t cells_empty;
+	uint64_t pages_flushed;
 	uint64_t last_flush_ticks;
 	uint64_t flush_seq; /* ids of flush calls (RT_STEAL_ASKED_BY) */
 	/*

@@ -193,7 +193,6 @@ enum {
 	RT_WARM_FREE_HEAD,
 	RT_WARM_ENQ,
 	RT_WARM_DEQ,
-	RT_WARM_PUBLISHED,
 	RT_WARM_SLOT,
 	RT_WARM_N
 };
@@ -234,7 +233,6 @@ static void rt_warm_init(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t,
 	w[RT_WARM_ENQ] = rt_warm_off(s, &shm->enq_pos);
 	if (rb->g.mode == RINGTRACE_RB_OVERWRITE)
 		w[RT_WARM_DEQ] = rt_warm_off(s, &shm->deq_pos);
-	w[RT_WARM_PUBLISHED] = rt_warm_off(s, &shm->pages_published);
 }
 
 /*
@@ -262,7 +260,6 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
 		if (rt_warm_reach(rb))
 			t->warm_off[RT_WARM_PUSH_CELL] = rt_warm_off(
 				s, &rb->qcells[(pos + 1) & (rb->g.qcap - 1)]);
-		__atomic_fetch_add(&rb->shm->pages_published, 1, __ATOMIC_RELAXED);
 	} else if (r == 0) {
 		rt_account_overrun(rb, h, 1);
 		rt_free_push(rb, idx, 1);

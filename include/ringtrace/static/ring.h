@@ -81,7 +81,7 @@ struct ringtrace_rb_head_ {
 };
 
 /* How many lines a page switch's warm-up asks for (ringtrace_wtls_.warm_off). */
-#define RINGTRACE_WARM_LINES_ 11 /* (ringtrace_warm_ names each) */
+#define RINGTRACE_WARM_LINES_ 10 /* (ringtrace_warm_ names each) */
 
 /* A thread's private state for one buffer. */
 struct ringtrace_wtls_ {
@@ -202,7 +202,6 @@ static inline __attribute__((always_inline)) void ringtrace_warm_(
 	__builtin_prefetch(b + o[7], 1);
 	__builtin_prefetch(b + o[8], 1);
 	__builtin_prefetch(b + o[9], 1);
-	__builtin_prefetch(b + o[10], 1);
 	b = t->warm_rb;
 	__builtin_prefetch(b);
 	__builtin_prefetch(b + 64);
