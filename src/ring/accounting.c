@@ -128,9 +128,17 @@ static int rt_stats_pass(struct ringtrace_rb *rb, void *arg)
 	st->missed += RT_LOAD(&shm->retired_missed) + RT_LOAD(&shm->missed_noslot);
 	st->overrun += RT_LOAD(&shm->retired_overrun);
 	st->read += RT_LOAD(&shm->retired_read);
-	/* (every claimed position but the empty ones holds a published page;
-	 * a hostile pool's words give a wrong count, nothing worse) */
-	st->pages_published = RT_LOAD(&shm->enq_pos) - RT_LOAD(&shm->cells_empty);
+	/*
+	 * Every claimed position but the empty ones holds a published page (or
+	 * was claimed by a process that died before filling it). cells_empty
+	 * first, with acquire: each empty cell it counts was claimed before
+	 * (its add is a release after the claim), so the enq_pos read next is
+	 * no smaller; reading them the other way, a flush's empty cell counted
+	 * in between could make the difference negative. A hostile pool's
+	 * words still can: 0 then, as entries below.
+	 */
+	uint64_t empty = RT_LOAD_ACQ(&shm->cells_empty), claimed = RT_LOAD(&shm->enq_pos);
+	st->pages_published = claimed > empty ? claimed - empty : 0;
 	st->pages_flushed = RT_LOAD(&shm->pages_flushed);
 	st->pages_free = RT_LOAD(&shm->free_count);
 	return rt_check_control(rb);

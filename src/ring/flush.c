@@ -70,7 +70,7 @@ static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint
 		commit = rb->h.page_size;
 	if (commit <= RINGTRACE_PAGE_HEADER_SIZE) {
 		rt_fifo_fill(rb, pos, RT_NO_PAGE);
-		__atomic_fetch_add(&rb->shm->cells_empty, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rb->shm->cells_empty, 1, __ATOMIC_RELEASE);
 		int r = rt_free_push(rb, p, 0);
 		return r < 0 ? r : 0;
 	}
@@ -339,7 +339,7 @@ static int rt_flush_pass(struct ringtrace_rb *rb, void *arg)
 		if (!__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_TAKEN, 0,
 						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			rt_fifo_fill(rb, pos, RT_NO_PAGE);
-			__atomic_fetch_add(&rb->shm->cells_empty, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&rb->shm->cells_empty, 1, __ATOMIC_RELEASE);
 			continue;
 		}
 		/* A snapshot must not read this page as the writer's any more. */

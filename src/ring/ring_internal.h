@@ -107,8 +107,8 @@
  * CLOCK_MONOTONIC fallback clock) and returns to the same commit. A few
  * atomic operations per page are the price of a page switch: the
  * free-list pop (in overwrite mode, when the list is empty, the FIFO pop
- * and the overrun count of the page it recycles), the FIFO push and the
- * published count.
+ * and the overrun count of the page it recycles) and the FIFO push (the
+ * count of published pages is derived from the push position: no add).
  *
  * SIGNALS
  *
@@ -329,11 +329,13 @@ struct rt_shm {
 	uint64_t missed_noslot; /* events of threads that got no slot */
 	/*
 	 * FIFO positions claimed and filled with no page (a flush that found
-	 * its page empty or lost its request). Pages published = enq_pos -
-	 * cells_empty (rt_pages_published): a page switch then publishes with
-	 * its one compare-and-swap on enq_pos and no locked add for a count,
-	 * which cost the switch ~10 ns (docs/benchmarks.md, "A page switch
-	 * without the published count").
+	 * its page empty or lost its request; added to after the claim, with
+	 * release). Pages published = enq_pos - cells_empty (the stats,
+	 * accounting.c): a page switch then publishes with its one
+	 * compare-and-swap on enq_pos and no locked add for a count, which
+	 * cost the switch ~10 ns (docs/benchmarks.md, "A page switch without
+	 * the published count"). A position claimed by a process that died
+	 * before filling it counts as published too.
 	 */
 	uint64_t cells_empty;
 	uint64_t pages_flushed;

@@ -278,8 +278,8 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
  * switch's warm-up"). Asked for a microsecond ahead, they are near by
  * then.
  *
- * The lines: the control block's free-list head, FIFO write position and
- * published count (and the FIFO read position in overwrite mode, where
+ * The lines: the control block's free-list head and FIFO write position
+ * (and the FIFO read position in overwrite mode, where
  * the writers pop; in discard mode it is the consumer's line), the slot's
  * second line (rt_warm_init), the next push's cell (rt_publish notes it),
  * and the page the next take will most likely find first: the free list's
