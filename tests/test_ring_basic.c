@@ -1254,6 +1254,18 @@ struct halves_ev {
 	uint32_t span; /* bytes it took in the page */
 };
 
+/* Fills a record reserved by the library (p) with key and commits it:
+ * the event's timestamp and the bytes it took since offset off0. */
+static struct halves_ev halves_commit(ringtrace_rb *rb, struct ringtrace_wtls_ *t, uint64_t *p,
+				      uint32_t off0, uint64_t key)
+{
+	CHECKF(p != NULL, "%s", ringtrace_last_error());
+	*p = key;
+	ringtrace_rb_commit(rb);
+	struct halves_ev e = {ringtrace_last_ts_(t), t->off - off0};
+	return e;
+}
+
 /* One event after the thread's last timestamp is set to planted: the
  * inline attempt must decline, the general path then records it. */
 static struct halves_ev halves_write(ringtrace_rb *rb, struct ringtrace_wtls_ *t, uint64_t planted,
@@ -1267,12 +1279,7 @@ static struct halves_ev halves_write(ringtrace_rb *rb, struct ringtrace_wtls_ *t
 	       "inline path took an event after last timestamp %#" PRIx64 " (declines: %#" PRIx64
 	       ")",
 	       planted, t->decl_ts);
-	uint64_t *p = (uint64_t *)ringtrace_rb_reserve_general_(rb, 7, 8);
-	CHECKF(p != NULL, "%s", ringtrace_last_error());
-	*p = key;
-	ringtrace_rb_commit(rb);
-	struct halves_ev e = {ringtrace_last_ts_(t), t->off - off0};
-	return e;
+	return halves_commit(rb, t, (uint64_t *)ringtrace_rb_reserve_general_(rb, 7, 8), off0, key);
 }
 
 /* One event through the inline path, which must take it unless the
@@ -1282,18 +1289,15 @@ static struct halves_ev halves_inline(ringtrace_rb *rb, struct ringtrace_wtls_ *
 	uint32_t off0 = t->off;
 	struct ringtrace_fres_ f;
 	uint64_t *q = (uint64_t *)ringtrace_reserve_fast_(rb, 7, 8, &f);
-	if (q) {
-		*q = key;
-		ringtrace_commit_fast_(&f);
-	} else {
+	if (!q) {
 		CHECKF(t->decl_ts >> 32 != t->last_hi,
 		       "inline path declined reading %#" PRIx64 " after the last %#" PRIx64,
 		       t->decl_ts, ringtrace_last_ts_(t));
-		q = (uint64_t *)ringtrace_rb_reserve_general_(rb, 7, 8);
-		CHECKF(q != NULL, "%s", ringtrace_last_error());
-		*q = key;
-		ringtrace_rb_commit(rb);
+		return halves_commit(rb, t, (uint64_t *)ringtrace_rb_reserve_general_(rb, 7, 8),
+				     off0, key);
 	}
+	*q = key;
+	ringtrace_commit_fast_(&f);
 	struct halves_ev e = {ringtrace_last_ts_(t), t->off - off0};
 	return e;
 }
@@ -1343,12 +1347,7 @@ static ringtrace_rb *halves_buffer(struct ringtrace_wtls_ **t)
 static struct halves_ev halves_any(ringtrace_rb *rb, struct ringtrace_wtls_ *t, uint64_t key)
 {
 	uint32_t off0 = t->off;
-	uint64_t *p = (uint64_t *)ringtrace_rb_reserve(rb, 7, 8);
-	CHECKF(p != NULL, "%s", ringtrace_last_error());
-	*p = key;
-	ringtrace_rb_commit(rb);
-	struct halves_ev e = {ringtrace_last_ts_(t), t->off - off0};
-	return e;
+	return halves_commit(rb, t, (uint64_t *)ringtrace_rb_reserve(rb, 7, 8), off0, key);
 }
 
 static void test_halves_behind(void)

@@ -23,34 +23,17 @@ extern "C" {
 
 /*
  * The invariant cycle counter: the TSC on x86, the virtual counter on
- * arm64. 1 and *ts set where the machine has one, else 0 (the caller
- * falls back to CLOCK_MONOTONIC). Whether the TSC is invariant is decided
- * once by the library (src/base/clock.c); a buffer whose clock is not the
- * counter never takes the inline path.
- */
-static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *ts)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	*ts = __builtin_ia32_rdtsc();
-	return 1;
-#elif defined(__aarch64__)
-	uint64_t v;
-	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
-	*ts = v;
-	return 1;
-#else
-	(void)ts;
-	return 0;
-#endif
-}
-
-/*
- * The same reading as two halves, for the inline write path, which needs
- * no 64-bit value: an event header holds the low half, and its tests
- * compare each half with the previous event's. On x86 `rdtsc` returns the
- * halves in two registers; joining them (a shift and an or) and taking
- * the low half back out put two more instructions between the counter
- * and the header's store, and a call's timed length grew by that much
+ * arm64, read as its two halves. 1 where the machine has one, else 0 (the
+ * caller falls back to CLOCK_MONOTONIC). Whether the TSC is invariant is
+ * decided once by the library (src/base/clock.c); a buffer whose clock is
+ * not the counter never takes the inline path.
+ *
+ * Halves, for the inline write path, which needs no 64-bit value: an
+ * event header holds the low half, and its tests compare each half with
+ * the previous event's. On x86 `rdtsc` returns the halves in two
+ * registers; joining them (a shift and an or) and taking the low half
+ * back out put two more instructions between the counter and the
+ * header's store, and a call's timed length grew by that much
  * (docs/benchmarks.md, "The counter's halves"). Both 0 where there is no
  * counter.
  */
@@ -81,6 +64,16 @@ static inline __attribute__((always_inline)) int ringtrace_hw_ticks_halves_(uint
 	*lo = *hi = 0;
 	return 0;
 #endif
+}
+
+/* The same reading as one 64-bit value (the library's clock). */
+static inline __attribute__((always_inline)) int ringtrace_hw_ticks_(uint64_t *ts)
+{
+	uint64_t lo;
+	uint32_t hi;
+	int hw = ringtrace_hw_ticks_halves_(&lo, &hi);
+	*ts = (uint64_t)hi << 32 | lo;
+	return hw;
 }
 
 /* A pause in a spin loop (lets the sibling hyperthread run). */
