@@ -34,6 +34,7 @@
 #define PL_FREE_COUNT 136
 #define PL_ENQ_POS 192
 #define PL_DEQ_POS 256
+#define PL_CELLS_EMPTY 368
 
 /* Writer slot (128 bytes): offsets in a slot. */
 #define PL_SLOT_SIZE 128

@@ -358,6 +358,33 @@ static void test_seq_lap_behind(void)
 	ringtrace_rb_destroy(rb);
 }
 
+/*
+ * The count of published pages is the FIFO's write position less the
+ * empty cells, both words of the pool. Empty cells written above the
+ * position (by a hostile process) give 0, not a count wrapped to 2^64;
+ * the stats are otherwise unaffected, and the true words give the true
+ * count back.
+ */
+static void test_published_count(void)
+{
+	ringtrace_rb *rb = pool_with_pages(3, RINGTRACE_RB_DISCARD);
+	size_t size;
+	char *b = map_of(rb, &size);
+	CHECK_EQ_U64(pl_u64(b, PL_CELLS_EMPTY), 0);
+	uint64_t enq = pl_u64(b, PL_ENQ_POS);
+	CHECK_EQ_U64(enq, 3);
+	pl_set_u64(b, PL_CELLS_EMPTY, enq + 5);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.pages_published, 0);
+	CHECK_EQ_U64(st.hit, 3 * 62);
+	pl_set_u64(b, PL_CELLS_EMPTY, 1);
+	CHECK_EQ_U64(tu_stats(rb).pages_published, 2);
+	pl_set_u64(b, PL_CELLS_EMPTY, 0);
+	CHECK_EQ_U64(tu_stats(rb).pages_published, 3);
+	munmap(b, size);
+	ringtrace_rb_destroy(rb);
+}
+
 /* ---- the free list and the slots -------------------------------------------- */
 
 /*
@@ -896,6 +923,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_untrusted_fifo_sequence_ahead_of_write_position_refused_not_spinning, test_seq_ahead_writer),
 	CHECK_CASE(ring_untrusted_fifo_sequence_a_lap_behind_named, test_seq_lap_behind),
 	CHECK_CASE(ring_untrusted_warm_up_guess_of_next_page_out_of_range_dropped_not_used, test_warm_guess),
+	CHECK_CASE(ring_untrusted_empty_cells_above_write_position_count_zero_published, test_published_count),
 	CHECK_CASE(ring_untrusted_free_list_head_out_of_range_refuses_the_event, test_free_head),
 	CHECK_CASE(ring_untrusted_free_list_link_out_of_range_refuses_the_event, test_free_link),
 	CHECK_CASE(ring_untrusted_slot_current_page_out_of_range_named_by_flush, test_slot_page),
