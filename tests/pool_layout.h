@@ -45,7 +45,9 @@
 #define PL_SLOT_HIT 16
 #define PL_SLOT_TID 48
 #define PL_SLOT_PID 52
+#define PL_SLOT_OVERRUN 64 /* tagged: the stream's tag in the top 16 bits */
 #define PL_SLOT_COOKIE 104
+#define PL_SLOT_OVERRUN_OWN 120
 
 /* FIFO cell (16 bytes): u64 seq, u32 page. */
 #define PL_CELL_SIZE 16

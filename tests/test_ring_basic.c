@@ -31,6 +31,7 @@
  */
 #include <stdatomic.h>
 
+#include "pool_layout.h"
 #include "ringtrace/static/ring.h"
 #include "testutil.h"
 
@@ -1418,6 +1419,126 @@ static void test_halves_gap(void)
 	ringtrace_rb_destroy(rb);
 }
 
+/*
+ * Overwrite mode's overrun, by who recycled the page: a writer that
+ * recycles pages of its own stream counts them in its slot's overrun_own
+ * (a plain add: no locked instruction on its page switch), pages of
+ * another writer go to that writer's tagged counter. The stats and the
+ * per-writer stats add both, a released writer's overrun moves to the
+ * retired totals, and every event is read or counted: per writer, hit =
+ * read + overrun once everything is drained.
+ */
+#define OV_PS 4096u
+#define OV_NPAGES 8u
+#define OV_LEN 56u /* 64 bytes with the header */
+
+static ringtrace_rb *ov_rb;
+static atomic_int ov_step;
+
+static void ov_wait(int step)
+{
+	while (atomic_load(&ov_step) < step)
+		sched_yield();
+}
+
+static void ov_write(uint64_t n)
+{
+	char buf[OV_LEN];
+	memset(buf, 0x5A, sizeof(buf));
+	for (uint64_t i = 0; i < n; i++)
+		CHECK_OK(ringtrace_rb_write(ov_rb, 3, buf, sizeof(buf)));
+}
+
+/* Thread A: three pages' worth, then idle (its slot kept) until told. */
+static void *ov_writer_a(void *arg)
+{
+	(void)arg;
+	ov_write(3 * 62 + 10);
+	atomic_store(&ov_step, 1);
+	ov_wait(2);
+	ringtrace_rb_writer_release(ov_rb);
+	return NULL;
+}
+
+static const struct ringtrace_rb_writer_stats *ov_find(const struct ringtrace_rb_writer_stats *w,
+						       int n, uint32_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (w[i].tid == tid)
+			return &w[i];
+	CHECKF(0, "no writer stats for tid %u", tid);
+	return NULL;
+}
+
+static void test_overrun_own(void)
+{
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, OV_PS, OV_NPAGES, RINGTRACE_RB_OVERWRITE);
+	cfg.max_writers = 4;
+	cfg.flush_interval_ms = 60000;
+	ov_rb = tu_create(&cfg);
+	size_t size;
+	char *b = pl_map(ringtrace_rb_fd(ov_rb), &size);
+	CHECKF(b != NULL, "mapping the pool: %s", strerror(errno));
+	atomic_store(&ov_step, 0);
+	pthread_t ta;
+	CHECK(pthread_create(&ta, NULL, ov_writer_a, NULL) == 0);
+	ov_wait(1);
+	/* B (this thread): forty pages' worth through an 8-page pool. A's
+	 * three published pages are the oldest: B recycles them first. */
+	ov_write(40 * 62);
+
+	struct ringtrace_rb_writer_stats w[4];
+	int n = ringtrace_rb_get_writer_stats(ov_rb, w, 4);
+	CHECKF(n == 2, "%d writers", n);
+	const struct ringtrace_rb_writer_stats *wb = ov_find(w, n, tu_gettid());
+	const struct ringtrace_rb_writer_stats *wa = &w[wb == &w[0] ? 1 : 0];
+	uint64_t sa = pl_slot(b, wa->slot), sb = pl_slot(b, wb->slot);
+	/* A's pages were recycled by B: A's tagged counter, not its own. */
+	CHECK_EQ_U64(wa->overrun, 3 * 62);
+	CHECK_EQ_U64(pl_u64(b, sa + PL_SLOT_OVERRUN) & ((1ull << 48) - 1), 3 * 62);
+	CHECK_EQ_U64(pl_u64(b, sa + PL_SLOT_OVERRUN_OWN), 0);
+	/* B recycled its own: overrun_own, nothing tagged. */
+	CHECKF(wb->overrun > 0 && wb->overrun % 62 == 0, "B's overrun %" PRIu64, wb->overrun);
+	CHECK_EQ_U64(pl_u64(b, sb + PL_SLOT_OVERRUN_OWN), wb->overrun);
+	CHECK_EQ_U64(pl_u64(b, sb + PL_SLOT_OVERRUN) & ((1ull << 48) - 1), 0);
+	struct ringtrace_rb_stats st = tu_stats(ov_rb);
+	CHECK_EQ_U64(st.overrun, wa->overrun + wb->overrun);
+	CHECK_EQ_U64(st.hit, 3 * 62 + 10 + 40 * 62);
+	CHECK_EQ_U64(st.entries, st.hit - st.overrun);
+
+	/* Both released (their last pages published, their counters folded
+	 * into the retired totals), then drained: every event is read or
+	 * counted, per writer. */
+	ringtrace_rb_writer_release(ov_rb);
+	atomic_store(&ov_step, 2);
+	CHECK(pthread_join(ta, NULL) == 0);
+	const struct ringtrace_page_header *p;
+	uint64_t read_a = 0, read_b = 0;
+	while ((p = ringtrace_rb_get_page(ov_rb)) != NULL) {
+		if (p->stream_instance_id == wa->stream)
+			read_a += p->events;
+		else if (p->stream_instance_id == wb->stream)
+			read_b += p->events;
+		else
+			CHECKF(0, "page of stream %" PRIu64, p->stream_instance_id);
+		ringtrace_rb_put_page(ov_rb, p);
+	}
+	CHECK_EQ_U64(read_a + wa->overrun, 3 * 62 + 10);
+	CHECK_EQ_U64(read_b + wb->overrun, 40 * 62);
+	/* The overrun is in the retired totals now, none lost or counted
+	 * twice, and the slots' own counters are cleared. */
+	st = tu_stats(ov_rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	CHECK_EQ_U64(st.overrun, wa->overrun + wb->overrun);
+	CHECK_EQ_U64(st.read, read_a + read_b);
+	CHECK_EQ_U64(st.entries, 0);
+	CHECK_EQ_U64(pl_u64(b, sb + PL_SLOT_OVERRUN_OWN), 0);
+	CHECK_EQ_U64(pl_u64(b, sa + PL_SLOT_OVERRUN) & ((1ull << 48) - 1), 0);
+	munmap(b, size);
+	ringtrace_rb_destroy(ov_rb);
+}
+
 static void test_warm_inline_discard(void)
 {
 	warm_case(RINGTRACE_RB_DISCARD, 0);
@@ -1467,6 +1588,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_inline_path_declines_gap_of_2_33_ticks_extended_header, test_halves_gap),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_discard, test_warm_inline_discard),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_discard, test_warm_general_discard),
+	CHECK_CASE(ring_basic_overwrite_overrun_split_by_who_recycled, test_overrun_own),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_overwrite, test_warm_inline_overwrite),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_overwrite, test_warm_general_overwrite),
 };

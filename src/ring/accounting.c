@@ -49,9 +49,25 @@ void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header
 	rt_slot_add(rb, h->writer, h->stream_instance_id, 1, h->events, 0);
 }
 
-void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h, int writer)
+/*
+ * The page's header names its writer slot and stream (the pool's words:
+ * read once each). Ours, and our stream: no other thread adds to
+ * overrun_own, and a signal handler's event inside our write is dropped
+ * before it could take a page (nest), so a plain add is exact. A stream
+ * number is its slot's for one owner only, so a page of an earlier owner
+ * of this slot does not match and goes through rt_slot_add, which credits
+ * the retired totals as before.
+ */
+void rt_account_overrun_by(struct ringtrace_rb *rb, struct rt_slot *s,
+			   const struct ringtrace_page_header *h)
 {
-	rt_slot_add(rb, h->writer, h->stream_instance_id, 0, h->events, writer);
+	uint32_t slot = RT_LOAD(&h->writer);
+	uint64_t stream = RT_LOAD(&h->stream_instance_id), n = RT_LOAD(&h->events);
+	if (slot == (uint32_t)(s - rb->slots) && stream == RT_LOAD(&s->stream)) {
+		RT_STORE(&s->overrun_own, RT_LOAD(&s->overrun_own) + n);
+		return;
+	}
+	rt_slot_add(rb, slot, stream, 0, n, 1);
 }
 
 /*
@@ -69,7 +85,8 @@ void rt_slot_fold(struct rt_shm *shm, struct rt_slot *s)
 	RT_STORE(&s->missed_reported, 0);
 	uint64_t ov = __atomic_exchange_n(&s->overrun, 0, __ATOMIC_ACQ_REL);
 	uint64_t rd = __atomic_exchange_n(&s->read, 0, __ATOMIC_ACQ_REL);
-	__atomic_fetch_add(&shm->retired_overrun, ov & RT_COUNT_MASK, __ATOMIC_RELAXED);
+	uint64_t own = __atomic_exchange_n(&s->overrun_own, 0, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&shm->retired_overrun, (ov & RT_COUNT_MASK) + own, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&shm->retired_read, rd & RT_COUNT_MASK, __ATOMIC_RELAXED);
 }
 
@@ -121,7 +138,7 @@ static int rt_stats_pass(struct ringtrace_rb *rb, void *arg)
 		st->writers_active++;
 		st->hit += RT_LOAD(&s->h.hit);
 		st->missed += RT_LOAD(&s->missed);
-		st->overrun += RT_LOAD(&s->overrun) & RT_COUNT_MASK;
+		st->overrun += (RT_LOAD(&s->overrun) & RT_COUNT_MASK) + RT_LOAD(&s->overrun_own);
 		st->read += RT_LOAD(&s->read) & RT_COUNT_MASK;
 	}
 	st->hit += RT_LOAD(&shm->retired_hit);
@@ -179,7 +196,8 @@ static int rt_wstats_pass(struct ringtrace_rb *rb, void *arg)
 			w->stream = RT_LOAD(&s->stream);
 			w->hit = RT_LOAD(&s->h.hit);
 			w->missed = RT_LOAD(&s->missed);
-			w->overrun = RT_LOAD(&s->overrun) & RT_COUNT_MASK;
+			w->overrun = (RT_LOAD(&s->overrun) & RT_COUNT_MASK) +
+				     RT_LOAD(&s->overrun_own);
 			w->read = RT_LOAD(&s->read) & RT_COUNT_MASK;
 			w->pages = RT_LOAD(&s->pages);
 			uint64_t gone = w->read + w->overrun;

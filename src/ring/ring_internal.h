@@ -106,9 +106,11 @@
  * a page switch, answering a flush, the extended header, the
  * CLOCK_MONOTONIC fallback clock) and returns to the same commit. A few
  * atomic operations per page are the price of a page switch: the
- * free-list pop (in overwrite mode, when the list is empty, the FIFO pop
- * and the overrun count of the page it recycles) and the FIFO push (the
- * count of published pages is derived from the push position: no add).
+ * free-list pop (in overwrite mode, when the list is empty, the FIFO pop)
+ * and the FIFO push. The count of published pages is derived from the
+ * push position (no add), and the overrun of a recycled page of the
+ * thread's own stream is a plain add to a counter only the owner writes
+ * (ACCOUNTING): two locked instructions in a switch.
  *
  * SIGNALS
  *
@@ -172,16 +174,18 @@
  * ACCOUNTING
  *
  * Per slot: hit and missed are written by the owner (missed with an
- * atomic add, see SIGNALS); overrun and read are added by the thread that
- * recycles or consumes one of the slot's pages. Those two carry a tag of
- * the stream in their top 16 bits, and an add whose tag does not match
- * goes to the buffer's "retired" totals instead, so a slot that is being
- * reused by a new thread is never credited with its predecessor's
- * losses. When a thread exits, its counters are folded into the retired
- * totals. Per page: packet_seq_num, events_before (events the stream had
- * committed before the page) and events_discarded (events the stream had
- * dropped before the page): a reader computes exactly what it lost
- * between two pages of a stream.
+ * atomic add, see SIGNALS), and so is overrun_own, the events of the
+ * owner's own pages that it recycled itself; overrun and read are added
+ * by the thread that recycles (another writer) or consumes one of the
+ * slot's pages. Those two carry a tag of the stream in their top 16
+ * bits, and an add whose tag does not match goes to the buffer's
+ * "retired" totals instead, so a slot that is being reused by a new
+ * thread is never credited with its predecessor's losses. When a thread
+ * exits, its counters are folded into the retired totals. Per page:
+ * packet_seq_num, events_before (events the stream had committed before
+ * the page) and events_discarded (events the stream had dropped before
+ * the page): a reader computes exactly what it lost between two pages of
+ * a stream.
  *
  * UNTRUSTED POOLS
  *
@@ -237,8 +241,8 @@
 
 #define RT_SHM_MAGIC 0x31435254474e4952ull /* "RINGTRC1" */
 /* 2: slot state word with a stamp, slot pidns, flush ids; 3: uuid; 4: cells_empty
- * in place of a count of published pages */
-#define RT_SHM_VERSION 4u
+ * in place of a count of published pages; 5: a slot's overrun_own */
+#define RT_SHM_VERSION 5u
 #define RT_NO_PAGE 0xFFFFFFFFu
 
 /*
@@ -377,7 +381,17 @@ struct rt_slot {
 	 * no page yet; the owner records them when it retires (rt_tail_note).
 	 */
 	uint64_t missed_reported;
-	uint64_t pad2;
+	/*
+	 * Events of this slot's own pages that its owner recycled (overwrite
+	 * mode) or could not publish: written by the owner only, with a plain
+	 * add, so that the page switch of a thread recycling its own pages
+	 * (a program with one recording thread: all of them) counts the loss
+	 * with no locked instruction. Untagged: only the owner writes it, and
+	 * it is set to 0 before the slot is published ACTIVE. The slot's
+	 * overrun is this plus the tagged `overrun` above, which the pages
+	 * recycled by other threads go to.
+	 */
+	uint64_t overrun_own;
 };
 
 _Static_assert(sizeof(struct rt_slot) == 128, "slot is two cache lines");
@@ -589,10 +603,14 @@ RT_HIDDEN void rt_copies_free(struct ringtrace_rb *rb);
 /* ---- accounting.c ---- */
 /* A consumer took a page: its events are read. */
 RT_HIDDEN void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header *h);
-/* A page was recycled before a reader saw it: its events are overrun
- * (`writer`: from the write path). */
-RT_HIDDEN void rt_account_overrun(struct ringtrace_rb *rb, const struct ringtrace_page_header *h,
-				  int writer);
+/*
+ * A page was recycled (or could not be published) before a reader saw
+ * it: its events are overrun. Called from the write path of slot s's
+ * owner: a page of its own stream goes to s->overrun_own by a plain add,
+ * another to its slot's tagged counter (or the retired totals).
+ */
+RT_HIDDEN void rt_account_overrun_by(struct ringtrace_rb *rb, struct rt_slot *s,
+				     const struct ringtrace_page_header *h);
 /*
  * A slot whose writer is leaving (retire, or reclaim of an owner that is
  * gone) with drops no page reports: its stream and final `missed` kept

@@ -261,7 +261,7 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
 			t->warm_off[RT_WARM_PUSH_CELL] = rt_warm_off(
 				s, &rb->qcells[(pos + 1) & (rb->g.qcap - 1)]);
 	} else if (r == 0) {
-		rt_account_overrun(rb, h, 1);
+		rt_account_overrun_by(rb, s, h);
 		rt_free_push(rb, idx, 1);
 	}
 }
@@ -331,7 +331,10 @@ static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, stru
 {
 	uint32_t idx;
 	uint64_t popped = 0;
-	int r = rt_free_pop(rb, &idx, 1), from_fifo = 0;
+	/* (an empty free list, the steady state of overwrite mode, seen
+	 * without the call: the pop reads the head again) */
+	int r = (uint32_t)RT_LOAD(&rb->shm->free_head) != 0 ? rt_free_pop(rb, &idx, 1) : 0;
+	int from_fifo = 0;
 	if (r == 0) {
 		if (rb->g.mode != RINGTRACE_RB_OVERWRITE)
 			return -1;
@@ -339,7 +342,7 @@ static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, stru
 		if (r == 0)
 			return -1;
 		if (r > 0)
-			rt_account_overrun(rb, rt_page(rb, idx), 1);
+			rt_account_overrun_by(rb, s, rt_page(rb, idx));
 		from_fifo = 1;
 	}
 	if (r < 0 || RT_LOAD(&rb->damaged))
@@ -728,6 +731,7 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	RT_STORE(&s->comm[0], cm[0]);
 	RT_STORE(&s->comm[1], cm[1]);
 	RT_STORE(&s->overrun, RT_TAG(stream));
+	RT_STORE(&s->overrun_own, 0);
 	RT_STORE_REL(&s->read, RT_TAG(stream));
 	/*
 	 * Only now ACTIVE: a flush that reads this word reads this thread's
