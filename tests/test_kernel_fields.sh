@@ -13,10 +13,12 @@
 #    clock, and its `trace` text (what trace_pipe gives) is read as the
 #    kernel prints each event and with the `fields` option. The events are
 #    matched by name and time (counter ticks; the two instances each read
-#    the counter). One difference is allowed, the kernel's: an exiting
+#    the counter). Two differences are allowed, the kernel's: an exiting
 #    task's sched_switch prev_state, X in one record and Z in the other
-#    (each probe reads the task's state; its parent reaps it). It says
-#    which sched events never occurred.
+#    (each probe reads the task's state; its parent reaps it), and the
+#    name of a task that execs while an event about it is recorded on
+#    another CPU, old in one record and new in the other. It says which
+#    sched events never occurred.
 # Each is a case (tests/cases.sh).
 #   usage: test_kernel_fields.sh BIN_DIR [CASE...] | --list
 set -eu
