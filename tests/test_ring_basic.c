@@ -1424,9 +1424,10 @@ static void test_halves_gap(void)
  * recycles pages of its own stream counts them in its slot's overrun_own
  * (a plain add: no locked instruction on its page switch), pages of
  * another writer go to that writer's tagged counter. The stats and the
- * per-writer stats add both, a released writer's overrun moves to the
- * retired totals, and every event is read or counted: per writer, hit =
- * read + overrun once everything is drained.
+ * per-writer stats add both, and a released writer's overrun moves to
+ * the retired totals. A later writer in the same slot (a new stream)
+ * that recycles the earlier owner's pages does not count them as its
+ * own. Once everything is drained every event is read or counted.
  */
 #define OV_PS 4096u
 #define OV_NPAGES 8u
@@ -1507,34 +1508,54 @@ static void test_overrun_own(void)
 	CHECK_EQ_U64(st.hit, 3 * 62 + 10 + 40 * 62);
 	CHECK_EQ_U64(st.entries, st.hit - st.overrun);
 
-	/* Both released (their last pages published, their counters folded
-	 * into the retired totals), then drained: every event is read or
-	 * counted, per writer. */
+	/* Both released: their last pages published, their counters folded
+	 * into the retired totals, none lost or counted twice, the slots' own
+	 * counters cleared. */
 	ringtrace_rb_writer_release(ov_rb);
 	atomic_store(&ov_step, 2);
 	CHECK(pthread_join(ta, NULL) == 0);
+	st = tu_stats(ov_rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	CHECK_EQ_U64(st.overrun, wa->overrun + wb->overrun);
+	CHECK_EQ_U64(pl_u64(b, sb + PL_SLOT_OVERRUN_OWN), 0);
+	CHECK_EQ_U64(pl_u64(b, sa + PL_SLOT_OVERRUN) & ((1ull << 48) - 1), 0);
+
+	/* C (this thread, attached again: a slot of A's or B's) recycles their
+	 * last pages, still in the FIFO: pages of its slot's earlier stream
+	 * are not its own (the retired totals take them), only its own pages
+	 * go to its overrun_own. */
+	uint64_t lost_ab = st.overrun;
+	ov_write(40 * 62);
+	n = ringtrace_rb_get_writer_stats(ov_rb, w, 4);
+	CHECKF(n == 1, "%d writers", n);
+	struct ringtrace_rb_writer_stats wc = w[0];
+	CHECKF(wc.slot == wa->slot || wc.slot == wb->slot, "C in slot %u", wc.slot);
+	uint64_t sc = pl_slot(b, wc.slot);
+	CHECK_EQ_U64(pl_u64(b, sc + PL_SLOT_OVERRUN_OWN), wc.overrun);
+	CHECK_EQ_U64(pl_u64(b, sc + PL_SLOT_OVERRUN) & ((1ull << 48) - 1), 0);
+	ringtrace_rb_writer_release(ov_rb);
+
+	/* Drained: every event is read or counted, C's exactly by C. */
 	const struct ringtrace_page_header *p;
-	uint64_t read_a = 0, read_b = 0;
+	uint64_t read_ab = 0, read_c = 0;
 	while ((p = ringtrace_rb_get_page(ov_rb)) != NULL) {
-		if (p->stream_instance_id == wa->stream)
-			read_a += p->events;
-		else if (p->stream_instance_id == wb->stream)
-			read_b += p->events;
+		if (p->stream_instance_id == wc.stream)
+			read_c += p->events;
+		else if (p->stream_instance_id == wa->stream || p->stream_instance_id == wb->stream)
+			read_ab += p->events;
 		else
 			CHECKF(0, "page of stream %" PRIu64, p->stream_instance_id);
 		ringtrace_rb_put_page(ov_rb, p);
 	}
-	CHECK_EQ_U64(read_a + wa->overrun, 3 * 62 + 10);
-	CHECK_EQ_U64(read_b + wb->overrun, 40 * 62);
-	/* The overrun is in the retired totals now, none lost or counted
-	 * twice, and the slots' own counters are cleared. */
+	CHECK_EQ_U64(read_c + wc.overrun, 40 * 62);
+	CHECKF(read_ab < 3 * 62 + 10 + 40 * 62 - lost_ab, "A's and B's last pages not recycled");
 	st = tu_stats(ov_rb);
 	CHECK_EQ_U64(st.writers_active, 0);
-	CHECK_EQ_U64(st.overrun, wa->overrun + wb->overrun);
-	CHECK_EQ_U64(st.read, read_a + read_b);
+	CHECK_EQ_U64(st.hit, 3 * 62 + 10 + 2 * 40 * 62);
+	CHECK_EQ_U64(st.read, read_ab + read_c);
+	CHECK_EQ_U64(st.read + st.overrun, st.hit);
 	CHECK_EQ_U64(st.entries, 0);
-	CHECK_EQ_U64(pl_u64(b, sb + PL_SLOT_OVERRUN_OWN), 0);
-	CHECK_EQ_U64(pl_u64(b, sa + PL_SLOT_OVERRUN) & ((1ull << 48) - 1), 0);
+	CHECK_EQ_U64(pl_u64(b, sc + PL_SLOT_OVERRUN_OWN), 0);
 	munmap(b, size);
 	ringtrace_rb_destroy(ov_rb);
 }

@@ -440,6 +440,49 @@ static uint32_t my_slot(const char *b)
 }
 
 /*
+ * A dead writer's slot reclaimed while the FIFO's next cell stays busy
+ * (here its sequence a lap behind, as a popper descheduled in its window
+ * would leave it): no cell for the dead writer's page, which goes back to
+ * the free list with its events counted as overrun, so that written =
+ * read + overrun still holds, and nothing is reported as damage.
+ */
+static void test_reclaim_cell_busy(void)
+{
+	ringtrace_rb *rb = mk_pool(RINGTRACE_RB_DISCARD);
+	size_t size;
+	char *b = map_of(rb, &size);
+	fflush(stdout);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		char buf[EV_LEN] = {0};
+		for (int i = 0; i < 10; i++)
+			if (ringtrace_rb_write(rb, 7, buf, sizeof(buf)) != 0)
+				_exit(3);
+		_exit(0); /* (no exit handlers: the writer is not retired) */
+	}
+	int ws;
+	CHECK(waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	struct ringtrace_rb_stats st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 1);
+	CHECK_EQ_U64(st.hit, 10);
+	uint64_t enq = pl_u64(b, PL_ENQ_POS), qcap = pl_u32(b, PL_QCAP);
+	pl_set_u64(b, pl_cell(b, enq), enq - qcap);
+	int fr = ringtrace_rb_flush(rb, 0);
+	CHECKF(fr == 0, "flush = %d: no page could be published", fr);
+	CHECK(!ringtrace_rb_damaged(rb));
+	st = tu_stats(rb);
+	CHECK_EQ_U64(st.writers_active, 0);
+	CHECK_EQ_U64(st.hit, 10);
+	CHECK_EQ_U64(st.overrun, 10);
+	CHECK_EQ_U64(st.entries, 0);
+	CHECK_EQ_U64(st.pages_free, NPAGES);
+	CHECK_EQ_U64(pl_u64(b, PL_ENQ_POS), enq);
+	munmap(b, size);
+	ringtrace_rb_destroy(rb);
+}
+
+/*
  * A slot whose current page is past the pool: a flush (of a reader in
  * another process, here) reports it, and takes nothing from it.
  */
@@ -927,6 +970,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_untrusted_free_list_head_out_of_range_refuses_the_event, test_free_head),
 	CHECK_CASE(ring_untrusted_free_list_link_out_of_range_refuses_the_event, test_free_link),
 	CHECK_CASE(ring_untrusted_slot_current_page_out_of_range_named_by_flush, test_slot_page),
+	CHECK_CASE(ring_untrusted_reclaim_with_fifo_cell_busy_counts_dead_page_overrun, test_reclaim_cell_busy),
 	CHECK_CASE(ring_untrusted_flush_waits_bounded_for_writers_stuck_in_an_event, test_flush_stuck_writers),
 	CHECK_CASE(ring_untrusted_control_block_geometry_not_reread_and_change_named, test_control_changed),
 	CHECK_CASE(ring_untrusted_page_with_damaged_header_skipped_and_counted, test_page_header),

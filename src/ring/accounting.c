@@ -3,7 +3,8 @@
  * (see "ACCOUNTING" in ring_internal.h): hit and missed by the writer,
  * overrun and read by the thread that recycles or consumes a page (tagged
  * with the stream, so a reused slot is never credited with its
- * predecessor's losses), retired totals for writers that left.
+ * predecessor's losses; a writer's own recycled pages in its untagged
+ * overrun_own), retired totals for writers that left.
  */
 #include <string.h>
 
@@ -56,7 +57,10 @@ void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header
  * before it could take a page (nest), so a plain add is exact. A stream
  * number is its slot's for one owner only, so a page of an earlier owner
  * of this slot does not match and goes through rt_slot_add, which credits
- * the retired totals as before.
+ * the retired totals as before. (Not covered: a flush that misjudged a
+ * live owner as gone, which only an unsupported writer can cause, a child
+ * of _Fork() or vfork() that records: its fold may then race the owner's
+ * add and count it twice, as it already would the owner's hit.)
  */
 void rt_account_overrun_by(struct ringtrace_rb *rb, struct rt_slot *s,
 			   const struct ringtrace_page_header *h)

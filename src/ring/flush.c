@@ -81,6 +81,27 @@ static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint
 }
 
 /*
+ * A dead writer's page that no FIFO cell could be claimed for (one stayed
+ * busy): back to the free list, its committed events counted as overrun,
+ * in the retired totals (the slot is being folded into them), so that
+ * written = read + overrun still holds.
+ */
+static int rt_drop_dead_page(struct ringtrace_rb *rb, uint32_t p)
+{
+	struct ringtrace_page_header *h = rt_page(rb, p);
+	uint32_t commit = RT_LOAD_ACQ(&h->commit);
+	if (commit > rb->h.page_size)
+		commit = rb->h.page_size;
+	if (commit > RINGTRACE_PAGE_HEADER_SIZE) {
+		rt_page_finalize(h, commit, RINGTRACE_PAGE_F_LAST);
+		__atomic_fetch_add(&rb->shm->retired_overrun, (uint64_t)h->events,
+				   __ATOMIC_RELAXED);
+	}
+	int r = rt_free_push(rb, p, 0);
+	return r < 0 ? r : 0;
+}
+
+/*
  * A slot's current page as read from the pool: its index, RT_NO_PAGE, or
  * damage (an index past the pool).
  */
@@ -205,7 +226,7 @@ static int rt_reclaim_dead(struct ringtrace_rb *rb, uint32_t i, uint32_t w)
 		if (r > 0)
 			n = rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_LAST);
 		else if (r == 0)
-			n = rt_free_push(rb, p, 0);
+			n = rt_drop_dead_page(rb, p);
 		else
 			n = r;
 		if (n < 0)

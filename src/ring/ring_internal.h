@@ -110,7 +110,10 @@
  * and the FIFO push. The count of published pages is derived from the
  * push position (no add), and the overrun of a recycled page of the
  * thread's own stream is a plain add to a counter only the owner writes
- * (ACCOUNTING): two locked instructions in a switch.
+ * (ACCOUNTING). Locked instructions in a switch: three from the free list
+ * (its compare-and-swap, the free count's decrement, the push's
+ * compare-and-swap), two when an overwrite-mode writer recycles a page
+ * of its own, three when the page was another writer's.
  *
  * SIGNALS
  *
@@ -359,8 +362,8 @@ struct rt_shm {
 /*
  * A writer slot: 128 bytes. The first line is written only by its owner
  * thread (and read by flush and stats); the second holds the counters that
- * other threads add to. It begins with the part the inline fast path
- * knows (nest, steal, state, cur_page, hit).
+ * other threads add to, and the owner's overrun_own. It begins with the
+ * part the inline fast path knows (nest, steal, state, cur_page, hit).
  */
 struct rt_slot {
 	struct ringtrace_slot_head_ h;
@@ -383,11 +386,13 @@ struct rt_slot {
 	uint64_t missed_reported;
 	/*
 	 * Events of this slot's own pages that its owner recycled (overwrite
-	 * mode) or could not publish: written by the owner only, with a plain
-	 * add, so that the page switch of a thread recycling its own pages
-	 * (a program with one recording thread: all of them) counts the loss
-	 * with no locked instruction. Untagged: only the owner writes it, and
-	 * it is set to 0 before the slot is published ACTIVE. The slot's
+	 * mode) or could not publish: while the slot is ACTIVE, written by
+	 * its owner only, with a plain add, so that the page switch of a
+	 * thread recycling its own pages (a program with one recording
+	 * thread: all of them) counts the loss with no locked instruction.
+	 * Untagged: the owner's attach sets it to 0 before it publishes the
+	 * slot ACTIVE, and the fold of a leaving writer (its own retire, or a
+	 * flush's reclaim of an owner that is gone) empties it. The slot's
 	 * overrun is this plus the tagged `overrun` above, which the pages
 	 * recycled by other threads go to.
 	 */
