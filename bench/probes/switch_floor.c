@@ -22,6 +22,10 @@
  *             shared queue would (a locked add on a shared position and a
  *             store into the position's cell) and reads the recycled
  *             page's event count for the overrun (a plain add)
+ *   rb        ringtrace's ring buffer alone: ringtrace_rb_reserve() and
+ *             ringtrace_rb_commit() of a 4-byte payload into an overwrite
+ *             pool of 4 MiB (64 KiB pages) of its own, no session: its
+ *             switch without the events layer's slow function
  *   ringtrace trace_cmp_int() (bench/compare's event) in an overwrite
  *             session of 4 MiB, as bench/compare's tail part runs it
  *
@@ -48,6 +52,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include <ringtrace/ring.h>
 #include <ringtrace/session.h>
 
 #include "cmp_rt_events.h"
@@ -184,8 +189,18 @@ static __attribute__((noinline)) void sf_paged_pub(int v)
 
 /* ---- the harness ---- */
 
-enum { SF_EMPTY, SF_FLAT, SF_PAGED, SF_PAGED_PUB, SF_RINGTRACE, SF_KINDS };
-static const char *const sf_names[] = {"empty", "flat", "paged", "paged+pub", "ringtrace"};
+enum { SF_EMPTY, SF_FLAT, SF_PAGED, SF_PAGED_PUB, SF_RB, SF_RINGTRACE, SF_KINDS };
+static const char *const sf_names[] = {"empty", "flat", "paged", "paged+pub", "rb", "ringtrace"};
+static ringtrace_rb *sf_rb;
+
+static __attribute__((noinline)) void sf_rb_ev(int v)
+{
+	int32_t *p = ringtrace_rb_reserve(sf_rb, 7, sizeof(int32_t));
+	if (p) {
+		*p = v;
+		ringtrace_rb_commit(sf_rb);
+	}
+}
 
 static void sf_call(int kind, int v)
 {
@@ -198,6 +213,9 @@ static void sf_call(int kind, int v)
 		break;
 	case SF_PAGED_PUB:
 		sf_paged_pub(v);
+		break;
+	case SF_RB:
+		sf_rb_ev(v);
 		break;
 	case SF_RINGTRACE:
 		trace_cmp_int(v);
@@ -302,6 +320,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "switch_floor: %s\n", ringtrace_last_error());
 		return 1;
 	}
+	struct ringtrace_rb_config rc;
+	ringtrace_rb_config_init(&rc);
+	rc.page_size = SF_PAGE;
+	rc.pool_size = SF_POOL;
+	rc.mode = RINGTRACE_RB_OVERWRITE;
+	if (ringtrace_rb_create(&rc, &sf_rb) < 0) {
+		fprintf(stderr, "switch_floor: rb: %s\n", ringtrace_last_error());
+		return 1;
+	}
 
 	/* The timer: its median empty region; ticks per ns over the run. */
 	uint64_t n0 = sf_ns(), k0 = __rdtsc();
@@ -324,6 +351,7 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < SF_POOL; i += 8)
 		sum += *(uint64_t *)(void *)(sf_flat + i) + *(uint64_t *)(void *)(sf_pool + i);
 	printf("(the minimal tracers' records, summed: %llu)\n", (unsigned long long)sum);
+	ringtrace_rb_destroy(sf_rb);
 	if (ringtrace_session_stop() < 0) {
 		fprintf(stderr, "switch_floor: stop: %s\n", ringtrace_last_error());
 		return 1;
