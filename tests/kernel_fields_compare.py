@@ -39,7 +39,8 @@
 # CPU, the old name in one record and the new one in the other (each
 # probe copies the name when it runs; seen in CI with sched_stat_runtime
 # of `taskset` becoming `true`), when the kernel has an exec of that pid
-# within WINDOW ticks that gives one of the two names.
+# within WINDOW ticks and the two names are the one it gave and the one
+# the pid had before it.
 #
 # Fails, listing them, on any other difference, on a field neither text
 # shows, on an event type of which fewer than MIN_MATCH of our events, or
@@ -453,9 +454,10 @@ def bt_name(kname):
 EXIT_DEAD, EXIT_ZOMBIE = 0x10, 0x20  # (sched_switch's prev_state: X, Z)
 raced = {}
 
-# The names the kernel gave each pid: pid -> [(ts, name)] in time order,
-# from its forks (the child's name, its parent's) and execs (the file's
-# name, cut to TASK_COMM_LEN - 1), for the name race below.
+# The names the kernel gave each pid: pid -> [(ts, name, by an exec)] in
+# time order, from its fork (child_comm: the name it starts with) and its
+# execs (the file's name, cut to TASK_COMM_LEN - 1), for the name race
+# below.
 FORK_RX = re.compile(r"child_comm=(.*) child_pid=(?:0x[0-9a-f]+ )?\((-?\d+)\)$", re.S)
 EXEC_RX = re.compile(r"^filename=(.*) pid=(?:0x[0-9a-f]+ )?\((-?\d+)\) old_pid=", re.S)
 names = {}

@@ -62,12 +62,17 @@ uint32_t ringtrace_page_finalize_orphan(struct ringtrace_page_header *h, size_t 
  * free it if it holds no event. The commit offset comes from shared
  * memory: it is clamped, and the decoder checks every event under it.
  */
+/* A page's commit offset as the pool says, bounded by the page. */
+static uint32_t rt_page_commit(const struct ringtrace_rb *rb, const struct ringtrace_page_header *h)
+{
+	uint32_t commit = RT_LOAD_ACQ(&h->commit);
+	return commit > rb->h.page_size ? rb->h.page_size : commit;
+}
+
 static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint32_t flags)
 {
 	struct ringtrace_page_header *h = rt_page(rb, p);
-	uint32_t commit = RT_LOAD_ACQ(&h->commit);
-	if (commit > rb->h.page_size)
-		commit = rb->h.page_size;
+	uint32_t commit = rt_page_commit(rb, h);
 	if (commit <= RINGTRACE_PAGE_HEADER_SIZE) {
 		rt_fifo_fill(rb, pos, RT_NO_PAGE);
 		__atomic_fetch_add(&rb->shm->cells_empty, 1, __ATOMIC_RELEASE);
@@ -89,9 +94,7 @@ static int rt_flush_page(struct ringtrace_rb *rb, uint32_t p, uint64_t pos, uint
 static int rt_drop_dead_page(struct ringtrace_rb *rb, uint32_t p)
 {
 	struct ringtrace_page_header *h = rt_page(rb, p);
-	uint32_t commit = RT_LOAD_ACQ(&h->commit);
-	if (commit > rb->h.page_size)
-		commit = rb->h.page_size;
+	uint32_t commit = rt_page_commit(rb, h);
 	if (commit > RINGTRACE_PAGE_HEADER_SIZE) {
 		rt_page_finalize(h, commit, RINGTRACE_PAGE_F_LAST);
 		__atomic_fetch_add(&rb->shm->retired_overrun, (uint64_t)h->events,
