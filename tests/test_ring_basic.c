@@ -1581,6 +1581,50 @@ static void test_warm_general_overwrite(void)
 }
 
 /* One case a line: tests/CMakeLists.txt reads these lines. */
+/*
+ * In overwrite mode each page switch notes, for the next switch's
+ * warm-up, the header of the page it will most likely recycle: the one in
+ * the FIFO cell at the read position (writer.c, rt_warm_note). It does so
+ * whatever the cell's place in its cache line: a guess read only when the
+ * cell shared the popped one's line left one switch in four with that
+ * header far away.
+ */
+static void test_warm_next_header(void)
+{
+	const uint32_t ps = 16384, np = 16, len = 8;
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, ps, np, RINGTRACE_RB_OVERWRITE);
+	ringtrace_rb *rb = tu_create(&cfg);
+	const struct ringtrace_rb_head_ *hd = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	const struct ringtrace_wtls_ *t = &ringtrace_wtls_[hd->idx];
+	const char *b = hd->base;
+	uint32_t i = 0, seen = 0, alignments = 0;
+	while (seen < 12) {
+		const char *before = t->page;
+		uint64_t *p = (uint64_t *)ringtrace_rb_reserve(rb, 3, len);
+		CHECKF(p != NULL, "event %u: %s", i, ringtrace_last_error());
+		*p = i++;
+		ringtrace_rb_commit(rb);
+		/* (switches that recycle: the free list is empty by then) */
+		if (t->page == before || tu_stats(rb).pages_published < 2 * np)
+			continue;
+		uint64_t deq = pl_u64(b, PL_DEQ_POS), cell = pl_cell(b, deq);
+		CHECK_EQ_U64(pl_u64(b, cell), deq + 1); /* filled: the next pop's */
+		const char *h = b + pl_page(b, pl_u32(b, cell + 8));
+		int named = 0;
+		for (int k = 0; k < RINGTRACE_WARM_LINES_; k++)
+			named |= (const char *)t->slot + t->warm_off[k] == h;
+		CHECKF(named,
+		       "switch %u: the next page's header is no warm-up line (its cell %llu, %llu in its line)",
+		       seen, (unsigned long long)deq, (unsigned long long)(deq % 4));
+		alignments |= 1u << (deq % 4);
+		seen++;
+	}
+	CHECK_EQ_U64(alignments, 0xF); /* each place in a line */
+	ringtrace_rb_writer_release(rb);
+	ringtrace_rb_destroy(rb);
+}
+
 /* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_config_init_sets_the_defaults, test_defaults),
@@ -1610,6 +1654,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_discard, test_warm_inline_discard),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_discard, test_warm_general_discard),
 	CHECK_CASE(ring_basic_overwrite_overrun_split_by_who_recycled, test_overrun_own),
+	CHECK_CASE(ring_basic_overwrite_warm_up_names_next_recycled_header_in_every_cell_place, test_warm_next_header),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_overwrite, test_warm_inline_overwrite),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_overwrite, test_warm_general_overwrite),
 };

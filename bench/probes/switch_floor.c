@@ -30,8 +30,9 @@
  *             session of 4 MiB, as bench/compare's tail part runs it
  *
  * It prints, per case and round, the calibrated p50, p99.9, p99.99 and
- * max in ns and, for the minimal paged tracers, the median of their
- * switching calls. What the paged cases show is a floor: no tracer that
+ * max in ns and, for every paged case, the p50, p75 and p90 of its
+ * switching calls (ringtrace's: those after which the thread's writer state holds
+ * another page), a steadier figure than a p99.99 on a noisy machine. What the paged cases show is a floor: no tracer that
  * keeps headered pages can switch for less than its "paged" figure on
  * this machine, and none that publishes them for less than "paged+pub".
  *
@@ -237,14 +238,30 @@ static uint32_t sf_rank(const uint32_t *s, uint32_t n, double q)
 
 static uint32_t *sf_t, *sf_sw; /* times of each call; the switching calls' */
 
+/*
+ * The page the calling thread's writer state holds in rb's buffer (NULL
+ * before its first event): a call after which it differs switched pages.
+ * Read between timed calls, so the ring buffer's switches are told apart
+ * as the minimal tracers' are (sf.switches).
+ */
+static char *sf_cur_page(ringtrace_rb *rb)
+{
+	const struct ringtrace_rb_head_ *h = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	return rb ? ringtrace_wtls_[h->idx].page : NULL;
+}
+
 /* One case: warm-up, then SF_N calls each timed into the array. */
 static void sf_case(int kind, uint32_t overhead, double tpn, uint32_t round)
 {
 	for (uint32_t i = 0; i < SF_WARM; i++)
 		sf_call(kind, (int)i);
 	uint32_t nsw = 0;
+	ringtrace_rb *trb = kind == SF_RB          ? sf_rb
+			    : kind == SF_RINGTRACE ? (ringtrace_rb *)ringtrace_events_rb_
+						   : NULL;
 	for (uint32_t i = 0; i < SF_N; i++) {
 		uint64_t s0 = sf.switches, a, b;
+		char *p0 = sf_cur_page(trb);
 		if (kind == SF_EMPTY) {
 			a = sf_begin();
 			b = sf_end();
@@ -263,7 +280,7 @@ static void sf_case(int kind, uint32_t overhead, double tpn, uint32_t round)
 		}
 		uint64_t d = b - a;
 		sf_t[i] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
-		if (sf.switches != s0 && nsw < SF_N / 64)
+		if ((sf.switches != s0 || sf_cur_page(trb) != p0) && nsw < SF_N / 64)
 			sf_sw[nsw++] = sf_t[i];
 	}
 	qsort(sf_t, SF_N, sizeof(*sf_t), sf_u32);
@@ -274,7 +291,8 @@ static void sf_case(int kind, uint32_t overhead, double tpn, uint32_t round)
 	       SF_CAL(sf_rank(sf_t, SF_N, 0.9999)), SF_CAL(sf_t[SF_N - 1]));
 	if (nsw) {
 		qsort(sf_sw, nsw, sizeof(*sf_sw), sf_u32);
-		printf("   switches %u, median %.1f ns", nsw, SF_CAL(sf_sw[nsw / 2]));
+		printf("   switches %u: p50 %.1f p75 %.1f p90 %.1f ns", nsw, SF_CAL(sf_sw[nsw / 2]),
+		       SF_CAL(sf_sw[nsw * 3 / 4]), SF_CAL(sf_sw[nsw * 9 / 10]));
 	}
 	printf("\n");
 }

@@ -590,6 +590,53 @@ RT_HIDDEN int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out, int writer);
 RT_HIDDEN void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page);
 RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at, int writer);
 /*
+ * The same two for the page switch, with the common case inline: the cell
+ * of the write (read) position is ready at the first look, holds a page
+ * in range (a pop), and the position is won by the first compare-and-swap.
+ * That is the first round of the functions' loops, without the call and
+ * the handle's fields loaded again there (docs/benchmarks.md, "The page
+ * switch, piece by piece"). Anything else (a busy cell, a lost race, a
+ * tombstone, an index that fails the check) goes to the function, which
+ * starts over from the position with every check and bound. The pop reads
+ * the cell's page before its compare-and-swap, not after: a filled cell
+ * (seq == pos + 1, read with acquire) is written again only by the
+ * producer of pos + qcap, after pos was consumed; if another popper
+ * consumed it meanwhile, the compare-and-swap fails.
+ */
+static inline int rt_fifo_claim_w(struct ringtrace_rb *rb, uint64_t *out)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t pos = RT_LOAD(&shm->enq_pos);
+	const struct rt_qcell *c = &rb->qcells[pos & (rb->g.qcap - 1)];
+	if (RT_LOAD_ACQ(&c->seq) == pos &&
+	    __atomic_compare_exchange_n(&shm->enq_pos, &pos, pos + 1, 0, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED)) {
+		*out = pos;
+		return 1;
+	}
+	return rt_fifo_claim(rb, out, 1);
+}
+
+static inline int rt_fifo_pop_w(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at)
+{
+	struct rt_shm *shm = rb->shm;
+	uint64_t qcap = rb->g.qcap;
+	uint64_t pos = RT_LOAD(&shm->deq_pos);
+	struct rt_qcell *c = &rb->qcells[pos & (qcap - 1)];
+	if (RT_LOAD_ACQ(&c->seq) == pos + 1) {
+		uint32_t p = RT_LOAD(&c->page);
+		if (p < rb->g.npages &&
+		    __atomic_compare_exchange_n(&shm->deq_pos, &pos, pos + 1, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			RT_STORE_REL(&c->seq, pos + qcap);
+			*page = p;
+			*at = pos;
+			return 1;
+		}
+	}
+	return rt_fifo_pop(rb, page, at, 1);
+}
+/*
  * Bounds of the loops over shared memory. A compare-and-swap that fails
  * means another party changed the word in between; the buffer's own
  * threads change these words once per page (free list, FIFO positions) or

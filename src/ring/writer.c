@@ -189,7 +189,7 @@ enum {
 	RT_WARM_HEADER,
 	RT_WARM_HEADER2,
 	RT_WARM_GEN,
-	RT_WARM_LINK,
+	RT_WARM_LINK, /* the free-list link, or (a FIFO page) the line of the cell after the next */
 	RT_WARM_FREE_HEAD,
 	RT_WARM_ENQ,
 	RT_WARM_DEQ,
@@ -253,7 +253,7 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
 	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 	rt_state_no_page(t);
 	uint64_t pos = 0; /* set when the claim returns 1 (gcc -O3 cannot see it) */
-	int r = rt_fifo_claim(rb, &pos, 1);
+	int r = rt_fifo_claim_w(rb, &pos);
 	if (r > 0) {
 		rt_fifo_fill(rb, pos, idx);
 		/* (the next push's cell, most likely: rt_warm_note) */
@@ -283,10 +283,15 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
  * the writers pop; in discard mode it is the consumer's line), the slot's
  * second line (rt_warm_init), the next push's cell (rt_publish notes it),
  * and the page the next take will most likely find first: the free list's
- * new head, or in overwrite mode the FIFO's, read from the cell after the
- * one just popped when it shares that cell's line (then in the L1: no
- * wait here for a guess); that page's header, generation word and
- * free-list link. And the first lines of the buffer's handle
+ * new head (and its free-list link), or in overwrite mode the FIFO's,
+ * read from the cell after the one just popped; that page's header and
+ * generation word. In overwrite mode the line of the cell after that one
+ * too (in the link's place), so that the next switch reads its guess from
+ * a near line: before, a guess was only read when the cell shared the
+ * popped one's line, and the quarter of switches that followed one
+ * without a guess found their page's header far away (10 ns more at the
+ * median of switches: docs/benchmarks.md, "The page switch, piece by
+ * piece"). And the first lines of the buffer's handle
  * (ringtrace_wtls_.warm_rb). A line with nothing to name repeats the
  * slot's second line. The values read here are the pool's (untrusted): a
  * page index is checked against the geometry, and the result is only ever
@@ -306,7 +311,8 @@ static void rt_warm_note(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t,
 	if (from_fifo) {
 		const struct rt_qcell *c = &rb->qcells[(popped + 1) & (rb->g.qcap - 1)];
 		w[RT_WARM_POP_CELL] = rt_warm_off(s, c);
-		if (((uintptr_t)c & (RT_CACHELINE - 1)) != 0 && RT_LOAD(&c->seq) == popped + 2)
+		w[RT_WARM_LINK] = rt_warm_off(s, &rb->qcells[(popped + 2) & (rb->g.qcap - 1)]);
+		if (RT_LOAD(&c->seq) == popped + 2)
 			next = RT_LOAD(&c->page);
 	} else {
 		uint32_t top = (uint32_t)RT_LOAD(&shm->free_head); /* index + 1 */
@@ -338,7 +344,7 @@ static int rt_take_page(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, stru
 	if (r == 0) {
 		if (rb->g.mode != RINGTRACE_RB_OVERWRITE)
 			return -1;
-		r = rt_fifo_pop(rb, &idx, &popped, 1);
+		r = rt_fifo_pop_w(rb, &idx, &popped);
 		if (r == 0)
 			return -1;
 		if (r > 0)
