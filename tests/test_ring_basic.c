@@ -1580,7 +1580,6 @@ static void test_warm_general_overwrite(void)
 	warm_case(RINGTRACE_RB_OVERWRITE, 1);
 }
 
-/* One case a line: tests/CMakeLists.txt reads these lines. */
 /*
  * In overwrite mode each page switch notes, for the next switch's
  * warm-up, the header of the page it will most likely recycle: the one in
@@ -1615,7 +1614,7 @@ static void test_warm_next_header(void)
 		for (int k = 0; k < RINGTRACE_WARM_LINES_; k++)
 			named |= (const char *)t->slot + t->warm_off[k] == h;
 		CHECKF(named,
-		       "switch %u: the next page's header is no warm-up line (its cell %llu, %llu in its line)",
+		       "switch %u: next header not a warm-up line (position %llu, %llu in line)",
 		       seen, (unsigned long long)deq, (unsigned long long)(deq % 4));
 		alignments |= 1u << (deq % 4);
 		seen++;
@@ -1625,6 +1624,46 @@ static void test_warm_next_header(void)
 	ringtrace_rb_destroy(rb);
 }
 
+/*
+ * A page's header names the CPU its writer ran on when it began the page
+ * (sched_getcpu at the take: writer.c, rt_take_page). The thread is pinned to each CPU it
+ * may run on in turn, and fills a page there: the next page's header says
+ * that CPU.
+ */
+static void test_header_cpu(void)
+{
+	const uint32_t ps = 16384, np = 8, len = 8;
+	const uint32_t per_page = (ps - RINGTRACE_PAGE_HEADER_SIZE) / RINGTRACE_EV_SPAN_(len);
+	cpu_set_t was, one;
+	CHECK(sched_getaffinity(0, sizeof(was), &was) == 0);
+	struct ringtrace_rb_config cfg;
+	tu_config(&cfg, ps, np, RINGTRACE_RB_OVERWRITE);
+	ringtrace_rb *rb = tu_create(&cfg);
+	const struct ringtrace_rb_head_ *hd = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	const struct ringtrace_wtls_ *t = &ringtrace_wtls_[hd->idx];
+	uint32_t tried = 0;
+	for (int cpu = 0; cpu < CPU_SETSIZE && tried < 4; cpu++) {
+		if (!CPU_ISSET(cpu, &was))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
+		const char *page = t->page;
+		for (uint32_t i = 0; i <= per_page && t->page == page; i++)
+			CHECK_OK(ringtrace_rb_write(rb, 3, &i, sizeof(i)));
+		CHECK(t->page != page);
+		const struct ringtrace_page_header *h = (const struct ringtrace_page_header *)
+								t->page;
+		CHECK_EQ_U64(h->cpu, (uint64_t)cpu);
+		tried++;
+	}
+	CHECK(tried > 0);
+	CHECK(sched_setaffinity(0, sizeof(was), &was) == 0);
+	ringtrace_rb_writer_release(rb);
+	ringtrace_rb_destroy(rb);
+}
+
+/* One case a line: tests/CMakeLists.txt reads these lines. */
 /* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_config_init_sets_the_defaults, test_defaults),
@@ -1655,6 +1694,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_discard, test_warm_general_discard),
 	CHECK_CASE(ring_basic_overwrite_overrun_split_by_who_recycled, test_overrun_own),
 	CHECK_CASE(ring_basic_overwrite_warm_up_names_next_recycled_header_in_every_cell_place, test_warm_next_header),
+	CHECK_CASE(ring_basic_page_header_names_the_cpu_its_writer_began_it_on, test_header_cpu),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_inline_overwrite, test_warm_inline_overwrite),
 	CHECK_CASE(ring_basic_page_filled_past_warm_up_mark_general_overwrite, test_warm_general_overwrite),
 };

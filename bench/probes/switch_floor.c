@@ -31,9 +31,10 @@
  *
  * It prints, per case and round, the calibrated p50, p99.9, p99.99 and
  * max in ns and, for every paged case, the p50, p75 and p90 of its
- * switching calls (ringtrace's: those after which the thread's writer state holds
- * another page), a steadier figure than a p99.99 on a noisy machine. What the paged cases show is a floor: no tracer that
- * keeps headered pages can switch for less than its "paged" figure on
+ * switching calls (ringtrace's: those after which the thread's writer
+ * state holds another page), steadier figures than a p99.99 on a noisy
+ * machine. What the paged cases show is a floor: no tracer that keeps
+ * headered pages can switch for less than its "paged" figure on
  * this machine, and none that publishes them for less than "paged+pub".
  *
  * Build (after `cmake --build build`):

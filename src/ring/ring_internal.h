@@ -598,10 +598,10 @@ RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at,
  * switch, piece by piece"). Anything else (a busy cell, a lost race, a
  * tombstone, an index that fails the check) goes to the function, which
  * starts over from the position with every check and bound. The pop reads
- * the cell's page before its compare-and-swap, not after: a filled cell
- * (seq == pos + 1, read with acquire) is written again only by the
- * producer of pos + qcap, after pos was consumed; if another popper
- * consumed it meanwhile, the compare-and-swap fails.
+ * the cell's page before its compare-and-swap, not after: the page of a
+ * filled cell (seq == pos + 1, read with acquire) is written again only
+ * by the producer of pos + qcap, after pos was consumed; if another
+ * popper consumed it meanwhile, the compare-and-swap fails.
  */
 static inline int rt_fifo_claim_w(struct ringtrace_rb *rb, uint64_t *out)
 {

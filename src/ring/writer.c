@@ -285,13 +285,18 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
  * and the page the next take will most likely find first: the free list's
  * new head (and its free-list link), or in overwrite mode the FIFO's,
  * read from the cell after the one just popped; that page's header and
- * generation word. In overwrite mode the line of the cell after that one
- * too (in the link's place), so that the next switch reads its guess from
- * a near line: before, a guess was only read when the cell shared the
- * popped one's line, and the quarter of switches that followed one
- * without a guess found their page's header far away (10 ns more at the
- * median of switches: docs/benchmarks.md, "The page switch, piece by
- * piece"). And the first lines of the buffer's handle
+ * generation word. When the page came from the FIFO, the line of the
+ * cell after that one too (in the link's place), so that the next switch
+ * reads its guess from a near line: before, a guess was only read when
+ * the cell shared the popped one's line, and the quarter of switches that
+ * followed one without a guess found their page's header far away (with
+ * the FIFO's first round inline, the median switch 10 ns faster:
+ * docs/benchmarks.md, "The page switch, piece by piece"). That line is
+ * near when this thread popped the position before too; where others pop
+ * between (several writers recycling, a consumer of an overwrite buffer)
+ * the guess may be read from far, a wait nothing here uses, so it costs
+ * only the instructions retired behind it. And the first lines of the
+ * buffer's handle
  * (ringtrace_wtls_.warm_rb). A line with nothing to name repeats the
  * slot's second line. The values read here are the pool's (untrusted): a
  * page index is checked against the geometry, and the result is only ever
