@@ -50,27 +50,8 @@ void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header
 	rt_slot_add(rb, h->writer, h->stream_instance_id, 1, h->events, 0);
 }
 
-/*
- * The page's header names its writer slot and stream (the pool's words:
- * read once each). Ours, and our stream: no other thread adds to
- * overrun_own, and a signal handler's event inside our write is dropped
- * before it could take a page (nest), so a plain add is exact. A stream
- * number is its slot's for one owner only, so a page of an earlier owner
- * of this slot does not match and goes through rt_slot_add, which credits
- * the retired totals as before. (Not covered: a flush that misjudged a
- * live owner as gone, which only an unsupported writer can cause, a child
- * of _Fork() or vfork() that records: its fold may then race the owner's
- * add and count it twice, as it already would the owner's hit.)
- */
-void rt_account_overrun_by(struct ringtrace_rb *rb, struct rt_slot *s,
-			   const struct ringtrace_page_header *h)
+void rt_account_overrun_of(struct ringtrace_rb *rb, uint32_t slot, uint64_t stream, uint64_t n)
 {
-	uint32_t slot = RT_LOAD(&h->writer);
-	uint64_t stream = RT_LOAD(&h->stream_instance_id), n = RT_LOAD(&h->events);
-	if (slot == (uint32_t)(s - rb->slots) && stream == RT_LOAD(&s->stream)) {
-		RT_STORE(&s->overrun_own, RT_LOAD(&s->overrun_own) + n);
-		return;
-	}
 	rt_slot_add(rb, slot, stream, 0, n, 1);
 }
 

@@ -152,14 +152,6 @@ int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out, int writer)
 			       RT_CAS_MAX);
 }
 
-/* Fill a claimed position; RT_NO_PAGE makes a tombstone that pops skip. */
-void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page)
-{
-	struct rt_qcell *c = &rb->qcells[pos & (rb->g.qcap - 1)];
-	RT_STORE(&c->page, page);
-	RT_STORE_REL(&c->seq, pos + 1);
-}
-
 /*
  * Pop the oldest page (and its position in *at, if at is given).
  * Tombstones are skipped; each takes one of the loop's RT_CAS_MAX rounds,

@@ -587,7 +587,13 @@ RT_HIDDEN void rt_identity_refresh(void);
 RT_HIDDEN int rt_free_pop(struct ringtrace_rb *rb, uint32_t *out, int writer);
 RT_HIDDEN int rt_free_push(struct ringtrace_rb *rb, uint32_t page, int writer);
 RT_HIDDEN int rt_fifo_claim(struct ringtrace_rb *rb, uint64_t *out, int writer);
-RT_HIDDEN void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page);
+/* Fill a claimed position; RT_NO_PAGE makes a tombstone that pops skip. */
+static inline void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t page)
+{
+	struct rt_qcell *c = &rb->qcells[pos & (rb->g.qcap - 1)];
+	RT_STORE(&c->page, page);
+	RT_STORE_REL(&c->seq, pos + 1);
+}
 RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at, int writer);
 /*
  * The same two for the page switch, with the common case inline: the cell
@@ -656,13 +662,39 @@ RT_HIDDEN void rt_copies_free(struct ringtrace_rb *rb);
 /* A consumer took a page: its events are read. */
 RT_HIDDEN void rt_account_read(struct ringtrace_rb *rb, const struct ringtrace_page_header *h);
 /*
+ * Events of writer slot `slot`'s stream `stream` overrun: n added to the
+ * slot's tagged counter, or to the retired totals if the stream is gone
+ * (called from a writer's path).
+ */
+RT_HIDDEN void rt_account_overrun_of(struct ringtrace_rb *rb, uint32_t slot, uint64_t stream,
+				     uint64_t n);
+/*
  * A page was recycled (or could not be published) before a reader saw
  * it: its events are overrun. Called from the write path of slot s's
- * owner: a page of its own stream goes to s->overrun_own by a plain add,
- * another to its slot's tagged counter (or the retired totals).
+ * owner. The page's header names its writer slot and stream (the pool's
+ * words: read once each). Ours, and our stream: no other thread adds to
+ * overrun_own, and a signal handler's event inside our write is dropped
+ * before it could take a page (nest), so a plain add is exact; inline,
+ * as it is the page switch's case in a program with one recording
+ * thread. A stream number is its slot's for one owner only, so a page of
+ * an earlier owner of this slot does not match and goes to the slot's
+ * tagged counter, which credits the retired totals as before. (Not
+ * covered: a flush that misjudged a live owner as gone, which only an
+ * unsupported writer can cause, a child of _Fork() or vfork() that
+ * records: its fold may then race the owner's add and count it twice, as
+ * it already would the owner's hit.)
  */
-RT_HIDDEN void rt_account_overrun_by(struct ringtrace_rb *rb, struct rt_slot *s,
-				     const struct ringtrace_page_header *h);
+static inline void rt_account_overrun_by(struct ringtrace_rb *rb, struct rt_slot *s,
+					 const struct ringtrace_page_header *h)
+{
+	uint32_t slot = RT_LOAD(&h->writer);
+	uint64_t stream = RT_LOAD(&h->stream_instance_id), n = RT_LOAD(&h->events);
+	if (slot == (uint32_t)(s - rb->slots) && stream == RT_LOAD(&s->stream)) {
+		RT_STORE(&s->overrun_own, RT_LOAD(&s->overrun_own) + n);
+		return;
+	}
+	rt_account_overrun_of(rb, slot, stream, n);
+}
 /*
  * A slot whose writer is leaving (retire, or reclaim of an owner that is
  * gone) with drops no page reports: its stream and final `missed` kept
