@@ -32,8 +32,12 @@
  * It prints, per case and round, the calibrated p50, p99.9, p99.99 and
  * max in ns and, for every paged case, the p50, p75 and p90 of its
  * switching calls (ringtrace's: those after which the thread's writer
- * state holds another page), steadier figures than a p99.99 on a noisy
- * machine. What the paged cases show is a floor: no tracer that keeps
+ * state holds another page) and of its warm-up marks (the calls that
+ * passed the mark: ringtrace's thread state's limit moved), steadier
+ * figures than a p99.99 on a noisy machine; and how many other calls
+ * took more than 30 ns (interrupts and the like: compare with "flat"),
+ * and of those how many came just after a switch or a mark. What the
+ * paged cases show is a floor: no tracer that keeps
  * headered pages can switch for less than its "paged" figure on
  * this machine, and none that publishes them for less than "paged+pub".
  *
@@ -237,7 +241,8 @@ static uint32_t sf_rank(const uint32_t *s, uint32_t n, double q)
 	return s[(k < 1 ? 1 : k > n ? n : k) - 1];
 }
 
-static uint32_t *sf_t, *sf_sw; /* times of each call; the switching calls' */
+/* times of each call; the switching calls'; the warm-up marks' */
+static uint32_t *sf_t, *sf_sw, *sf_mk;
 
 /*
  * The page the calling thread's writer state holds in rb's buffer (NULL
@@ -251,18 +256,37 @@ static char *sf_cur_page(ringtrace_rb *rb)
 	return rb ? ringtrace_wtls_[h->idx].page : NULL;
 }
 
+/* Its warm-up mark (limit below the page's end until the mark is passed). */
+static uint32_t sf_cur_limit(ringtrace_rb *rb)
+{
+	const struct ringtrace_rb_head_ *h = (const struct ringtrace_rb_head_ *)(const void *)rb;
+	return rb ? ringtrace_wtls_[h->idx].limit : sf.limit;
+}
+
+static void sf_pcts(const char *what, uint32_t *v, uint32_t n, uint32_t overhead, double k)
+{
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), sf_u32);
+#define SF_CALK(x) ((x) > overhead ? (x)-overhead : 0) * k
+	printf("   %s %u: p50 %.1f p75 %.1f p90 %.1f ns", what, n, SF_CALK(v[n / 2]),
+	       SF_CALK(v[n * 3 / 4]), SF_CALK(v[n * 9 / 10]));
+}
+
 /* One case: warm-up, then SF_N calls each timed into the array. */
 static void sf_case(int kind, uint32_t overhead, double tpn, uint32_t round)
 {
 	for (uint32_t i = 0; i < SF_WARM; i++)
 		sf_call(kind, (int)i);
-	uint32_t nsw = 0;
+	uint32_t nsw = 0, nmk = 0, others = 0, after = 0, last = UINT32_MAX - 1;
+	const uint32_t slow = overhead + (uint32_t)(30 * tpn); /* 30 ns, calibrated */
 	ringtrace_rb *trb = kind == SF_RB          ? sf_rb
 			    : kind == SF_RINGTRACE ? (ringtrace_rb *)ringtrace_events_rb_
 						   : NULL;
 	for (uint32_t i = 0; i < SF_N; i++) {
 		uint64_t s0 = sf.switches, a, b;
 		char *p0 = sf_cur_page(trb);
+		uint32_t l0 = sf_cur_limit(trb);
 		if (kind == SF_EMPTY) {
 			a = sf_begin();
 			b = sf_end();
@@ -281,8 +305,19 @@ static void sf_case(int kind, uint32_t overhead, double tpn, uint32_t round)
 		}
 		uint64_t d = b - a;
 		sf_t[i] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
-		if ((sf.switches != s0 || sf_cur_page(trb) != p0) && nsw < SF_N / 64)
-			sf_sw[nsw++] = sf_t[i];
+		if (sf.switches != s0 || sf_cur_page(trb) != p0) {
+			last = i;
+			if (nsw < SF_N / 64)
+				sf_sw[nsw++] = sf_t[i];
+		} else if (sf_cur_limit(trb) != l0 && (kind == SF_RB || kind == SF_RINGTRACE ||
+						       kind == SF_PAGED || kind == SF_PAGED_PUB)) {
+			last = i;
+			if (nmk < SF_N / 64)
+				sf_mk[nmk++] = sf_t[i];
+		} else if (sf_t[i] > slow) {
+			others++;
+			after += i == last + 1;
+		}
 	}
 	qsort(sf_t, SF_N, sizeof(*sf_t), sf_u32);
 	double k = 1.0 / tpn;
@@ -290,12 +325,9 @@ static void sf_case(int kind, uint32_t overhead, double tpn, uint32_t round)
 	printf("  round %u %-10s p50 %6.1f  p99.9 %6.1f  p99.99 %6.1f  max %9.1f ns", round,
 	       sf_names[kind], SF_CAL(sf_rank(sf_t, SF_N, 0.5)), SF_CAL(sf_rank(sf_t, SF_N, 0.999)),
 	       SF_CAL(sf_rank(sf_t, SF_N, 0.9999)), SF_CAL(sf_t[SF_N - 1]));
-	if (nsw) {
-		qsort(sf_sw, nsw, sizeof(*sf_sw), sf_u32);
-		printf("   switches %u: p50 %.1f p75 %.1f p90 %.1f ns", nsw, SF_CAL(sf_sw[nsw / 2]),
-		       SF_CAL(sf_sw[nsw * 3 / 4]), SF_CAL(sf_sw[nsw * 9 / 10]));
-	}
-	printf("\n");
+	sf_pcts("switches", sf_sw, nsw, overhead, k);
+	sf_pcts("marks", sf_mk, nmk, overhead, k);
+	printf("   others > 30 ns %u (just after one of those %u)\n", others, after);
 }
 
 static uint64_t sf_ns(void)
@@ -320,7 +352,9 @@ int main(int argc, char **argv)
 	sf_pool = mmap(NULL, SF_POOL, PROT_READ | PROT_WRITE, pf, -1, 0);
 	sf_t = mmap(NULL, SF_N * sizeof(*sf_t), PROT_READ | PROT_WRITE, pf, -1, 0);
 	sf_sw = malloc(SF_N / 64 * sizeof(*sf_sw));
-	if (sf_flat == MAP_FAILED || sf_pool == MAP_FAILED || sf_t == MAP_FAILED || !sf_sw) {
+	sf_mk = malloc(SF_N / 64 * sizeof(*sf_mk));
+	if (sf_flat == MAP_FAILED || sf_pool == MAP_FAILED || sf_t == MAP_FAILED || !sf_sw ||
+	    !sf_mk) {
 		perror("switch_floor: mmap");
 		return 1;
 	}
