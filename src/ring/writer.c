@@ -539,9 +539,9 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
  * without forgetting the thread's page, which the take replaces), take
  * the next one (rt_take_page), write the event's header (the first in the
  * page: the short one). What rt_reserve_slow does in this case, without
- * its tests of the cases that are not this one: measured, a switch of the
- * ring buffer alone 10-20 ns faster at its p75 and at the whole call's
- * p99.99 (docs/benchmarks.md, "The page switch, piece by piece"). Every
+ * its tests of the cases that are not this one: measured, an event's
+ * switch about 10 ns faster at its p75 and at the event's p99.99
+ * (docs/benchmarks.md, "The page switch, piece by piece"). Every
  * failure goes the way rt_reserve_slow's does.
  */
 static inline __attribute__((always_inline)) void *rt_switch(struct ringtrace_rb *rb,
