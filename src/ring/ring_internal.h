@@ -677,8 +677,8 @@ RT_HIDDEN void rt_account_overrun_of(struct ringtrace_rb *rb, uint32_t slot, uin
  * before it could take a page (nest), so a plain add is exact; inline,
  * as it is the page switch's case in a program with one recording
  * thread. A stream number is its slot's for one owner only, so a page of
- * an earlier owner of this slot does not match and goes to the slot's
- * tagged counter, which credits the retired totals as before. (Not
+ * an earlier owner of this slot does not match and goes through
+ * rt_slot_add, whose tag check sends it to the retired totals. (Not
  * covered: a flush that misjudged a live owner as gone, which only an
  * unsupported writer can cause, a child of _Fork() or vfork() that
  * records: its fold may then race the owner's add and count it twice, as

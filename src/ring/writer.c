@@ -269,7 +269,7 @@ static inline __attribute__((always_inline)) void rt_page_close(struct ringtrace
 {
 	h->timestamp_end = ringtrace_last_ts_(t);
 	h->content_size = (uint64_t)h->commit * 8;
-	h->events = rt_page_events(t, s);
+	h->events = (uint32_t)(RT_LOAD(&s->h.hit) - h->events_before); /* (rt_page_events) */
 	h->flags |= flags;
 	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 }
@@ -298,7 +298,7 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
  * The lines: the control block's free-list head and FIFO write position
  * (and the FIFO read position in overwrite mode, where
  * the writers pop; in discard mode it is the consumer's line), the slot's
- * second line (rt_warm_init), the next push's cell (rt_publish notes it),
+ * second line (rt_warm_init), the next push's cell (rt_page_push notes it),
  * and the page the next take will most likely find first: the free list's
  * new head (and its free-list link), or in overwrite mode the FIFO's,
  * read from the cell after the one just popped; that page's header and
@@ -535,10 +535,14 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
  * The page switch's common case, in one function: the fast path declined
  * an event because it does not fit in the thread's page, no flush asks
  * for the page, and the clock reading is in order (rt_reserve_general
- * checked all this, nest raised). Close the page and push it (rt_publish,
- * without forgetting the thread's page, which the take replaces), take
- * the next one (rt_take_page), write the event's header (the first in the
- * page: the short one). What rt_reserve_slow does in this case, without
+ * checked all this, nest raised). Close the page and push it (as
+ * rt_publish does), take the next one (rt_take_page), write the event's
+ * header (the first in the page: the short one). The thread's page is
+ * cleared before the take, as rt_publish clears it, but only the pointer
+ * (the take sets the rest): the state never names a page the thread gave
+ * away, even to a retire that ran after a handler left this write by
+ * siglongjmp (unsupported: nest stays raised). What rt_reserve_slow does
+ * in this case, without
  * its tests of the cases that are not this one: measured, an event's
  * switch about 10 ns faster at its p75 and at the event's p99.99
  * (docs/benchmarks.md, "The page switch, piece by piece"). Every
@@ -552,6 +556,7 @@ static inline __attribute__((always_inline)) void *rt_switch(struct ringtrace_rb
 	struct ringtrace_page_header *o = (struct ringtrace_page_header *)t->page;
 	rt_page_close(t, s, o, 0);
 	rt_page_push(rb, t, s, o);
+	t->page = NULL;
 	int r = RT_LOAD(&rb->damaged) ? -2 : rt_take_page(rb, t, s, ts);
 	if (r < 0) {
 		rt_state_no_page(t);
@@ -574,7 +579,8 @@ static void *rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
  * handle. A thread's first event (attach), a write nested in a signal
  * handler (dropped and counted: the interrupted write goes on untouched),
  * the CLOCK_MONOTONIC fallback clock, and the cases the fast path left
- * with nest lowered (rt_reserve_slow). Out of line and reached by a tail
+ * with nest lowered (rt_reserve_slow; a page switch's common case:
+ * rt_switch). Out of line and reached by a tail
  * call, so that the fast path saves no registers.
  */
 static inline __attribute__((always_inline)) void *rt_reserve_general(struct ringtrace_rb *rb,
