@@ -45,25 +45,11 @@
 #include <ringtrace/session.h>
 
 #include "cmp_rt_events.h"
+#include "cmp_tick.h"
 
 #define CS_N 1000000u
 #define CS_ROUNDS 3
 #define CS_MAXT 4096u
-
-/* (as bench/cmp/cmp_harness.h times a call) */
-static inline uint64_t cs_begin(void)
-{
-	_mm_lfence();
-	return __rdtsc();
-}
-
-static inline uint64_t cs_end(void)
-{
-	unsigned aux;
-	uint64_t t = __rdtscp(&aux);
-	_mm_lfence();
-	return t;
-}
 
 /*
  * The minimal tracer: a ring of 16-byte records and its offset. What it
@@ -145,16 +131,16 @@ static void cs_case(int kind, uint32_t *h)
 		uint64_t a, b;
 		/* (the switch is outside the timed region: one call each) */
 		if (kind == 0) {
-			a = cs_begin();
-			b = cs_end();
+			a = cmp_tick_begin();
+			b = cmp_tick_end();
 		} else if (kind == 5) {
-			a = cs_begin();
+			a = cmp_tick_begin();
 			trace_cmp_int((int)i);
-			b = cs_end();
+			b = cmp_tick_end();
 		} else {
-			a = cs_begin();
+			a = cmp_tick_begin();
 			cs_call(kind, (int)i);
-			b = cs_end();
+			b = cmp_tick_end();
 		}
 		uint64_t d = b - a;
 		h[d < CS_MAXT ? d : CS_MAXT - 1]++;

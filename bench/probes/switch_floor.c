@@ -62,6 +62,7 @@
 #include <ringtrace/session.h>
 
 #include "cmp_rt_events.h"
+#include "cmp_tick.h"
 
 #define SF_N 1000000u
 #define SF_WARM 50000u
@@ -71,20 +72,6 @@
 #define SF_NPAGES (SF_POOL / SF_PAGE)
 #define SF_HDR 112u
 #define SF_AHEAD 2048u
-
-static inline uint64_t sf_begin(void)
-{
-	_mm_lfence();
-	return __rdtsc();
-}
-
-static inline uint64_t sf_end(void)
-{
-	unsigned aux;
-	uint64_t t = __rdtscp(&aux);
-	_mm_lfence();
-	return t;
-}
 
 /* ---- flat: DPDK's overwrite mode, reduced to its stores ---- */
 
@@ -288,20 +275,20 @@ static void sf_case(int kind, uint32_t overhead, double tpn, uint32_t round)
 		char *p0 = sf_cur_page(trb);
 		uint32_t l0 = sf_cur_limit(trb);
 		if (kind == SF_EMPTY) {
-			a = sf_begin();
-			b = sf_end();
+			a = cmp_tick_begin();
+			b = cmp_tick_end();
 		} else if (kind == SF_PAGED) {
-			a = sf_begin();
+			a = cmp_tick_begin();
 			sf_paged((int)i);
-			b = sf_end();
+			b = cmp_tick_end();
 		} else if (kind == SF_PAGED_PUB) {
-			a = sf_begin();
+			a = cmp_tick_begin();
 			sf_paged_pub((int)i);
-			b = sf_end();
+			b = cmp_tick_end();
 		} else {
-			a = sf_begin();
+			a = cmp_tick_begin();
 			sf_call(kind, (int)i);
-			b = sf_end();
+			b = cmp_tick_end();
 		}
 		uint64_t d = b - a;
 		sf_t[i] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
@@ -328,13 +315,6 @@ static void sf_case(int kind, uint32_t overhead, double tpn, uint32_t round)
 	sf_pcts("switches", sf_sw, nsw, overhead, k);
 	sf_pcts("marks", sf_mk, nmk, overhead, k);
 	printf("   others > 30 ns %u (just after one of those %u)\n", others, after);
-}
-
-static uint64_t sf_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int main(int argc, char **argv)
@@ -384,16 +364,16 @@ int main(int argc, char **argv)
 	}
 
 	/* The timer: its median empty region; ticks per ns over the run. */
-	uint64_t n0 = sf_ns(), k0 = __rdtsc();
+	uint64_t n0 = cmp_now_ns(), k0 = __rdtsc();
 	for (uint32_t i = 0; i < 100000; i++) {
-		uint64_t a = sf_begin();
-		sf_t[i] = (uint32_t)(sf_end() - a);
+		uint64_t a = cmp_tick_begin();
+		sf_t[i] = (uint32_t)(cmp_tick_end() - a);
 	}
 	qsort(sf_t, 100000, sizeof(*sf_t), sf_u32);
 	uint32_t overhead = sf_t[50000];
 	struct timespec pause = {0, 50000000};
 	nanosleep(&pause, NULL);
-	double tpn = (double)(__rdtsc() - k0) / (double)(sf_ns() - n0);
+	double tpn = (double)(__rdtsc() - k0) / (double)(cmp_now_ns() - n0);
 	printf("timer %u ticks (subtracted), %.3f ticks/ns; %u calls a case after %u, times kept "
 	       "in a 4 MB array as bench/compare does\n",
 	       overhead, tpn, SF_N, SF_WARM);

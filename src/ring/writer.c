@@ -164,14 +164,20 @@ static inline void rt_gen_end(struct ringtrace_rb *rb, uint32_t page)
 }
 
 /*
- * Events committed in the thread's current page: the slot's hit counter
+ * Events committed in the slot's current page h: the slot's hit counter
  * now, less what it was when the page was opened (events_before). The
  * write path counts an event once, in hit.
  */
-static uint32_t rt_page_events(const struct ringtrace_wtls_ *t, const struct rt_slot *s)
+static inline uint32_t rt_page_events(const struct ringtrace_page_header *h,
+				      const struct rt_slot *s)
 {
-	const struct ringtrace_page_header *h = (const struct ringtrace_page_header *)t->page;
 	return (uint32_t)(RT_LOAD(&s->h.hit) - h->events_before);
+}
+
+/* The thread's current page, as its header. */
+static inline struct ringtrace_page_header *rt_cur_header(const struct ringtrace_wtls_ *t)
+{
+	return (struct ringtrace_page_header *)(void *)t->page;
 }
 
 /* The thread holds no page: the next event takes one (the general path). */
@@ -269,7 +275,7 @@ static inline __attribute__((always_inline)) void rt_page_close(struct ringtrace
 {
 	h->timestamp_end = ringtrace_last_ts_(t);
 	h->content_size = (uint64_t)h->commit * 8;
-	h->events = (uint32_t)(RT_LOAD(&s->h.hit) - h->events_before); /* (rt_page_events) */
+	h->events = rt_page_events(h, s);
 	h->flags |= flags;
 	RT_STORE(&s->h.cur_page, RT_NO_PAGE);
 }
@@ -277,7 +283,7 @@ static inline __attribute__((always_inline)) void rt_page_close(struct ringtrace
 static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struct rt_slot *s,
 		       uint32_t flags)
 {
-	struct ringtrace_page_header *h = (struct ringtrace_page_header *)t->page;
+	struct ringtrace_page_header *h = rt_cur_header(t);
 	rt_page_close(t, s, h, flags);
 	rt_state_no_page(t);
 	rt_page_push(rb, t, s, h);
@@ -424,7 +430,7 @@ static void rt_answer_steal(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, 
 	while (RT_STEAL_IS_ASKED(st)) {
 		if (__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			if (t->page && rt_page_events(t, s)) {
+			if (t->page && rt_page_events(rt_cur_header(t), s)) {
 				rt_publish(rb, t, s, RINGTRACE_PAGE_F_FLUSHED);
 				__atomic_fetch_add(&rb->shm->pages_flushed, 1, __ATOMIC_RELAXED);
 			}
@@ -476,6 +482,22 @@ static void *rt_drop(struct ringtrace_wtls_ *t, struct rt_slot *s, int reason)
 }
 
 /*
+ * No page could be taken for an event (r: rt_take_page's -1 or -2): the
+ * thread holds none, and the event is dropped (no page to take) or
+ * refused (the pool was found damaged: this event is the first refused).
+ */
+static void *rt_take_failed(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struct rt_slot *s,
+			    int r)
+{
+	rt_state_no_page(t);
+	if (r == -1)
+		return rt_drop(t, s, RINGTRACE_ENOSPC);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	RT_STORE_REL(&s->h.nest, 0);
+	return rt_refuse(rb, t);
+}
+
+/*
  * What the fast path declined, inside the write (nest raised): checks of
  * the caller's id and size, answering a flush, the page switch, the
  * extended header of a long gap. The reservation is committed by the
@@ -505,13 +527,8 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
 		if (t->page)
 			rt_publish(rb, t, s, 0);
 		int r = RT_LOAD(&rb->damaged) ? -2 : rt_take_page(rb, t, s, ts);
-		if (r == -2) { /* found damaged: this event is the first refused */
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			RT_STORE_REL(&s->h.nest, 0);
-			return rt_refuse(rb, t);
-		}
 		if (r < 0)
-			return rt_drop(t, s, RINGTRACE_ENOSPC);
+			return rt_take_failed(rb, t, s, r);
 		ext = 0;
 		start = t->off;
 		end = start + RINGTRACE_EV_HEADER_SIZE + (uint32_t)len;
@@ -542,30 +559,24 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
  * (the take sets the rest): the state never names a page the thread gave
  * away, even to a retire that ran after a handler left this write by
  * siglongjmp (unsupported: nest stays raised). What rt_reserve_slow does
- * in this case, without
- * its tests of the cases that are not this one: measured, an event's
- * switch about 10 ns faster at its p75 and at the event's p99.99
- * (docs/benchmarks.md, "The page switch, piece by piece"). Every
- * failure goes the way rt_reserve_slow's does.
+ * in this case, without its tests of the cases that are not this one:
+ * measured, an event's switch about 10 ns faster at its p75 and at the
+ * event's p99.99 (docs/benchmarks.md, "The page switch, piece by
+ * piece"). A failed take goes the way rt_reserve_slow's does
+ * (rt_take_failed).
  */
 static inline __attribute__((always_inline)) void *rt_switch(struct ringtrace_rb *rb,
 							     struct ringtrace_wtls_ *t,
 							     struct rt_slot *s, uint32_t id,
 							     uint32_t len, uint64_t ts)
 {
-	struct ringtrace_page_header *o = (struct ringtrace_page_header *)t->page;
+	struct ringtrace_page_header *o = rt_cur_header(t);
 	rt_page_close(t, s, o, 0);
 	rt_page_push(rb, t, s, o);
 	t->page = NULL;
 	int r = RT_LOAD(&rb->damaged) ? -2 : rt_take_page(rb, t, s, ts);
-	if (r < 0) {
-		rt_state_no_page(t);
-		if (r == -1)
-			return rt_drop(t, s, RINGTRACE_ENOSPC);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		RT_STORE_REL(&s->h.nest, 0);
-		return rt_refuse(rb, t);
-	}
+	if (r < 0)
+		return rt_take_failed(rb, t, s, r);
 	uint64_t *h = (uint64_t *)(void *)(t->page + RINGTRACE_PAGE_HEADER_SIZE);
 	h[0] = RINGTRACE_EV_WORD(ts, id, len);
 	t->res_end = RINGTRACE_PAGE_HEADER_SIZE + RINGTRACE_EV_HEADER_SIZE + len;
@@ -925,7 +936,7 @@ static void rt_writer_retire(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t)
 	if (st != RT_STEAL_NONE)
 		rt_answer_steal(rb, t, s, st);
 	if (t->page) {
-		if (rt_page_events(t, s)) {
+		if (rt_page_events(rt_cur_header(t), s)) {
 			rt_publish(rb, t, s, RINGTRACE_PAGE_F_LAST);
 		} else {
 			uint32_t idx = rt_page_index(rb, t->page);
