@@ -134,4 +134,28 @@ CM
 	echo "test_install: the reader library alone read the 1000 events (pkg-config and find_package)"
 }
 
+# 4. the license travels with the package: the LICENSE file in the
+# package's doc folder, a License field in both pkg-config files (which
+# pkg-config still reads), and ringtrace_LICENSE from find_package.
+install_names_the_mit_license_in_every_package_file() { # case
+	install_package
+	doc=$tmp/prefix/share/doc/ringtrace/LICENSE
+	grep -q '^MIT License$' "$doc" || { echo "test_install: $doc is missing or not the MIT license" >&2; exit 1; }
+	for pc in ringtrace ringtrace-read; do
+		grep -q '^License: MIT$' "$libdir/pkgconfig/$pc.pc" ||
+			{ echo "test_install: $libdir/pkgconfig/$pc.pc has no 'License: MIT' line" >&2; exit 1; }
+		PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --validate "$pc"
+	done
+	mkdir -p "$tmp/lproj"
+	cat > "$tmp/lproj/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(lic C)
+find_package(ringtrace 0.1 REQUIRED)
+message(STATUS "ringtrace license: ${ringtrace_LICENSE}")
+CM
+	lic=$(cmake -S "$tmp/lproj" -B "$tmp/lproj/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" | sed -n 's/^-- ringtrace license: //p')
+	[ "$lic" = MIT ] || { echo "test_install: find_package(ringtrace) set ringtrace_LICENSE to '$lic', not MIT" >&2; exit 1; }
+	echo "test_install: LICENSE installed, License: MIT in both .pc files, ringtrace_LICENSE=MIT"
+}
+
 rt_run_cases "$@"
