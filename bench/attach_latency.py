@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Attach and detach latency of `ringtrace record -p` (issue 17's targets).
+"""Attach and detach latency of `ringtrace record -p` (its targets: under 50 ms each).
 
     bench/attach_latency.py [--bin build/bin] [--rounds 20]
 

@@ -1,6 +1,6 @@
 /*
  * ringtrace-bench start: what a session costs when it starts, and what the
- * first events after it cost against the steady state (issue 16).
+ * first events after it cost against the steady state.
  *
  * Sessions start often (every `ringtrace record`, every snapshot cycle),
  * and a program traced in production must pay the steady-state cost from

@@ -30,7 +30,7 @@
  * then "recorded / cheapest" and "binary printf / recorded".
  * Every line but "disabled tracepoint" is the whole loop per iteration,
  * loop overhead included, as "cheapest event" is.
- * Targets (from the issue): disabled <= 0.35 ns, recorded <= 1.2 x
+ * Targets (docs/benchmarks.md): disabled <= 0.35 ns, recorded <= 1.2 x
  * cheapest, binary printf <= 2 x recorded.
  *
  * Method

@@ -496,7 +496,7 @@ record_p_killed_recorder_stops_tracing() { # case
 	[ -f "$tmp/t-$rt_c/test_attach_pro-$pid/stream_1" ] || fail "not recording"
 	kill -9 "$rpid"
 	wait "$rpid" 2>/dev/null || true
-	sleep 1 # (the issue's bound: stopped within a second, its pool freed)
+	sleep 1 # (the bound: stopped within a second, its pool freed)
 	! ls /dev/shm/ringtrace-rec-"$rpid"-* >/dev/null 2>&1 || fail "its pool is left: $(ls /dev/shm)"
 	[ "$(state "$pid")" = "state at_seq=0/0 at_val=0/0 triggers=0 tracing=1" ] ||
 		fail "still tracing a second after the recorder died: $(state "$pid")"

@@ -237,7 +237,7 @@ static void test_env(const char *self, const char *base)
 
 /*
  * Most of what a thread's first event would pay is paid by
- * ringtrace_session_start (issue 16): the starting thread has its
+ * ringtrace_session_start: the starting thread has its
  * read-side node before any event, and threads started afterwards take
  * nodes mapped at the start (their node lies in memory that was mapped
  * before they were created). No writer slot is claimed for the starting

@@ -1,12 +1,12 @@
 /*
- * Exact per-stream accounting in a trace (issue 15, part 8): for every
+ * Exact per-stream accounting in a trace: for every
  * thread, the events of its stream plus the stream's dropped count equal
  * what the thread emitted, read from the trace by the reader library and
  * by `ringtrace stat`. Threads write into a full pool through an
  * in-process session in discard mode (nobody flushes for them), so that
  * they drop events after their last page, which no page header reports:
  * the recorder writes those drops into the metadata (`dropped` lines) and
- * the reader adds them to the stream. One case with the issue's load (4
+ * the reader adds them to the stream. One case with a heavy load (4
  * threads x 600,000 events into the default pool), one with threads that
  * exit with such drops while others keep writing.
  */

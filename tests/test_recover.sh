@@ -144,7 +144,7 @@ recover_unknown_pool_missing_metadata_and_usage_refused() { # case
 	[ "$st" = 2 ] || fail "usage error: status $st"
 }
 
-# What recover refuses (issue 15, part 6): nothing is written into the
+# What recover refuses: nothing is written into the
 # trace before the pool is known to be its own and its program gone.
 
 # tree_sum DIR: every file's name, size, mode and content
@@ -161,7 +161,7 @@ dead_pool() {
 }
 
 recover_complete_trace_refused_unchanged() { # case
-	# the issue's case: a complete trace, an unrelated dead pool
+	# a complete trace, an unrelated dead pool
 	d="$tmp/complete"
 	"$rt" record -q -o "$d" -- "$prog" 1000 "$d" kill > /dev/null 2>&1 || true
 	grep -q "^stat hit" "$d/metadata" || fail "complete: record left no stat lines"

@@ -18,7 +18,7 @@
 #define S_ZOMBIE 0x20   /* "Z": the thread's last switch */
 #define S_DEAD 0x10     /* "X" */
 
-/* The sequence of the issue: switched out asleep, woken, switched in. */
+/* The common sequence: switched out asleep, woken, switched in. */
 static void test_sleep(void)
 {
 	struct sm_model *m = sm_new(0, 5);

@@ -34,7 +34,7 @@
  *            (payloads stay distinct) and timed on its own; ns= is the
  *            mean of the writers' ns per event, ns_max= the slowest's.
  *            What one event costs each thread when K threads trace at
- *            once (issue 16, bench/scaling).
+ *            once (bench/scaling).
  *   close    perf's close(-1) experiment: N iterations of { close(-1); cmp_emit(i); }: ns per
  *            call.
  *   latency  the cyclictest wake-up latency experiment: a SCHED_FIFO thread wakes up every --interval-us on

@@ -2,8 +2,8 @@
  * bench/probes/call_steps.c - what decides a call's p99.9 on a counter
  * that moves in steps?
  *
- * A probe for issue 16's tail target (docs/benchmarks.md, "A call's
- * p99.9 in counter steps"). bench/compare's tail part times each call
+ * A probe for the per-call tail target (docs/benchmarks-history.md,
+ * "a call's p99.9 in counter steps"). bench/compare's tail part times each call
  * between `lfence; rdtsc` and `rdtscp; lfence`. On this machine (a
  * virtual TSC) a read of the counter costs about as much as the counter's
  * step (~21 ticks, 10 ns), so every region measures a whole number of

@@ -2,12 +2,12 @@
  * bench/probes/fastpath.c - where the recording fast path's nanoseconds go
  * on a machine where it does not hide under the cycle counter's read.
  *
- * A probe for issue 16, kept apart from the benchmarks. On the 2-CPU AMD
- * EPYC VM of 2026-12-02 (family 25 model 1, TSC 2.445 GHz) cmp-pair
- * measures ringtrace's event at 1.25-1.30 x the floor (rdtsc and three
- * stores) and DPDK's at 1.02-1.04 x, where on the VM host of the earlier
- * sessions ringtrace was at 1.0037 x: there the `rdtsc` (~30 cycles,
- * microcoded) covered the rest of the event, here about half of it shows.
+ * A probe kept apart from the benchmarks. Where the `rdtsc` is slow
+ * (microcoded) it covers the rest of the event, and cmp-pair puts
+ * ringtrace's event at the floor (rdtsc and three stores); where it is
+ * cheaper, part of the event shows beyond it, and cmp-pair puts ringtrace
+ * well above DPDK's event, which is near the floor. This probe says which
+ * pieces of the path that part is.
  *
  * This program is a model of the real path, not the real path: the same
  * loads and stores in the same order, with the same placement (the call
@@ -17,8 +17,8 @@
  * one piece at a time, so that each piece's cost can be seen without
  * breaking the library. The real path (include/ringtrace/static/ring.h,
  * event.h, tracepoint.h) was measured with the same pieces removed
- * through a copy of the headers and cmp-pair (docs/benchmarks.md, "Where
- * the steady-state nanoseconds go"); this probe reproduces those figures
+ * through a copy of the headers and cmp-pair (docs/benchmarks-history.md,
+ * "where the steady-state nanoseconds go"); this probe reproduces those figures
  * (1.2-1.25 x the floor for the whole path) so that the experiment can be
  * repeated on any machine in a minute.
  *

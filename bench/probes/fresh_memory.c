@@ -2,7 +2,7 @@
  * bench/probes/fresh_memory.c - does a populated shared mapping still cost
  * something at its first store?
  *
- * A probe for issue 16, kept apart from the benchmarks (a diagnosis of the
+ * A probe kept apart from the benchmarks (a diagnosis of the
  * machine, not a figure of merit). It maps SIZE MiB of a memfd the way
  * ringtrace_rb_create() maps a pool (MAP_SHARED | MAP_POPULATE, then
  * MADV_POPULATE_WRITE), optionally stores one zero to each 4 KiB page
@@ -13,7 +13,8 @@
  * On a machine that backs memory eagerly, the timed stores cost a few
  * tens of ticks and no fault with or without the touch. On a VM whose
  * host backs guest memory lazily (a Firecracker VM with free-page
- * reporting: docs/benchmarks.md, "Fresh memory behind a populated pool"),
+ * reporting: docs/benchmarks-history.md, "fresh memory behind a populated
+ * pool"),
  * without the touch each first store traps to the host: thousands of
  * ticks, with no fault the guest counts.
  *

@@ -1,7 +1,7 @@
 /*
  * bench/probes/handover.c - which calls are ringtrace's slow ones?
  *
- * A probe for issue 16's tail latency, kept apart from the benchmarks: it
+ * A probe for the tail latency, kept apart from the benchmarks: it
  * times each of N calls of a one-int event (the event of bench/compare)
  * with `lfence; rdtsc` ... `rdtscp; lfence`, after a warm-up, in a session
  * like bench/compare's (recorder thread on the CPU the program was started
@@ -21,7 +21,7 @@
  *      pointer: the handle is larger than that)
  *   4  2 KiB of stack below the caller's frame
  *   8  the events layer's globals (cookie, buffer)
- * (docs/benchmarks.md also has a 2: the control block's hot words, the
+ * (the history's entries also use a 2: the control block's hot words, the
  * slot's second line, the FIFO cells and the generation words, read by a
  * copy of this probe built against the library's private headers, which
  * bench/ may not include: scripts/check-layers.)
@@ -33,8 +33,7 @@
  * special calls' into small arrays. The difference is the harness's own
  * stores: a 4-byte store a call through 4 MB misses the cache every 16th
  * call, and a switch's first locked instruction waits for the store buffer
- * to drain, that miss included (docs/benchmarks.md, "The page switch's
- * warm-up").
+ * to drain, that miss included.
  *
  * Build (after `cmake --build build`):
  *   gcc -O2 -Iinclude -Ibench/cmp bench/probes/handover.c bench/cmp/cmp_rt_events.c \

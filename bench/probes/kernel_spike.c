@@ -1,7 +1,7 @@
 /*
  * kernel_spike: is the kernel's x86-tsc trace clock the counter ringtrace
- * timestamps user events with, exactly? (issue 18, before building it;
- * docs/kernel.md has what it showed.)
+ * timestamps user events with, exactly? (docs/kernel.md has what it
+ * showed.)
  *
  * A private tracefs instance (libtracefs), trace_clock = x86-tsc,
  * sched_switch and sched_wakeup enabled for one child, limited either by

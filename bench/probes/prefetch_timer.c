@@ -1,6 +1,6 @@
 /*
  * bench/probes/prefetch_timer.c - does bench/compare's call timer wait
- * for a prefetch? (issue 16, docs/benchmarks.md "What p99.99 stands on")
+ * for a prefetch?
  *
  * The tail harness times a call between `lfence; rdtsc` and `rdtscp;
  * lfence` (bench/cmp/cmp_tick.h). RDTSCP waits for earlier loads; if it

@@ -1,7 +1,7 @@
 /*
  * bench/probes/stores.c - do more stores per event lengthen the tail?
  *
- * A probe for issue 16's tail latency, kept apart from the benchmarks.
+ * A probe for the tail latency, kept apart from the benchmarks.
  * ringtrace's recorded event makes ten stores (the read-side section's
  * two, nest twice, header, payload, last_ts, off, the page's commit, the
  * hit count) and a call; DPDK's makes three. A store that misses holds
@@ -14,9 +14,8 @@
  * `rdtscp; lfence`), and the distribution is printed in ticks, the
  * timer's own cost included.
  *
- * Measured 2026-12-02 (docs/benchmarks.md, "The consumer's give-backs"):
- * the same p99.9 and p99.99 for K = 0, 3, 7 and 10, so the extra stores
- * are not what sets ringtrace's tail there.
+ * What it showed is in docs/benchmarks-history.md ("the consumer's
+ * give-backs").
  *
  * Build and run:
  *   gcc -O2 bench/probes/stores.c -o build/stores

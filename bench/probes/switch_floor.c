@@ -1,8 +1,8 @@
 /*
  * bench/probes/switch_floor.c - how cheap can a page switch be?
  *
- * A probe for issue 16's overwrite p99.99 target (docs/benchmarks.md,
- * "Where a page switch's time goes"). bench/compare's tail part puts
+ * A probe for the overwrite p99.99 target (docs/benchmarks-history.md,
+ * "where a page switch's time goes"). bench/compare's tail part puts
  * ringtrace's page switch (one call in 4,089) at its p99.99, against
  * DPDK's overwrite mode, which has no periodic work. This probe times,
  * the way bench/compare's harness does (`lfence; rdtsc` ... `rdtscp;

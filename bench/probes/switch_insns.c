@@ -1,8 +1,8 @@
 /*
  * bench/probes/switch_insns.c - how many instructions is a page switch?
  *
- * A probe for issue 16 (docs/benchmarks.md, "The page switch's
- * warm-up"), to run under callgrind, which counts instructions exactly
+ * A probe (docs/benchmarks-history.md, "the page switch's warm-up"),
+ * to run under callgrind, which counts instructions exactly
  * where a cycle count on this machine moves with its neighbours: a
  * session like bench/compare's (one-int events, 4 MiB pool, 64 KiB pages)
  * and N events from one thread, with no timer around them (callgrind

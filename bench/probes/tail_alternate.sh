@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/probes/tail_alternate.sh - builds side by side in bench/compare's
-# tail harness, alternating, one line per round (issue 16).
+# tail harness, alternating, one line per round.
 #
 # usage: bench/probes/tail_alternate.sh ROUNDS LABEL=BINARY[@VAR=VALUE] ...
 #
@@ -9,7 +9,7 @@
 #       --dir DIR --what tail --n 1000000 --warmup 50000 --hist FILE
 # (the measured thread on CPU 0, helpers on CPU 1, as bench/compare runs
 # them), with VAR=VALUE in its environment if given (CMP_PAGE=262144: the
-# page size of a cmp-ringtrace built from bench/probes/tail_parts.patch).
+# page size of a cmp-ringtrace measurement build that reads it).
 # BINARY is any cmp-<tracer> of bench/cmp. MODE=discard and BUFFER=BYTES
 # in this script's environment change the mode and the buffer.
 #

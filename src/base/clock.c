@@ -4,8 +4,8 @@
  * Timestamps are raw ticks of the cheapest clock that is monotonic and the
  * same on every CPU: the TSC on x86 when the CPU says it is invariant
  * (CPUID 0x80000007 EDX bit 8: constant rate, runs in every C-state), the
- * virtual counter on arm64. Reading it costs one instruction (~11 ns here)
- * against ~26 ns for clock_gettime(), so the write path never converts:
+ * virtual counter on arm64. Reading it costs one instruction, a fraction
+ * of a clock_gettime() call, so the write path never converts:
  * the buffer stores ticks and one calibration (frequency plus a point where
  * ticks and CLOCK_MONOTONIC were read together), and readers convert.
  *

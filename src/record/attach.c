@@ -476,9 +476,9 @@ static void *rt_att_thread(void *arg)
 	}
 	/*
 	 * The trace clock's calibration (20 ms asleep, once per process) done
-	 * now, beside the program, rather than in the first attach, where it
-	 * was 20 of its 53 ms. (Not the membarrier registration, the other
-	 * once-only cost, ~11 ms: it would make every program a target of
+	 * now, beside the program, rather than in the first attach, of which
+	 * it would be a large part. (Not the membarrier registration, the
+	 * other once-only cost: it would make every program a target of
 	 * other processes' expedited barriers whether traced or not.)
 	 */
 	(void)rt_clock_get();

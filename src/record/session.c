@@ -172,14 +172,12 @@ static void rt_live_metadata(void)
 }
 
 /*
- * The consumer's pace in discard mode (issue 16). Each time the consumer
- * wakes and gives pages back, the free list's head and links are written
- * on the consumer's CPU, and a writer's next page switch reads them from
- * there: measured with a copy of bench/probes/handover.c that reads the
- * free list's tag before each switch (docs/benchmarks.md, "The consumer's
- * give-backs"), a switch that follows the consumer's give-backs took
- * 840-1,680 ticks against 230-320 for one that follows none. So the
- * consumer
+ * The consumer's pace in discard mode. Each time the consumer wakes and
+ * gives pages back, the free list's head and links are written on the
+ * consumer's CPU, and a writer's next page switch reads them from there:
+ * a switch that follows the consumer's give-backs takes several times as
+ * long as one that follows none (bench/probes/handover.c shows it). So
+ * the consumer
  *
  *  - gives a wake's pages back together, after it has saved them, rather
  *    than one by one while the writers switch pages (a burst of a few
@@ -445,7 +443,7 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	/*
 	 * Most of what a thread's first event costs (its read-side node
 	 * mapped: a system call and page faults, tens of microseconds in a
-	 * VM), paid here rather than by the first events (issue 16): the
+	 * VM), paid here rather than by the first events: the
 	 * starting thread's node, and nodes ready for the next few threads.
 	 * Not the writer slot (ringtrace_events_prepare_thread does that):
 	 * a slot gets its stream number when claimed, and a thread that only
