@@ -86,6 +86,29 @@ assert any(e["name"] == "demo_work_begin" and e["ph"] == "B" and "item" in e["ar
 PY
 }
 
+# record's closing summary is the reader's accounting, as stat prints it,
+# also for the events a writer dropped after its last page (which no page
+# header reports: only the metadata's `dropped` line)
+cli_record_summary_equals_stat_with_drops_after_the_last_page() { # case
+	"$bin/ringtrace" record -o "$tmp/td" --buffer-size 16k --page-size 4k -- \
+		"$bin/test_tail_drops_prog" 2>"$tmp/td.err" </dev/null ||
+		fail "record of test_tail_drops_prog failed: $(cat "$tmp/td.err")"
+	grep -q '^dropped ' "$tmp/td/metadata" ||
+		fail "the trace has no drops after a thread's last page (no 'dropped' line in its metadata)"
+	"$bin/ringtrace" stat "$tmp/td" > "$tmp/td.stat"
+	# the stream table: from its heading to its total line
+	sed -n '/^stream /,/^total /p' "$tmp/td.err" > "$tmp/td.summary"
+	sed -n '/^stream /,/^total /p' "$tmp/td.stat" > "$tmp/td.table"
+	[ -s "$tmp/td.table" ] || fail "stat printed no stream table"
+	cmp -s "$tmp/td.summary" "$tmp/td.table" ||
+		fail "record's summary and stat differ: $(diff "$tmp/td.summary" "$tmp/td.table")"
+	# the headline: the totals of the same table
+	set -- $(awk '$1 == "total" { print $3, $4, $5 }' "$tmp/td.table")
+	[ "$2" -gt 0 ] || fail "stat counts no dropped events"
+	grep -q ": $1 events recorded, $2 dropped, $3 overwritten;" "$tmp/td.err" ||
+		fail "record's headline is not stat's totals ($1 events, $2 dropped, $3 overrun): $(grep 'events recorded' "$tmp/td.err")"
+}
+
 # flight recorder: snapshot a running program
 cli_snapshot_of_a_running_flight_recorder_is_readable() { # case
 	RINGTRACE_OUTPUT="$tmp/fr" RINGTRACE_MODE=overwrite RINGTRACE_BUFFER_SIZE=1m \

@@ -69,42 +69,6 @@ int arg_pid(const char *s, int *out, char *why, size_t whylen)
 	return 0;
 }
 
-int arg_size(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *why, size_t whylen)
-{
-	char digits[32];
-	size_t n = strlen(s);
-	unsigned shift = 0;
-	if (n && strchr("kKmMgG", s[n - 1])) {
-		char c = s[n - 1];
-		shift = c == 'k' || c == 'K' ? 10 : c == 'm' || c == 'M' ? 20 : 30;
-		n--;
-	}
-	if (n == 0 || n >= sizeof(digits)) {
-		snprintf(why, whylen, "'%.*s' is not a size (digits and an optional k, m or g)",
-			 ARG_SHOWN, s);
-		return -1;
-	}
-	memcpy(digits, s, n);
-	digits[n] = 0;
-	uint64_t v;
-	if (arg_u64(digits, UINT64_MAX >> shift, &v, why, whylen) < 0) {
-		snprintf(
-			why, whylen,
-			"'%.*s' is not a size (digits and an optional k, m or g, below 2^64 bytes)",
-			ARG_SHOWN, s);
-		return -1;
-	}
-	v <<= shift;
-	if (v < min || v > max) {
-		snprintf(why, whylen, "'%.*s' (%llu bytes) is out of range (%llu to %llu bytes)",
-			 ARG_SHOWN, s, (unsigned long long)v, (unsigned long long)min,
-			 (unsigned long long)max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 int arg_seconds(const char *s, uint64_t *ns, char *why, size_t whylen)
 {
 	const char *dot = strchr(s, '.');

@@ -22,11 +22,9 @@ int arg_u64(const char *s, uint64_t max, uint64_t *out, char *why, size_t whylen
 int arg_pid(const char *s, int *out, char *why, size_t whylen);
 
 /*
- * A size in bytes: digits with an optional k, m or g suffix (KiB, MiB,
- * GiB, either case), from min to max. The same rules as the library's
- * RINGTRACE_BUFFER_SIZE and RINGTRACE_PAGE_SIZE (src/record/env.c).
+ * (A size in bytes: rt_parse_size_in, src/base/base.h, the library's own
+ * parser, so that the command accepts exactly what the library does.)
  */
-int arg_size(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *why, size_t whylen);
 
 /*
  * Seconds as SEC[.FRACTION] (digits after the point up to nanoseconds,

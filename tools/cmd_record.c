@@ -43,12 +43,12 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "base/base.h"
 #include "cmd_attach.h"
 #include "commands.h"
 #include "kernel.h"
 #include "output.h"
 #include "ringtrace/ctf.h"
-#include "ringtrace/format.h"
 #include "ringtrace/ring.h"
 #include "ringtrace/trace.h"
 
@@ -345,60 +345,35 @@ static uint64_t meta_stat(const char *dir, const char *key, int *found)
 }
 
 /*
- * Per-writer summary from the stream files' page headers alone (112 bytes
- * per page, whatever the trace's size): events, drops, pages lost to
- * overwrite, bytes.
+ * The closing summary: the reader's per-stream accounting, the table
+ * `ringtrace stat` prints, so that the two always agree (a page header
+ * does not say the drops after a thread's last page: the metadata's
+ * `dropped` lines do, and the reader adds them to their streams). The
+ * whole trace is read for it, as stat reads it.
  */
-static void print_summary(const char *dir)
+static void print_summary(const char *tdir, const char *out)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	ringtrace_trace *t;
+	if (ringtrace_trace_open(tdir, NULL, NULL, &t) < 0) {
+		fprintf(stderr, "ringtrace record: %s\n", out_esc(ringtrace_trace_open_error()));
 		return;
-	struct dirent *e;
-	fprintf(stderr, "%-8s %-16s %12s %10s %12s %12s\n", "tid", "thread", "events", "dropped",
-		"pages lost", "bytes");
-	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, "stream_", 7) != 0)
-			continue;
-		/* A regular file only: a FIFO must not hang us, a symbolic link
-		 * must not show another file. */
-		int fd = ringtrace_ctf_open_file(dir, e->d_name);
-		FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-		if (!f) {
-			if (fd < 0)
-				fprintf(stderr, "ringtrace record: %s\n", ringtrace_last_error());
-			else
-				close(fd);
-			continue;
-		}
-		struct ringtrace_page_header h, last;
-		memset(&last, 0, sizeof(last));
-		uint64_t events = 0, bytes = 0, pages = 0, lostpages = 0, off = 0;
-		int have = 0;
-		while (fseeko(f, (off_t)off, SEEK_SET) == 0 && fread(&h, sizeof(h), 1, f) == 1) {
-			if (ringtrace_page_check(&h, 0) < 0)
-				break;
-			if (have && h.packet_seq_num > last.packet_seq_num + 1)
-				lostpages += h.packet_seq_num - last.packet_seq_num - 1;
-			events += h.events;
-			pages++;
-			bytes += h.packet_size / 8;
-			off += h.packet_size / 8;
-			last = h;
-			have = 1;
-		}
-		fclose(f);
-		if (!have)
-			continue;
-		char comm[17];
-		memcpy(comm, last.comm, 16);
-		comm[16] = 0;
-		fprintf(stderr,
-			"%-8u %-16s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
-			last.tid, out_esc(comm), events, (uint64_t)last.events_discarded, lostpages,
-			bytes);
 	}
-	closedir(d);
+	out_read_all(t);
+	struct out_totals sum;
+	out_totals(t, &sum);
+	int found;
+	uint64_t dur = meta_stat(tdir, "duration_ns", &found);
+	fprintf(stderr,
+		"ringtrace: %s: %" PRIu64 " events recorded, %" PRIu64 " dropped, %" PRIu64
+		" overwritten; %.1f MB in %.2f s (see `ringtrace stat %s`)\n",
+		tdir, sum.events, sum.dropped, sum.overrun, (double)sum.bytes / 1e6,
+		(double)dur / 1e9, out);
+	out_stream_table(stderr, t);
+	uint64_t n = ringtrace_trace_errors(t);
+	if (n)
+		fprintf(stderr, "ringtrace record: %s: %" PRIu64 " error%s found in the trace\n",
+			tdir, n, n == 1 ? "" : "s");
+	ringtrace_trace_close(t);
 }
 
 static int cmd_record(int argc, char **argv, char **events, char **filters, char **triggers)
@@ -572,9 +547,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	uint64_t pool = 0, page = 0;
 	char why[200];
 	const char *bad = NULL;
-	if (bufsize && arg_size(bufsize, 1, UINT64_MAX, &pool, why, sizeof(why)) < 0)
+	if (bufsize && rt_parse_size_in(bufsize, 1, UINT64_MAX, &pool, why, sizeof(why)) < 0)
 		bad = "--buffer-size";
-	else if (pagesize && arg_size(pagesize, 1, UINT64_MAX, &page, why, sizeof(why)) < 0)
+	else if (pagesize && rt_parse_size_in(pagesize, 1, UINT64_MAX, &page, why, sizeof(why)) < 0)
 		bad = "--page-size";
 	else if (arg_pool_geometry(pool, page, why, sizeof(why)) < 0)
 		bad = pagesize && bufsize ? "--buffer-size with --page-size"
@@ -605,7 +580,8 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		return 2;
 	}
 	uint64_t kbuf_bytes = 4u << 20;
-	if (kbuf && arg_size(kbuf, 4096, (uint64_t)1 << 40, &kbuf_bytes, why, sizeof(why)) < 0) {
+	if (kbuf &&
+	    rt_parse_size_in(kbuf, 4096, (uint64_t)1 << 40, &kbuf_bytes, why, sizeof(why)) < 0) {
 		fprintf(stderr, "ringtrace record: --kernel-buffer: %s\n", why);
 		return 2;
 	}
@@ -807,7 +783,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
 	int have;
-	uint64_t hit = meta_stat(tout, "hit", &have);
+	meta_stat(tout, "hit", &have);
 	char live_meta[4300];
 	snprintf(live_meta, sizeof(live_meta), "%s/metadata", tout);
 	if (!have && access(live_meta, R_OK) == 0) {
@@ -822,7 +798,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 				"ringtrace record: %s exited (status %d) without stopping its recorder; recovering its trace\n",
 				argv[optind], WEXITSTATUS(status));
 		if (ringtrace_recover(shm, tout, quiet) == 0)
-			hit = meta_stat(tout, "hit", &have);
+			meta_stat(tout, "hit", &have);
 	}
 	shm_unlink(shm); /* if the program died without removing it */
 #ifdef RINGTRACE_HAVE_TRACEFS
@@ -864,18 +840,8 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			argv[optind], tout, code);
 		return code ? code : 1;
 	}
-	if (!quiet) {
-		int f;
-		uint64_t missed = meta_stat(tout, "missed", &f),
-			 overrun = meta_stat(tout, "overrun", &f);
-		uint64_t bytes = meta_stat(tout, "bytes", &f),
-			 dur = meta_stat(tout, "duration_ns", &f);
-		fprintf(stderr,
-			"ringtrace: %s: %" PRIu64 " events recorded, %" PRIu64 " dropped, %" PRIu64
-			" overwritten; %.1f MB in %.2f s (see `ringtrace stat %s`)\n",
-			tout, hit, missed, overrun, (double)bytes / 1e6, (double)dur / 1e9, out);
-		print_summary(tout);
-	}
+	if (!quiet)
+		print_summary(tout, out);
 	return code;
 }
 

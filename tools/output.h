@@ -10,11 +10,38 @@
 #ifndef RINGTRACE_TOOLS_OUTPUT_H
 #define RINGTRACE_TOOLS_OUTPUT_H
 
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ringtrace/trace.h"
+
 /*
  * s escaped, in one of eight buffers used in turn (so up to eight may
  * appear in one printf); "" for NULL; cut at 4096 bytes of input with
  * "..." after it. Not thread-safe: the command prints from one thread.
  */
 const char *out_esc(const char *s);
+
+/*
+ * The reader's per-stream accounting of a trace (ringtrace_trace_stream:
+ * events, dropped, overrun, bytes), which `ringtrace stat` prints and
+ * `ringtrace record` sums up at its end, so that the two say the same.
+ * Its counters grow as the trace is read: read it to its end first
+ * (out_read_all).
+ */
+struct out_totals {
+	uint32_t streams;
+	uint64_t events, dropped, overrun, bytes;
+	uint64_t first_ts, last_ts; /* ticks (first_ts UINT64_MAX: no event) */
+};
+/* Every record of t read (and dropped); the damage reported as t's callback does. */
+void out_read_all(ringtrace_trace *t);
+/* The sums over t's streams. */
+void out_totals(const ringtrace_trace *t, struct out_totals *sum);
+/*
+ * The table, one line per stream and a total line: stream, tid, thread,
+ * events, dropped, overrun, bytes, time span (seconds of CLOCK_MONOTONIC).
+ */
+void out_stream_table(FILE *f, const ringtrace_trace *t);
 
 #endif

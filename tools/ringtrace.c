@@ -302,14 +302,6 @@ static int cmp_count(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void print_span(ringtrace_trace *t, uint64_t a, uint64_t b)
-{
-	uint64_t na = ringtrace_trace_ticks_to_ns(t, a), nb = ringtrace_trace_ticks_to_ns(t, b);
-	printf(" %" PRIu64 ".%06" PRIu64 " .. %" PRIu64 ".%06" PRIu64 " (%.6f s)", na / 1000000000,
-	       na % 1000000000 / 1000, nb / 1000000000, nb % 1000000000 / 1000,
-	       (double)(nb - na) / 1e9);
-}
-
 /*
  * The arguments of a command that takes one trace directory and no option
  * (stat, list): *t is the opened trace, or the return value is the exit
@@ -339,7 +331,7 @@ static int open_dir_arg(const char *cmd, const char *help, int argc, char **argv
 }
 
 /* The stat of one trace; its events, drops and overruns added to sum[0..2]. */
-static int stat_one(ringtrace_trace *t, const char *dir, uint64_t sum[3])
+static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[3])
 {
 	uint64_t *count = calloc(65536, sizeof(uint64_t));
 	if (!count)
@@ -354,36 +346,9 @@ static int stat_one(ringtrace_trace *t, const char *dir, uint64_t sum[3])
 		else
 			other++;
 	}
-	uint32_t ns = ringtrace_trace_stream_count(t);
-	printf("%-10s %-8s %-16s %12s %10s %10s %12s  %s\n", "stream", "tid", "comm", "events",
-	       "dropped", "overrun", "bytes", "time span");
-	uint64_t te = 0, td = 0, to = 0, tb = 0, t0 = UINT64_MAX, t1 = 0;
-	for (uint32_t i = 0; i < ns; i++) {
-		const struct ringtrace_trace_stream_info *s = ringtrace_trace_stream(t, i);
-		printf("%-10" PRIu64 " %-8u %-16s %12" PRIu64 " %10" PRIu64 " %10" PRIu64
-		       " %12" PRIu64 " ",
-		       s->id, s->tid, out_esc(s->comm), s->events, s->dropped, s->overrun,
-		       s->bytes);
-		if (s->events) {
-			print_span(t, s->first_ts, s->last_ts);
-			if (s->first_ts < t0)
-				t0 = s->first_ts;
-			if (s->last_ts > t1)
-				t1 = s->last_ts;
-		}
-		if (s->errors)
-			printf(" [%" PRIu64 " errors]", s->errors);
-		putchar('\n');
-		te += s->events;
-		td += s->dropped;
-		to += s->overrun;
-		tb += s->bytes;
-	}
-	printf("%-10s %-8s %-16u %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " ", "total",
-	       "", ns, te, td, to, tb);
-	if (te)
-		print_span(t, t0, t1);
-	putchar('\n');
+	out_stream_table(stdout, t);
+	struct out_totals sum;
+	out_totals(t, &sum);
 
 	uint32_t ne = ringtrace_trace_event_count(t);
 	struct name_count *nc = calloc(ne + 2, sizeof(*nc));
@@ -441,9 +406,9 @@ static int stat_one(ringtrace_trace *t, const char *dir, uint64_t sum[3])
 		rc = 1;
 	free(nc);
 	free(count);
-	sum[0] += te;
-	sum[1] += td;
-	sum[2] += to;
+	total[0] += sum.events;
+	total[1] += sum.dropped;
+	total[2] += sum.overrun;
 	return rc;
 }
 

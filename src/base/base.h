@@ -110,10 +110,16 @@ RT_HIDDEN int rt_parse_u64(const char *s, uint64_t max, uint64_t *out);
 RT_HIDDEN int rt_parse_i64(const char *s, int64_t *out);
 /*
  * A size: a strict decimal number with an optional k, m or g suffix (KiB,
- * MiB, GiB, either case), no overflow: 0 and *out, or -1. The rules of
- * `ringtrace record --buffer-size` (tools/args.c), which hands the same
- * strings to the library through the environment.
+ * MiB, GiB, either case), no overflow, from min to max: 0 and *out, or -1
+ * with why (if not NULL; 160 bytes are enough) saying what is wrong with
+ * it. The one size parser: the library's RINGTRACE_BUFFER_SIZE and
+ * RINGTRACE_PAGE_SIZE, and `ringtrace record --buffer-size`, which hands
+ * the same strings to the library through the environment and so must
+ * accept exactly what the library accepts.
  */
+RT_HIDDEN int rt_parse_size_in(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *why,
+			       size_t whylen);
+/* The same with no range and no message. */
 RT_HIDDEN int rt_parse_size(const char *s, uint64_t *out);
 
 /* ---- I/O (io.c) ---- */

@@ -97,7 +97,11 @@ int rt_parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
-int rt_parse_size(const char *s, uint64_t *out)
+/* At most 40 bytes of a size, in a message about it. */
+#define RT_SIZE_SHOWN 40
+
+int rt_parse_size_in(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *why,
+		     size_t whylen)
 {
 	char digits[32];
 	size_t n = strlen(s);
@@ -107,13 +111,38 @@ int rt_parse_size(const char *s, uint64_t *out)
 		shift = c == 'k' || c == 'K' ? 10 : c == 'm' || c == 'M' ? 20 : 30;
 		n--;
 	}
-	if (n == 0 || n >= sizeof(digits))
+	uint64_t v;
+	if (n == 0 || n >= sizeof(digits)) {
+		if (why)
+			snprintf(why, whylen,
+				 "'%.*s' is not a size (digits and an optional k, m or g)",
+				 RT_SIZE_SHOWN, s);
 		return -1;
+	}
 	memcpy(digits, s, n);
 	digits[n] = 0;
-	uint64_t v;
-	if (rt_parse_u64(digits, UINT64_MAX >> shift, &v) < 0)
+	if (rt_parse_u64(digits, UINT64_MAX >> shift, &v) < 0) {
+		if (why)
+			snprintf(why, whylen,
+				 "'%.*s' is not a size (digits and an optional k, m or g, below "
+				 "2^64 bytes)",
+				 RT_SIZE_SHOWN, s);
 		return -1;
-	*out = v << shift;
+	}
+	v <<= shift;
+	if (v < min || v > max) {
+		if (why)
+			snprintf(why, whylen,
+				 "'%.*s' (%llu bytes) is out of range (%llu to %llu bytes)",
+				 RT_SIZE_SHOWN, s, (unsigned long long)v, (unsigned long long)min,
+				 (unsigned long long)max);
+		return -1;
+	}
+	*out = v;
 	return 0;
+}
+
+int rt_parse_size(const char *s, uint64_t *out)
+{
+	return rt_parse_size_in(s, 0, UINT64_MAX, out, NULL, 0);
 }
