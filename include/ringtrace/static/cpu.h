@@ -1,13 +1,7 @@
 /*
  * ringtrace/static/cpu.h - the few machine instructions ringtrace depends on.
  *
- * VERSION-LOCKED INLINE CODE, NOT AN API. The headers under
- * ringtrace/static/ hold the code that call sites compile into a traced
- * program (as liburcu keeps urcu/static/): the recording fast path, the
- * read-side sections and the generated tracepoint functions. It agrees
- * with the library's private structures of the same release only. A
- * program must be built with the headers of the libringtrace it runs with;
- * nothing here may be used directly.
+ * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/layout.h).
  *
  * This file is the one place that reads the cycle counter: the library's
  * clock (src/base/clock.c) and the inline write path both use it.

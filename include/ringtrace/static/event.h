@@ -3,7 +3,7 @@
  * event descriptors, probe lists, read-side sections, the events buffer
  * and its per-thread cache, and the inline form of a filter.
  *
- * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/cpu.h).
+ * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/layout.h).
  * The library's registry (src/event) and control layer (src/control)
  * write what is declared here; call sites only read it.
  */
@@ -46,7 +46,7 @@ extern "C" {
  * filters, triggers and the recorder that RINGTRACE_OUTPUT starts. (The
  * lower layers never refer upward; the program, above them all, does.)
  */
-extern const int ringtrace_runtime_;
+extern const int ringtrace_runtime_ RINGTRACE_LAYOUT_SYM_(ringtrace_runtime_);
 
 struct ringtrace_reader_node;
 struct ringtrace_thr_ {
@@ -56,7 +56,8 @@ struct ringtrace_thr_ {
 };
 /* A cookie the events word never holds. */
 #define RINGTRACE_THR_NO_COOKIE_ (~(uint64_t)0)
-extern __thread struct ringtrace_thr_ ringtrace_thr_ __attribute__((tls_model("initial-exec")));
+extern __thread struct ringtrace_thr_ ringtrace_thr_ RINGTRACE_LAYOUT_SYM_(ringtrace_thr_)
+	__attribute__((tls_model("initial-exec")));
 
 struct ringtrace_probe {
 	ringtrace_probe_fn fn;
@@ -140,19 +141,20 @@ struct ringtrace_reader_node {
  * inside a section" and "can enter" apart), and the general entry
  * registers a node.
  */
-extern struct ringtrace_reader_node ringtrace_rnode_none_;
+extern struct ringtrace_reader_node ringtrace_rnode_none_
+	RINGTRACE_LAYOUT_SYM_(ringtrace_rnode_none_);
 /* Readers must fence themselves (no membarrier); set for good. */
-extern int ringtrace_rcu_fence_;
+extern int ringtrace_rcu_fence_ RINGTRACE_LAYOUT_SYM_(ringtrace_rcu_fence_);
 /*
  * The grace-period counter, kept odd (advanced by 2 per grace period): a
  * section's entry stores it into the thread's node as it is.
  */
-extern uint64_t ringtrace_rcu_gp_;
+extern uint64_t ringtrace_rcu_gp_ RINGTRACE_LAYOUT_SYM_(ringtrace_rcu_gp_);
 /*
  * The events buffer (read under a read-side section; NULL for none). What
  * a tracepoint does with it is said by ringtrace_events_cookie_.
  */
-extern uintptr_t ringtrace_events_rb_;
+extern uintptr_t ringtrace_events_rb_ RINGTRACE_LAYOUT_SYM_(ringtrace_events_rb_);
 /*
  * Whether and where events are recorded, in one word that is replaced
  * with one atomic operation, so that a trigger can turn tracing off or on
@@ -174,15 +176,16 @@ extern uintptr_t ringtrace_events_rb_;
  * mode, or the thread leaving the buffer (its cache is reset) all make
  * them differ.
  */
-extern uint64_t ringtrace_events_cookie_;
+extern uint64_t ringtrace_events_cookie_ RINGTRACE_LAYOUT_SYM_(ringtrace_events_cookie_);
 #define RINGTRACE_EVC_REC 1u
 #define RINGTRACE_EVC_OFF 2u
 #define RINGTRACE_EVC_FENCE 4u
 #define RINGTRACE_EVC_SHIFT 3
-struct ringtrace_reader_node *ringtrace_read_register_(void);
+struct ringtrace_reader_node *ringtrace_read_register_(void)
+	RINGTRACE_LAYOUT_SYM_(ringtrace_read_register_);
 /* Cache the calling thread's writer state for rb if the cookie names rb
  * and the thread can write there inline; called by the general path. */
-void ringtrace_events_cache_(ringtrace_rb *rb);
+void ringtrace_events_cache_(ringtrace_rb *rb) RINGTRACE_LAYOUT_SYM_(ringtrace_events_cache_);
 
 /*
  * Enter/leave a read-side section: what tracepoints do around their
@@ -324,7 +327,7 @@ struct ringtrace_event_ctl_ {
 int ringtrace_filter_match(const struct ringtrace_filter *f, const void *payload, size_t len);
 /* Run the triggers of `ctl` on a record (out of line; async-signal-safe). */
 void ringtrace_triggers_run_(const struct ringtrace_event_ctl_ *ctl, const void *payload,
-			     size_t len);
+			     size_t len) RINGTRACE_LAYOUT_SYM_(ringtrace_triggers_run_);
 
 static inline __attribute__((always_inline)) int ringtrace_fast_pred_(
 	const struct ringtrace_fast_pred_ *fp, const void *payload)

@@ -3,7 +3,7 @@
  * types worked out at compile time (_Generic in C, overloads in C++) and
  * the call site's static description.
  *
- * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/cpu.h).
+ * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/layout.h).
  * Included by ringtrace/printf.h.
  */
 #ifndef RINGTRACE_STATIC_PRINTF_H
@@ -22,10 +22,12 @@ extern "C" {
 struct ringtrace_printf_site;
 
 /* The pseudo-event that enables ringtrace_printf, with the fixed id 0. */
-extern struct ringtrace_event_desc ringtrace_event_ringtrace_printf;
+extern struct ringtrace_event_desc ringtrace_event_ringtrace_printf
+	RINGTRACE_LAYOUT_SYM_(ringtrace_event_ringtrace_printf);
 
 /* Record a call (out of line, src/event/printf.c). */
-void ringtrace_printf_record_(struct ringtrace_printf_site *site, const uint64_t *vals);
+void ringtrace_printf_record_(struct ringtrace_printf_site *site, const uint64_t *vals)
+	RINGTRACE_LAYOUT_SYM_(ringtrace_printf_record_);
 
 static inline void ringtrace_printf_check_(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));

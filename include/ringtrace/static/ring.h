@@ -1,7 +1,7 @@
 /*
  * ringtrace/static/ring.h - the ring buffer's write fast path, inline.
  *
- * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/cpu.h).
+ * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/layout.h).
  *
  * This is the one write path of the ring buffer. The recording code that
  * RINGTRACE_EVENT generates reserves, fills and commits its record with it
@@ -49,6 +49,7 @@
 #include "ringtrace/format.h"
 #include "ringtrace/ring.h"
 #include "ringtrace/static/cpu.h"
+#include "ringtrace/static/layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -146,9 +147,12 @@ static inline void ringtrace_set_last_ts_(struct ringtrace_wtls_ *t, uint64_t ts
 /*
  * initial-exec: the fast path reaches a thread's state with one
  * %fs-relative address; one entry per open buffer (ringtrace_rb_head_.idx).
+ * (Laid out by hand: clang-format would split the assembler name's macro.)
  */
+/* clang-format off */
 extern __thread struct ringtrace_wtls_ ringtrace_wtls_[RINGTRACE_RB_MAX_OPEN]
-	__attribute__((tls_model("initial-exec")));
+	RINGTRACE_LAYOUT_SYM_(ringtrace_wtls_) __attribute__((tls_model("initial-exec")));
+/* clang-format on */
 
 /*
  * The smallest max_payload a buffer can have (4 KiB pages): a record of
@@ -332,7 +336,8 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_fast_(
  * attempt left (decl_ts): only a caller whose attempt did decline may
  * call it. Same contract and commit as ringtrace_rb_reserve().
  */
-void *ringtrace_rb_reserve_general_(ringtrace_rb *rb, uint32_t id, size_t len);
+void *ringtrace_rb_reserve_general_(ringtrace_rb *rb, uint32_t id, size_t len)
+	RINGTRACE_LAYOUT_SYM_(ringtrace_rb_reserve_general_);
 
 /* Publish the reserved event: the page's commit, the hit count, nest 0. */
 static inline __attribute__((always_inline)) void ringtrace_commit_fast_(

@@ -4,7 +4,7 @@
  * site and the out-of-line recording functions, written with the
  * preprocessor.
  *
- * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/cpu.h).
+ * VERSION-LOCKED INLINE CODE, NOT AN API (see ringtrace/static/layout.h).
  * Included by ringtrace/tracepoint.h, whose comment describes what the
  * generated functions do. Every name here is RINGTRACE_I_* (macros) or
  * ringtrace_i_* (locals of the generated code): internal, and never a
