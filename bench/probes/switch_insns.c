@@ -18,7 +18,7 @@
  *   valgrind --tool=callgrind --callgrind-out-file=/tmp/sw.out \
  *       build/switch_insns overwrite /dev/shm/sw 1000000
  *   callgrind_annotate --inclusive=yes --threshold=100 /tmp/sw.out | grep slow_cmp_int
- *   callgrind_annotate --tree=calling --threshold=100 /tmp/sw.out | grep -A8 'rt_reserve_generic \['
+ *   callgrind_annotate --tree=calling --threshold=100 /tmp/sw.out | grep -A8 'rt_reserve_untried \['
  */
 #include <stdio.h>
 #include <stdlib.h>

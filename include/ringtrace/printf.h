@@ -11,8 +11,7 @@
  * in C++), so nothing parses the format while recording. Strings are
  * copied (up to RINGTRACE_STRING_MAX bytes). Formatting happens when the
  * trace is read (ringtrace_printf_format(), ringtrace/schema.h): parsing
- * a format at record time would cost about as much as the whole event
- * (the kernel markers microbenchmark measured it).
+ * a format at record time would cost about as much as the whole event.
  *
  * Up to 8 arguments. The format must be a string literal. Arguments for %p
  * must be pointers (any pointer type in C++, void * in C). Recording is

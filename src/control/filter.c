@@ -740,7 +740,7 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 	return rt_fnext(P);
 }
 
-static int rt_for(struct rt_fparser *P, const uint32_t *fixed_off);
+static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off);
 
 /* unary := "!" unary | "(" or ")" | pred */
 static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
@@ -757,7 +757,7 @@ static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
 			r = rt_femit(P, RT_F_NOT) ? 0 : -1;
 		} else {
 			size_t lp = P->pos;
-			if (rt_fnext(P) || rt_for(P, fixed_off))
+			if (rt_fnext(P) || rt_fexpr(P, fixed_off))
 				return -1;
 			if (P->tok != T_RP) {
 				if (P->tok == T_END)
@@ -807,7 +807,8 @@ static int rt_fbinary(struct rt_fparser *P, const uint32_t *fixed_off, int is_or
 	return 0;
 }
 
-static int rt_for(struct rt_fparser *P, const uint32_t *fixed_off)
+/* expr := or: a whole condition (the filter, or the inside of parentheses). */
+static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off)
 {
 	return rt_fbinary(P, fixed_off, 1);
 }
@@ -885,7 +886,7 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 		rt_ferr(&P, P.pos, "empty expression");
 		goto perr;
 	}
-	if (rt_for(&P, fixed_off))
+	if (rt_fexpr(&P, fixed_off))
 		goto perr;
 	if (P.tok != T_END) {
 		if (P.tok == T_RP)

@@ -112,10 +112,9 @@ __attribute__((constructor(101))) static void rt_rcu_init(void)
  *
  * Each node is mapped for itself (mmap is async-signal-safe, malloc is
  * not). One node a mapping, not a chunk of them: a node is a page and
- * more (its counters), and linking a chunk's nodes touched every page of
- * it, 64 page faults (~300 us in a VM) paid by the first event of the
- * first thread. Populated here: both of its pages are written at once
- * anyway.
+ * more (its counters), and linking a chunk's nodes would touch every page
+ * of it, page faults that the first event of the first thread would pay
+ * for. Populated here: both of its pages are written at once anyway.
  */
 static struct ringtrace_reader_node *rt_node_map(uint32_t in_use)
 {

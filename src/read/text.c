@@ -80,7 +80,7 @@ const char *ringtrace_trace_event_name(const struct ringtrace_trace_record *rec)
 }
 
 /* v right-aligned in `width`, padded with `pad`. */
-static inline char *rt_put_u64_w(char *p, uint64_t v, int width, char pad)
+static inline char *rt_put_u64_padded(char *p, uint64_t v, int width, char pad)
 {
 	int n = (int)rt_dec_len(v);
 	for (int i = n; i < width; i++)
@@ -102,20 +102,20 @@ static char *rt_put_prefix(char *p, const struct ringtrace_trace_record *r, int 
 	p += cl;
 	*p++ = '-';
 	char *s = p;
-	p = rt_put_u64_w(p, r->tid, 0, ' ');
+	p = rt_put_u64_padded(p, r->tid, 0, ' ');
 	while (p - s < 7)
 		*p++ = ' ';
 	*p++ = ' ';
 	*p++ = '[';
-	p = rt_put_u64_w(p, r->cpu, 3, '0');
+	p = rt_put_u64_padded(p, r->cpu, 3, '0');
 	*p++ = ']';
 	*p++ = ' ';
 	if (raw) {
-		p = rt_put_u64_w(p, r->ts, 0, ' ');
+		p = rt_put_u64_padded(p, r->ts, 0, ' ');
 	} else {
-		p = rt_put_u64_w(p, r->ns / 1000000000u, 5, ' ');
+		p = rt_put_u64_padded(p, r->ns / 1000000000u, 5, ' ');
 		*p++ = '.';
-		p = rt_put_u64_w(p, r->ns % 1000000000u / 1000u, 6, '0');
+		p = rt_put_u64_padded(p, r->ns % 1000000000u / 1000u, 6, '0');
 	}
 	*p++ = ':';
 	*p++ = ' ';
@@ -244,7 +244,7 @@ int ringtrace_trace_format_line(ringtrace_trace *t, const struct ringtrace_trace
 	size_t text = (size_t)(p - head); /* the name or the loss message */
 	if (rec->kind == RINGTRACE_TRACE_LOST) {
 		memcpy(p, "*** ", 4);
-		p = rt_put_u64_w(p + 4, rec->lost, 0, ' ');
+		p = rt_put_u64_padded(p + 4, rec->lost, 0, ' ');
 		memcpy(p, " events lost ***", 16);
 		p += 16;
 	} else {

@@ -108,21 +108,18 @@ static size_t rt_align(size_t v, size_t a)
  * Make every page of the pool writable now, and really there. MAP_POPULATE
  * on a shared mapping only read-faults the pages in: the first store to
  * each 4 KiB page would still take a write fault, in the middle of a
- * writer's event. With a cold 128 MiB pool that was ~2 ns per event on
- * average (one fault per 256 events), and a latency spike of its own each
- * time. MADV_POPULATE_WRITE takes those faults here.
+ * writer's event: a cost on every page's first event and a latency spike
+ * of its own each time. MADV_POPULATE_WRITE takes those faults here.
  *
  * Then one store to each page, even so: a hypervisor may back the guest's
  * memory lazily (a Firecracker VM with free-page reporting does: pages
  * the guest freed went back to the host, and the guest does not write a
  * page it knows is zero). The guest's page tables are then complete but
- * the first store to each page still traps to the host, ~5 us each, with
- * no fault the guest sees or counts. Measured on such a VM (issue 16,
- * docs/benchmarks.md "Fresh memory behind a populated pool"): every
- * first event of a 4 KiB page of a new pool took 4-17 us, 0.08% of the
- * events of an overwrite-mode run; after these stores, none did. On a
- * machine that backs memory eagerly the loop costs one store (a TLB miss)
- * a page. The memory is zero already: storing a zero changes nothing.
+ * the first store to each page still traps to the host, with no fault the
+ * guest sees or counts, and the first event of every page of a new pool
+ * would pay for that trap, many microseconds. On a machine that backs
+ * memory eagerly the loop costs one store (a TLB miss) a page. The memory
+ * is zero already: storing a zero changes nothing.
  */
 static void rt_prefault_write(char *base, size_t total)
 {

@@ -339,10 +339,9 @@ struct rt_shm {
 	 * its page empty or lost its request; added to after the claim, with
 	 * release). Pages published = enq_pos - cells_empty (the stats,
 	 * accounting.c): a page switch then publishes with its one
-	 * compare-and-swap on enq_pos and no locked add for a count, which
-	 * cost the switch ~10 ns (docs/benchmarks.md, "A page switch without
-	 * the published count"). A position claimed by a process that died
-	 * before filling it counts as published too.
+	 * compare-and-swap on enq_pos and no locked add for a count of its
+	 * own. A position claimed by a process that died before filling it
+	 * counts as published too.
 	 */
 	uint64_t cells_empty;
 	uint64_t pages_flushed;
@@ -596,20 +595,22 @@ static inline void rt_fifo_fill(struct ringtrace_rb *rb, uint64_t pos, uint32_t 
 }
 RT_HIDDEN int rt_fifo_pop(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at, int writer);
 /*
- * The same two for the page switch, with the common case inline: the cell
- * of the write (read) position is ready at the first look, holds a page
- * in range (a pop), and the position is won by the first compare-and-swap.
- * That is the first round of the functions' loops, without the call and
- * the handle's fields loaded again there (docs/benchmarks.md, "The page
- * switch, piece by piece"). Anything else (a busy cell, a lost race, a
- * tombstone, an index that fails the check) goes to the function, which
- * starts over from the position with every check and bound. The pop reads
+ * rt_fifo_claim and rt_fifo_pop as a writer's page switch calls them (the
+ * claim to publish its full page, the pop to recycle one in overwrite
+ * mode), with the common case inline: the cell of the write (read)
+ * position is ready at the first look, holds a page in range (a pop), and
+ * the position is won by the first compare-and-swap. That is the first
+ * round of the functions' loops, without the call and the handle's fields
+ * loaded again there, on the switch's path. Anything else (a busy cell, a
+ * lost race, a tombstone, an index that fails the check) goes to the
+ * function, which starts over from the position with every check and
+ * bound. The pop reads
  * the cell's page before its compare-and-swap, not after: the page of a
  * filled cell (seq == pos + 1, read with acquire) is written again only
  * by the producer of pos + qcap, after pos was consumed; if another
  * popper consumed it meanwhile, the compare-and-swap fails.
  */
-static inline int rt_fifo_claim_w(struct ringtrace_rb *rb, uint64_t *out)
+static inline int rt_fifo_claim_for_switch(struct ringtrace_rb *rb, uint64_t *out)
 {
 	struct rt_shm *shm = rb->shm;
 	uint64_t pos = RT_LOAD(&shm->enq_pos);
@@ -623,7 +624,7 @@ static inline int rt_fifo_claim_w(struct ringtrace_rb *rb, uint64_t *out)
 	return rt_fifo_claim(rb, out, 1);
 }
 
-static inline int rt_fifo_pop_w(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at)
+static inline int rt_fifo_pop_for_switch(struct ringtrace_rb *rb, uint32_t *page, uint64_t *at)
 {
 	struct rt_shm *shm = rb->shm;
 	uint64_t qcap = rb->g.qcap;

@@ -254,7 +254,7 @@ static inline __attribute__((always_inline)) void rt_page_push(struct ringtrace_
 {
 	uint32_t idx = rt_page_index(rb, h);
 	uint64_t pos = 0; /* set when the claim returns 1 (gcc -O3 cannot see it) */
-	int r = rt_fifo_claim_w(rb, &pos);
+	int r = rt_fifo_claim_for_switch(rb, &pos);
 	if (r > 0) {
 		rt_fifo_fill(rb, pos, idx);
 		/* (the next push's cell, most likely: rt_warm_note) */
@@ -294,12 +294,10 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
  * (ringtrace/static/ring.h: ringtrace_warm_, RINGTRACE_WARM_AHEAD_ bytes
  * before the page's end). Why: one page of events (64 KiB by default)
  * pushes the pool's lines that only a switch uses out of the nearest
- * caches, and a switch then waited for them one after another (each
+ * caches, and a switch would then wait for them one after another (each
  * address depends on the line before: the queue position, then its cell,
- * then the page it names, then that page's header): 150-250 ticks more
- * in about a third of the switches here (docs/benchmarks.md, "The page
- * switch's warm-up"). Asked for a microsecond ahead, they are near by
- * then.
+ * then the page it names, then that page's header). Asked for a
+ * microsecond ahead, they are near by then.
  *
  * The lines: the control block's free-list head and FIFO write position
  * (and the FIFO read position in overwrite mode, where
@@ -310,16 +308,13 @@ static void rt_publish(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, struc
  * read from the cell after the one just popped; that page's header and
  * generation word. When the page came from the FIFO, the line of the
  * cell after that one too (in the link's place), so that the next switch
- * reads its guess from a near line: before, a guess was only read when
- * the cell shared the popped one's line, and the quarter of switches that
- * followed one without a guess found their page's header far away (with
- * the FIFO's first round inline, the median switch 10 ns faster:
- * docs/benchmarks.md, "The page switch, piece by piece"). That line is
- * near when this thread popped the position before too; where others pop
- * between (several writers recycling, a consumer of an overwrite buffer)
- * the guess may be read from far, a wait nothing here uses, so it costs
- * only the instructions retired behind it. And the first lines of the
- * buffer's handle
+ * reads its guess from a near line, whichever line its cell is in; else
+ * a switch after one that could not guess would find its page's header
+ * far away. That line is near when this thread popped the position
+ * before too; where others pop between (several writers recycling, a
+ * consumer of an overwrite buffer) the guess may be read from far, a wait
+ * nothing here uses, so it costs only the instructions retired behind
+ * it. And the first lines of the buffer's handle
  * (ringtrace_wtls_.warm_rb). A line with nothing to name repeats the
  * slot's second line. The values read here are the pool's (untrusted): a
  * page index is checked against the geometry, and the result is only ever
@@ -373,7 +368,7 @@ static inline __attribute__((always_inline)) int rt_take_page(struct ringtrace_r
 	if (r == 0) {
 		if (rb->g.mode != RINGTRACE_RB_OVERWRITE)
 			return -1;
-		r = rt_fifo_pop_w(rb, &idx, &popped);
+		r = rt_fifo_pop_for_switch(rb, &idx, &popped);
 		if (r == 0)
 			return -1;
 		if (r > 0)
@@ -498,12 +493,15 @@ static void *rt_take_failed(struct ringtrace_rb *rb, struct ringtrace_wtls_ *t, 
 }
 
 /*
- * What the fast path declined, inside the write (nest raised): checks of
- * the caller's id and size, answering a flush, the page switch, the
- * extended header of a long gap. The reservation is committed by the
- * same commit as a fast one (ringtrace_rb_commit, from res_end).
+ * Any case, each tested in turn, inside the write (nest raised): taken by
+ * rt_reserve_out_of_line for all but a plain page switch. Checks the
+ * caller's id and size, answers a flush request, keeps the stream
+ * monotonic if the clock went back, writes the extended header of a long
+ * gap, takes the thread's first page or switches to the next one. The
+ * reservation is committed by the same commit as a fast one
+ * (ringtrace_rb_commit, from res_end).
  */
-static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, uint64_t ts)
+static void *rt_reserve_any_case(struct ringtrace_rb *rb, uint32_t id, size_t len, uint64_t ts)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
 	struct rt_slot *s = rt_slot_of(t);
@@ -549,26 +547,26 @@ static void *rt_reserve_slow(struct ringtrace_rb *rb, uint32_t id, size_t len, u
 }
 
 /*
- * The page switch's common case, in one function: the fast path declined
- * an event because it does not fit in the thread's page, no flush asks
- * for the page, and the clock reading is in order (rt_reserve_general
+ * The page switch, the common case of a declined event: taken by
+ * rt_reserve_out_of_line when the event does not fit in the thread's
+ * page, no flush asks for the page, and the clock reading is in order (it
  * checked all this, nest raised). Close the page and push it (as
  * rt_publish does), take the next one (rt_take_page), write the event's
  * header (the first in the page: the short one). The thread's page is
  * cleared before the take, as rt_publish clears it, but only the pointer
  * (the take sets the rest): the state never names a page the thread gave
  * away, even to a retire that ran after a handler left this write by
- * siglongjmp (unsupported: nest stays raised). What rt_reserve_slow does
- * in this case, without its tests of the cases that are not this one:
- * measured, an event's switch about 10 ns faster at its p75 and at the
- * event's p99.99 (docs/benchmarks.md, "The page switch, piece by
- * piece"). A failed take goes the way rt_reserve_slow's does
+ * siglongjmp (unsupported: nest stays raised). What rt_reserve_any_case
+ * does in this case, without its tests of the cases that are not this
+ * one, which the switch, the slowest event of a page, would otherwise
+ * pay for. A failed take goes the way rt_reserve_any_case's does
  * (rt_take_failed).
  */
-static inline __attribute__((always_inline)) void *rt_switch(struct ringtrace_rb *rb,
-							     struct ringtrace_wtls_ *t,
-							     struct rt_slot *s, uint32_t id,
-							     uint32_t len, uint64_t ts)
+static inline __attribute__((always_inline)) void *rt_switch_and_reserve(struct ringtrace_rb *rb,
+									 struct ringtrace_wtls_ *t,
+									 struct rt_slot *s,
+									 uint32_t id, uint32_t len,
+									 uint64_t ts)
 {
 	struct ringtrace_page_header *o = rt_cur_header(t);
 	rt_page_close(t, s, o, 0);
@@ -583,20 +581,23 @@ static inline __attribute__((always_inline)) void *rt_switch(struct ringtrace_rb
 	return h + 1; /* (the take set the thread's last timestamp: ts) */
 }
 
-static void *rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len);
+static void *rt_attach_and_reserve(struct ringtrace_rb *rb, uint32_t id, size_t len);
 
 /*
  * The general write path: everything the inline fast path does not
- * handle. A thread's first event (attach), a write nested in a signal
- * handler (dropped and counted: the interrupted write goes on untouched),
- * the CLOCK_MONOTONIC fallback clock, and the cases the fast path left
- * with nest lowered (rt_reserve_slow; a page switch's common case:
- * rt_switch). Out of line and reached by a tail
- * call, so that the fast path saves no registers.
+ * handle, as the body of its two out-of-line entries below. A damaged
+ * pool (refused), a thread's first event (rt_attach_and_reserve), a write
+ * nested in a signal handler (dropped and counted: the interrupted write
+ * goes on untouched); then, nest raised, the clock (the declined
+ * attempt's reading, or a new one: also the CLOCK_MONOTONIC fallback) and
+ * the cases the fast path left with nest lowered: a page switch
+ * (rt_switch_and_reserve) or any other (rt_reserve_any_case). The entries
+ * are out of line and reached by a tail call, so that the fast path
+ * saves no registers for them.
  */
-static inline __attribute__((always_inline)) void *rt_reserve_general(struct ringtrace_rb *rb,
-								      uint32_t id, size_t len,
-								      int declined)
+static inline __attribute__((always_inline)) void *rt_reserve_out_of_line(struct ringtrace_rb *rb,
+									  uint32_t id, size_t len,
+									  int declined)
 {
 	struct ringtrace_wtls_ *t = &ringtrace_wtls_[rb->h.idx];
 	/* A damaged pool: nothing more is written to it (ring_internal.h,
@@ -604,7 +605,7 @@ static inline __attribute__((always_inline)) void *rt_reserve_general(struct rin
 	if (rt_unlikely(RT_LOAD(&rb->damaged)))
 		return rt_refuse(rb, t);
 	if (t->epoch != rb->h.epoch)
-		return rt_reserve_attach(rb, id, len);
+		return rt_attach_and_reserve(rb, id, len);
 	struct rt_slot *s = rt_slot_of(t);
 	if (RT_LOAD(&s->h.nest) != 0) {
 		t->drop_reason = RINGTRACE_ENESTED;
@@ -630,28 +631,38 @@ static inline __attribute__((always_inline)) void *rt_reserve_general(struct rin
 	uint64_t last = ringtrace_last_ts_(t);
 	if (ts == 0 || ts < last)
 		ts = rt_ticks((int)rb->h.is_tsc);
-	/* (the common case of a declined event: rt_switch) */
+	/* (the common case of a declined event: rt_switch_and_reserve) */
 	if (declined && t->page && ts >= last && id <= RINGTRACE_EV_MAX_ID &&
 	    len <= rb->h.max_payload &&
 	    (uint64_t)t->off + RINGTRACE_EV_HEADER_SIZE + len > t->end &&
 	    RT_LOAD_ACQ(&s->h.steal) == RT_STEAL_NONE)
-		return rt_switch(rb, t, s, id, (uint32_t)len, ts);
-	return rt_reserve_slow(rb, id, len, ts);
+		return rt_switch_and_reserve(rb, t, s, id, (uint32_t)len, ts);
+	return rt_reserve_any_case(rb, id, len, ts);
 }
 
-/* Everything the inline fast path does not handle (see above). */
+/*
+ * ringtrace_rb_reserve's way when it made no inline attempt: the thread
+ * is not this buffer's writer yet, the buffer's clock is not the cycle
+ * counter, or the id or size is out of range. No clock reading waits in
+ * the thread's state for this event.
+ */
 static void *__attribute__((noinline, cold))
-rt_reserve_generic(struct ringtrace_rb *rb, uint32_t id, size_t len)
+rt_reserve_untried(struct ringtrace_rb *rb, uint32_t id, size_t len)
 {
-	return rt_reserve_general(rb, id, len, 0);
+	return rt_reserve_out_of_line(rb, id, len, 0);
 }
 
-/* The same, just after an inline attempt through the thread's state
- * declined: its clock reading is in decl_ts (ringtrace/static/ring.h). */
+/*
+ * The way after an inline attempt through the thread's state declined
+ * (ringtrace_rb_reserve's own, or a tracepoint's, which comes through
+ * ringtrace_rb_reserve_general_): a page switch, a flush request, a long
+ * gap, a clock gone back, a nested write. The attempt's clock reading is
+ * in decl_ts (ringtrace/static/ring.h).
+ */
 static void *__attribute__((noinline, cold))
-rt_reserve_declined(struct ringtrace_rb *rb, uint32_t id, size_t len)
+rt_reserve_after_decline(struct ringtrace_rb *rb, uint32_t id, size_t len)
 {
-	return rt_reserve_general(rb, id, len, 1);
+	return rt_reserve_out_of_line(rb, id, len, 1);
 }
 
 void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
@@ -660,7 +671,7 @@ void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
 	struct ringtrace_fres_ f;
 	if (rt_unlikely(t->epoch != rb->h.fast_epoch || id > RINGTRACE_EV_MAX_ID ||
 			len > rb->h.max_payload))
-		return rt_reserve_generic(rb, id, len);
+		return rt_reserve_untried(rb, id, len);
 	/*
 	 * The inline fast path, with id and len packed in the header word it
 	 * ORs in: one value to keep for the general path instead of three,
@@ -669,14 +680,15 @@ void *ringtrace_rb_reserve(ringtrace_rb *rb, uint32_t id, size_t len)
 	uint64_t w = RINGTRACE_EV_WORD(0, id, len);
 	void *p = ringtrace_reserve_at_(t, &w, RINGTRACE_EV_WORD_LEN(w), &f);
 	if (rt_unlikely(!p))
-		return rt_reserve_declined(rb, RINGTRACE_EV_WORD_ID(w), RINGTRACE_EV_WORD_LEN(w));
+		return rt_reserve_after_decline(rb, RINGTRACE_EV_WORD_ID(w),
+						RINGTRACE_EV_WORD_LEN(w));
 	t->res_end = f.end; /* for ringtrace_rb_commit */
 	return p;
 }
 
 void *ringtrace_rb_reserve_general_(ringtrace_rb *rb, uint32_t id, size_t len)
 {
-	return rt_reserve_declined(rb, id, len);
+	return rt_reserve_after_decline(rb, id, len);
 }
 
 void ringtrace_rb_commit(ringtrace_rb *rb)
@@ -775,8 +787,8 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	struct rt_slot *s = NULL;
 	uint32_t w = 0;
 	uint32_t nw = rb->g.max_writers;
-	/* (one system call: each is ~1 us in a VM with page-table isolation, and
-	 * a thread's first event pays for them: docs/benchmarks.md) */
+	/* (one system call: a thread's first event pays for each, and they
+	 * are slow in a VM with page-table isolation) */
 	uint32_t tid = (uint32_t)rt_gettid();
 	uint32_t start = tid % nw;
 	for (uint32_t k = 0; k < nw; k++) {
@@ -847,8 +859,13 @@ static int __attribute__((noinline, cold)) rt_attach(struct ringtrace_rb *rb, in
 	return 0;
 }
 
+/*
+ * A thread's first event in the buffer (or one after its attach failed):
+ * claim a writer slot (rt_attach), then reserve as ringtrace_rb_reserve
+ * does, inline attempt first.
+ */
 static void *__attribute__((noinline, cold))
-rt_reserve_attach(struct ringtrace_rb *rb, uint32_t id, size_t len)
+rt_attach_and_reserve(struct ringtrace_rb *rb, uint32_t id, size_t len)
 {
 	if (rt_attach(rb, 1) < 0)
 		return NULL;
