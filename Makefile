@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure --no-tests=error
 # (each build's ctest output is kept in BUILD/ctest.log for the summary)
 
-.PHONY: all build demo check check-format check-normal check-asan check-tsan check-fuzz check-release deps clean
+.PHONY: all build demo check check-format check-normal check-asan check-tsan check-fuzz check-release check-functions deps clean
 
 all: build
 
@@ -52,6 +52,13 @@ FORMAT_FILES = $(shell git ls-files 'src/*.[ch]' 'include/*.h' 'tools/*.[ch]' 'b
 check-format:
 	@clang-format --dry-run --Werror $(FORMAT_FILES)
 	@echo "== clang-format: every source laid out by .clang-format"
+
+# No function in src/, tools/ or include/ longer than 120 lines, tables and
+# generated code aside (each marked and justified; scripts/check-functions
+# says how); the long functions of tests/ and bench/ are listed, not failed.
+check-functions:
+	@python3 scripts/check-functions --info tests --info bench src tools include
+	@echo "== check-functions: no function over 120 lines"
 
 check-normal:
 	cmake -S . -B build -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++

@@ -581,168 +581,227 @@ static int rt_fnumber(struct rt_fparser *P, struct rt_fnum *out)
 	return 0;
 }
 
-/* pred := FIELD OP VALUE; the current token is the field name. */
-static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
-{
-	size_t fpos = P->pos, flen = P->len;
-	int fl = (int)(flen > 64 ? 64 : flen);
-	const char *fname = P->s + fpos;
+/* A predicate being compiled: its field, its operator and the columns of
+ * the three, for the messages. */
+struct rt_fpred_at {
 	uint32_t fi;
-	for (fi = 0; fi < P->nfields; fi++) {
-		const char *nm = P->fields[fi].name;
-		if (nm && strlen(nm) == flen && memcmp(nm, fname, flen) == 0)
+	const struct ringtrace_field_desc *fd;
+	const char *fname; /* in the expression, not NUL-terminated */
+	int fl;            /* its length, at most 64 for the messages */
+	size_t fpos, opos, vpos;
+	int op; /* T_EQ .. T_GLOB */
+	const char *optext;
+	const char *tn; /* the field's type name */
+};
+
+/* The field: the current token, a name of the schema. */
+static int rt_fpred_field(struct rt_fparser *P, struct rt_fpred_at *q)
+{
+	size_t flen = P->len;
+	q->fpos = P->pos;
+	q->fl = (int)(flen > 64 ? 64 : flen);
+	q->fname = P->s + q->fpos;
+	for (q->fi = 0; q->fi < P->nfields; q->fi++) {
+		const char *nm = P->fields[q->fi].name;
+		if (nm && strlen(nm) == flen && memcmp(nm, q->fname, flen) == 0)
 			break;
 	}
-	if (fi == P->nfields)
-		return rt_ferr(P, fpos, "unknown field \"%.*s\"", fl, fname);
-	const struct ringtrace_field_desc *fd = &P->fields[fi];
+	if (q->fi == P->nfields)
+		return rt_ferr(P, q->fpos, "unknown field \"%.*s\"", q->fl, q->fname);
+	q->fd = &P->fields[q->fi];
+	q->tn = rt_field_type_name(q->fd);
+	return 0;
+}
 
+/* The operator and the value after the field: the value (a number or a
+ * quoted string) is the current token on return. */
+static int rt_fpred_op(struct rt_fparser *P, struct rt_fpred_at *q)
+{
 	if (rt_fnext(P))
 		return -1;
-	int op = P->tok;
-	size_t opos = P->pos;
-	if (op < T_EQ || op > T_GLOB) {
-		if (op == T_END)
-			return rt_ferr(P, opos, "missing operator after field \"%.*s\"", fl, fname);
-		return rt_ferr(P, opos,
-			       "missing operator after field \"%.*s\" (found " RT_TOKFMT ")", fl,
-			       fname, RT_TOKARG(P));
+	q->op = P->tok;
+	q->opos = P->pos;
+	if (q->op < T_EQ || q->op > T_GLOB) {
+		if (q->op == T_END)
+			return rt_ferr(P, q->opos, "missing operator after field \"%.*s\"", q->fl,
+				       q->fname);
+		return rt_ferr(P, q->opos,
+			       "missing operator after field \"%.*s\" (found " RT_TOKFMT ")", q->fl,
+			       q->fname, RT_TOKARG(P));
 	}
-	const char *optext = rt_tok_text[op];
+	q->optext = rt_tok_text[q->op];
 	if (rt_fnext(P))
 		return -1;
 	if (P->tok != T_NUM && P->tok != T_STR) {
 		if (P->tok == T_END)
-			return rt_ferr(P, P->pos, "missing value after '%s'", optext);
-		return rt_ferr(P, P->pos, "missing value after '%s' (found " RT_TOKFMT ")", optext,
-			       RT_TOKARG(P));
+			return rt_ferr(P, P->pos, "missing value after '%s'", q->optext);
+		return rt_ferr(P, P->pos, "missing value after '%s' (found " RT_TOKFMT ")",
+			       q->optext, RT_TOKARG(P));
 	}
-	size_t vpos = P->pos;
-	const char *tn = rt_field_type_name(fd);
-	int cmp = op == T_EQ   ? RT_C_EQ
-		  : op == T_NE ? RT_C_NE
-		  : op == T_LT ? RT_C_LT
-		  : op == T_LE ? RT_C_LE
-		  : op == T_GT ? RT_C_GT
-			       : RT_C_GE;
-	struct rt_finsn *in;
+	q->vpos = P->pos;
+	return 0;
+}
 
+/* A string or byte-sequence field: ==, != (and ~ for strings) against a
+ * quoted literal. */
+static int rt_fpred_text(struct rt_fparser *P, const struct rt_fpred_at *q)
+{
+	int is_str = q->fd->type == RINGTRACE_FT_STRING, op = q->op;
+	if (op != T_EQ && op != T_NE && !(is_str && op == T_GLOB))
+		return rt_ferr(P, q->opos, "type mismatch: %s field \"%.*s\" takes %s, not '%s'",
+			       q->tn, q->fl, q->fname,
+			       is_str ? "==, != or ~" : "== or !=", q->optext);
+	if (P->tok != T_STR)
+		return rt_ferr(
+			P, q->vpos,
+			"type mismatch: %s field \"%.*s\" is compared with a quoted string, not a number",
+			q->tn, q->fl, q->fname);
+	uint32_t so, sl;
+	if (rt_fstring(P, &so, &sl))
+		return -1;
+	struct rt_finsn *in = rt_femit(P, !is_str        ? RT_F_BYTES
+					  : op == T_GLOB ? RT_F_GLOB
+							 : RT_F_STR);
+	if (!in)
+		return -1;
+	in->cmp = (uint8_t)(op == T_NE ? RT_C_NE : RT_C_EQ);
+	in->arg = so;
+	in->arglen = sl;
+	return 0;
+}
+
+/* An enum field against one of its names, in quotes: the name's value is
+ * compared, and the name is not kept. Fills in the predicate just emitted. */
+static int rt_fpred_enum_name(struct rt_fparser *P, const struct rt_fpred_at *q, int sgn)
+{
+	if (q->fd->type != RINGTRACE_FT_ENUM)
+		return rt_ferr(
+			P, q->vpos,
+			"type mismatch: %s field \"%.*s\" is compared with a number, not a quoted string",
+			q->tn, q->fl, q->fname);
+	if (q->op != T_EQ && q->op != T_NE)
+		return rt_ferr(P, q->opos,
+			       "type mismatch: enum names compare only with == and !=, not '%s'",
+			       q->optext);
+	uint32_t so, sl;
+	size_t mark = P->npool;
+	if (rt_fstring(P, &so, &sl))
+		return -1;
+	const char *name = P->pool + so;
+	const struct ringtrace_enum_desc *ed = q->fd->enm;
+	uint32_t k = 0;
+	for (; ed && k < ed->count; k++)
+		if (ed->values[k].name && strcmp(ed->values[k].name, name) == 0)
+			break;
+	if (!ed || k == ed->count)
+		return rt_ferr(P, q->vpos, "unknown enum name \"%.*s\" for field \"%.*s\"",
+			       (int)(sl > 64 ? 64 : sl), name, q->fl, q->fname);
+	P->npool = mark; /* the name is not needed at run time */
+	struct rt_finsn *in = &P->insn[P->ninsn - 1];
+	in->v.i = ed->values[k].value;
+	in->code = sgn ? RT_F_INT : RT_F_UINT;
+	return 0;
+}
+
+/* A number field against a number literal, which must fit the field's
+ * kind (float, signed, unsigned; any integer for '&'). Fills in the
+ * predicate just emitted. */
+static int rt_fpred_number(struct rt_fparser *P, const struct rt_fpred_at *q, int sgn)
+{
+	struct rt_fnum num;
+	if (rt_fnumber(P, &num))
+		return -1;
+	struct rt_finsn *in = &P->insn[P->ninsn - 1];
+	if (q->fd->type == RINGTRACE_FT_FLOAT) {
+		in->code = RT_F_FLOAT;
+		/* A float field holds the literal rounded to float. */
+		in->v.d = q->fd->size == 4 ? (double)(float)num.d : num.d;
+	} else if (num.is_float) {
+		return rt_ferr(P, q->vpos,
+			       "type mismatch: float literal " RT_TOKFMT " for %s field \"%.*s\"",
+			       RT_TOKARG(P), q->tn, q->fl, q->fname);
+	} else if (q->op == T_BAND) {
+		in->code = RT_F_BITS;
+		in->is_signed = (uint8_t)sgn;
+		in->v.u = num.negative ? (uint64_t)0 - num.mag : num.mag;
+	} else if (sgn) {
+		if (!num.negative && num.mag > INT64_MAX)
+			return rt_ferr(P, q->vpos,
+				       "number " RT_TOKFMT
+				       " is out of range for signed field \"%.*s\"",
+				       RT_TOKARG(P), q->fl, q->fname);
+		in->code = RT_F_INT;
+		in->v.u = num.negative ? (uint64_t)0 - num.mag : num.mag;
+	} else {
+		if (num.negative && num.mag)
+			return rt_ferr(P, q->vpos,
+				       "type mismatch: negative number " RT_TOKFMT
+				       " for %s field \"%.*s\"",
+				       RT_TOKARG(P), q->tn, q->fl, q->fname);
+		in->code = RT_F_UINT;
+		in->v.u = num.mag;
+	}
+	return 0;
+}
+
+/* A scalar field (integer, float, bool, pointer, enum): the comparisons,
+ * and '&' on integers. */
+static int rt_fpred_scalar(struct rt_fparser *P, const struct rt_fpred_at *q)
+{
+	const struct ringtrace_field_desc *fd = q->fd;
+	int op = q->op, is_float = fd->type == RINGTRACE_FT_FLOAT;
+	if (op == T_GLOB)
+		return rt_ferr(
+			P, q->opos,
+			"type mismatch: glob '~' needs a string field; \"%.*s\" is of type %s",
+			q->fl, q->fname, q->tn);
+	if (op == T_BAND && is_float)
+		return rt_ferr(P, q->opos,
+			       "type mismatch: '&' needs an integer field; \"%.*s\" is a float",
+			       q->fl, q->fname);
+	struct rt_finsn *in = rt_femit(P, RT_F_INT);
+	if (!in)
+		return -1;
+	in->cmp = (uint8_t)(op == T_EQ   ? RT_C_EQ
+			    : op == T_NE ? RT_C_NE
+			    : op == T_LT ? RT_C_LT
+			    : op == T_LE ? RT_C_LE
+			    : op == T_GT ? RT_C_GT
+					 : RT_C_GE);
+	int sgn = fd->is_signed && !is_float && fd->type != RINGTRACE_FT_BOOL &&
+		  fd->type != RINGTRACE_FT_POINTER;
+	if (P->tok == T_STR)
+		return rt_fpred_enum_name(P, q, sgn);
+	return rt_fpred_number(P, q, sgn);
+}
+
+/* pred := FIELD OP VALUE; the current token is the field name. */
+static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
+{
+	struct rt_fpred_at q = {0};
+	if (rt_fpred_field(P, &q) || rt_fpred_op(P, &q))
+		return -1;
+	const struct ringtrace_field_desc *fd = q.fd;
 	if (fd->type == RINGTRACE_FT_ARRAY || fd->type == RINGTRACE_FT_FLOAT_ARRAY)
 		return rt_ferr(
-			P, fpos,
+			P, q.fpos,
 			"type mismatch: field \"%.*s\" is an array; arrays cannot be filtered on",
-			fl, fname);
-	if (fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES) {
-		int is_str = fd->type == RINGTRACE_FT_STRING;
-		if (op != T_EQ && op != T_NE && !(is_str && op == T_GLOB))
-			return rt_ferr(P, opos,
-				       "type mismatch: %s field \"%.*s\" takes %s, not '%s'", tn,
-				       fl, fname, is_str ? "==, != or ~" : "== or !=", optext);
-		if (P->tok != T_STR)
-			return rt_ferr(
-				P, vpos,
-				"type mismatch: %s field \"%.*s\" is compared with a quoted string, not a number",
-				tn, fl, fname);
-		uint32_t so, sl;
-		if (rt_fstring(P, &so, &sl))
-			return -1;
-		if (!(in = rt_femit(P, !is_str ? RT_F_BYTES : op == T_GLOB ? RT_F_GLOB : RT_F_STR)))
-			return -1;
-		in->cmp = (uint8_t)(op == T_NE ? RT_C_NE : RT_C_EQ);
-		in->arg = so;
-		in->arglen = sl;
-	} else {
-		int is_float = fd->type == RINGTRACE_FT_FLOAT;
-		if (op == T_GLOB)
-			return rt_ferr(
-				P, opos,
-				"type mismatch: glob '~' needs a string field; \"%.*s\" is of type %s",
-				fl, fname, tn);
-		if (op == T_BAND && is_float)
-			return rt_ferr(
-				P, opos,
-				"type mismatch: '&' needs an integer field; \"%.*s\" is a float",
-				fl, fname);
-		if (!(in = rt_femit(P, RT_F_INT)))
-			return -1;
-		in->cmp = (uint8_t)cmp;
-		int sgn = fd->is_signed && !is_float && fd->type != RINGTRACE_FT_BOOL &&
-			  fd->type != RINGTRACE_FT_POINTER;
-		if (P->tok == T_STR) {
-			if (fd->type != RINGTRACE_FT_ENUM)
-				return rt_ferr(
-					P, vpos,
-					"type mismatch: %s field \"%.*s\" is compared with a number, not a quoted string",
-					tn, fl, fname);
-			if (op != T_EQ && op != T_NE)
-				return rt_ferr(
-					P, opos,
-					"type mismatch: enum names compare only with == and !=, not '%s'",
-					optext);
-			uint32_t so, sl;
-			size_t mark = P->npool;
-			if (rt_fstring(P, &so, &sl))
-				return -1;
-			const char *name = P->pool + so;
-			const struct ringtrace_enum_desc *ed = fd->enm;
-			uint32_t k = 0;
-			for (; ed && k < ed->count; k++)
-				if (ed->values[k].name && strcmp(ed->values[k].name, name) == 0)
-					break;
-			if (!ed || k == ed->count)
-				return rt_ferr(P, vpos,
-					       "unknown enum name \"%.*s\" for field \"%.*s\"",
-					       (int)(sl > 64 ? 64 : sl), name, fl, fname);
-			P->npool = mark; /* the name is not needed at run time */
-			in = &P->insn[P->ninsn - 1];
-			in->v.i = ed->values[k].value;
-			in->code = sgn ? RT_F_INT : RT_F_UINT;
-		} else {
-			struct rt_fnum num;
-			if (rt_fnumber(P, &num))
-				return -1;
-			in = &P->insn[P->ninsn - 1];
-			if (is_float) {
-				in->code = RT_F_FLOAT;
-				/* A float field holds the literal rounded to float. */
-				in->v.d = fd->size == 4 ? (double)(float)num.d : num.d;
-			} else if (num.is_float) {
-				return rt_ferr(P, vpos,
-					       "type mismatch: float literal " RT_TOKFMT
-					       " for %s field \"%.*s\"",
-					       RT_TOKARG(P), tn, fl, fname);
-			} else if (op == T_BAND) {
-				in->code = RT_F_BITS;
-				in->is_signed = (uint8_t)sgn;
-				in->v.u = num.negative ? (uint64_t)0 - num.mag : num.mag;
-			} else if (sgn) {
-				if (!num.negative && num.mag > INT64_MAX)
-					return rt_ferr(P, vpos,
-						       "number " RT_TOKFMT
-						       " is out of range for signed field \"%.*s\"",
-						       RT_TOKARG(P), fl, fname);
-				in->code = RT_F_INT;
-				in->v.u = num.negative ? (uint64_t)0 - num.mag : num.mag;
-			} else {
-				if (num.negative && num.mag)
-					return rt_ferr(P, vpos,
-						       "type mismatch: negative number " RT_TOKFMT
-						       " for %s field \"%.*s\"",
-						       RT_TOKARG(P), tn, fl, fname);
-				in->code = RT_F_UINT;
-				in->v.u = num.mag;
-			}
-		}
-	}
-	in->field = fi;
+			q.fl, q.fname);
+	int r = fd->type == RINGTRACE_FT_STRING || fd->type == RINGTRACE_FT_BYTES
+			? rt_fpred_text(P, &q)
+			: rt_fpred_scalar(P, &q);
+	if (r)
+		return -1;
+	struct rt_finsn *in = &P->insn[P->ninsn - 1];
+	in->field = q.fi;
 	in->size = fd->size;
-	in->off = fixed_off[fi];
+	in->off = fixed_off[q.fi];
 	return rt_fnext(P);
 }
 
 static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off);
 
-/* unary := "!" unary | "(" or ")" | pred */
+/* unary := "!" unary | "(" expr ")" | pred */
 static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
 {
 	if (P->tok == T_NOT || P->tok == T_LP) {

@@ -174,6 +174,7 @@ struct rt_parse {
 	unsigned line;
 	char *tok[10];
 	int ntok;
+	int have_clock;
 };
 
 /* Mark id in *bits (max_id + 1 bits, allocated on first use): 1 if it was
@@ -338,294 +339,342 @@ static int rt_pending_check(struct rt_parse *p, struct rt_pending *pd)
 	return 0;
 }
 
-static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd, int *have_clock)
+/* Before a line: close the enum list of the last field unless the line is
+ * an enum line, and the event unless it is a field or enum line; a list
+ * closed before all its declared lines were read is an error. */
+static int rt_pending_close(struct rt_parse *p, struct rt_pending *pd, int in_event, int in_field)
 {
-	struct rt_ctf_doc *t = p->t;
-	const char *kw = line;
-	char *sp = strchr(line, ' ');
-	size_t kwl = sp ? (size_t)(sp - line) : strlen(line);
-#define KW(s) (kwl == sizeof(s) - 1 && memcmp(kw, s, kwl) == 0)
-	int is_field = KW("field"), is_enum = KW("enum");
-	if (!is_enum && pd->enm) {
-		/* leaving the enum list of a field */
+	if (!in_field && pd->enm) {
 		if (pd->enum_done < pd->nenum)
 			return rt_pending_check(p, pd);
 		pd->enm = NULL;
 	}
-	if (!is_field && !is_enum) {
+	if (!in_event) {
 		int r = rt_pending_check(p, pd);
 		if (r < 0)
 			return r;
 		pd->ev = NULL;
 	}
-	if (KW("clock")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 5)
-			return RT_META_FAIL(
-				p,
-				"clock: expected \"clock <tsc|monotonic> <freq> <base_ticks> <base_ns>\"");
-		if (*have_clock)
-			return RT_META_FAIL(p, "second clock line");
-		if (strcmp(p->tok[1], "tsc") == 0)
-			t->meta.clock.is_tsc = 1;
-		else if (strcmp(p->tok[1], "monotonic") == 0)
-			t->meta.clock.is_tsc = 0;
-		else
-			return RT_META_FAIL(p, "clock: source \"%.40s\" is not tsc or monotonic",
-					    p->tok[1]);
-		RT_NUM(p, t->meta.clock.freq, 2, UINT64_MAX, "clock frequency");
-		if (t->meta.clock.freq == 0)
-			return RT_META_FAIL(p, "clock frequency is 0");
-		RT_NUM(p, t->meta.clock.base_ticks, 3, UINT64_MAX, "clock base_ticks");
-		RT_NUM(p, t->meta.clock.base_ns, 4, UINT64_MAX, "clock base_ns");
-		*have_clock = 1;
+	return 0;
+}
+
+/* One parse function per line keyword: called once the line is split into
+ * exactly the number of tokens its table entry says (p->tok[0] is the
+ * keyword), so each only checks and stores its fields. */
+
+static int rt_line_clock(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct ringtrace_trace_clock *c = &p->t->meta.clock;
+	(void)pd;
+	if (p->have_clock)
+		return RT_META_FAIL(p, "second clock line");
+	if (strcmp(p->tok[1], "tsc") == 0)
+		c->is_tsc = 1;
+	else if (strcmp(p->tok[1], "monotonic") == 0)
+		c->is_tsc = 0;
+	else
+		return RT_META_FAIL(p, "clock: source \"%.40s\" is not tsc or monotonic",
+				    p->tok[1]);
+	RT_NUM(p, c->freq, 2, UINT64_MAX, "clock frequency");
+	if (c->freq == 0)
+		return RT_META_FAIL(p, "clock frequency is 0");
+	RT_NUM(p, c->base_ticks, 3, UINT64_MAX, "clock base_ticks");
+	RT_NUM(p, c->base_ns, 4, UINT64_MAX, "clock base_ns");
+	p->have_clock = 1;
+	return 0;
+}
+
+static int rt_line_uuid(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_meta *m = &p->t->meta;
+	(void)pd;
+	if (m->has_uuid)
+		return RT_META_FAIL(p, "second uuid line");
+	if (rt_ctf_uuid_parse(p->tok[1], m->uuid) < 0)
+		return RT_META_FAIL(p, "uuid \"%.40s\" is not 8-4-4-4-12 hex digits", p->tok[1]);
+	m->has_uuid = 1;
+	return 0;
+}
+
+static int rt_line_process(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_meta *m = &p->t->meta;
+	(void)pd;
+	if (m->has_process)
+		return RT_META_FAIL(p, "second process line");
+	struct ringtrace_trace_process *pr = &m->process;
+	uint64_t pid;
+	RT_NUM(p, pid, 1, 0x7fffffff, "process id");
+	pr->pid = (uint32_t)pid;
+	RT_STR(p, pr->procname, 2, "process name");
+	RT_STR(p, pr->executable, 3, "process executable");
+	RT_STR(p, pr->hostname, 4, "process host name");
+	m->has_process = 1;
+	return 0;
+}
+
+static int rt_line_event(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_doc *t = p->t;
+	if (rt_grow((void **)&t->events, &t->cap_events, t->nevents + 1, sizeof(*t->events)) < 0)
+		return RT_META_FAIL(p, "out of memory");
+	struct ringtrace_trace_event_def *ev = &t->events[t->nevents];
+	memset(ev, 0, sizeof(*ev));
+	uint64_t id, kind, nf;
+	RT_NUM(p, id, 1, RINGTRACE_EV_MAX_ID, "event id");
+	RT_NUM(p, kind, 2, RINGTRACE_KIND_COUNTER, "event kind");
+	RT_STR(p, ev->name, 3, "event name");
+	RT_NUM(p, nf, 4, RT_CTF_MAX_FIELDS, "event field count");
+	RT_STR(p, ev->print_fmt, 5, "event print format");
+	if (!ev->name[0])
+		return RT_META_FAIL(p, "event %llu has an empty name", (unsigned long long)id);
+	int dup = rt_seen(&t->ev_seen, RINGTRACE_EV_MAX_ID, id);
+	if (dup < 0)
+		return RT_META_FAIL(p, "out of memory");
+	if (dup)
+		return RT_META_FAIL(p, "event id %llu defined twice", (unsigned long long)id);
+	ev->id = (uint32_t)id;
+	ev->kind = (uint32_t)kind;
+	ev->nfields = (uint32_t)nf;
+	pd->fields = nf ? rt_arena_alloc(&t->arena, nf * sizeof(struct ringtrace_field_desc))
+			: NULL;
+	if (nf && !pd->fields)
+		return RT_META_FAIL(p, "out of memory");
+	ev->fields = pd->fields;
+	/* events[] may move when it grows, but only at the next event line,
+	 * which closes this one first (rt_pending_close) */
+	pd->ev = ev;
+	pd->nfields = (uint32_t)nf;
+	pd->fields_done = 0;
+	t->nevents++;
+	return 0;
+}
+
+/* The enum list of an enum field: its enum lines follow the field line. */
+static int rt_field_enum(struct rt_parse *p, struct rt_pending *pd, struct ringtrace_field_desc *f,
+			 uint32_t nenum)
+{
+	struct rt_ctf_doc *t = p->t;
+	pd->enm = rt_arena_alloc(&t->arena, sizeof(*pd->enm));
+	pd->values = nenum ? rt_arena_alloc(&t->arena, nenum * sizeof(*pd->values)) : NULL;
+	if (!pd->enm || (nenum && !pd->values))
+		return RT_META_FAIL(p, "out of memory");
+	pd->enm->name = f->name;
+	pd->enm->values = pd->values;
+	pd->enm->count = nenum;
+	pd->nenum = nenum;
+	pd->enum_done = 0;
+	f->enm = pd->enm;
+	return 0;
+}
+
+static int rt_line_field(struct rt_parse *p, struct rt_pending *pd)
+{
+	if (!pd->ev || pd->fields_done >= pd->nfields)
+		return RT_META_FAIL(p, "field line without an event that expects one");
+	struct ringtrace_field_desc *f = &pd->fields[pd->fields_done];
+	memset(f, 0, sizeof(*f));
+	uint64_t type, size, sgn, align, count, nenum;
+	RT_STR(p, f->name, 1, "field name");
+	if (!f->name[0])
+		return RT_META_FAIL(p, "field with an empty name");
+	RT_NUM(p, type, 2, 255, "field type");
+	RT_NUM(p, size, 3, 255, "field size");
+	RT_NUM(p, sgn, 4, 255, "field is_signed");
+	RT_NUM(p, align, 5, 255, "field alignment");
+	RT_NUM(p, count, 6, UINT32_MAX, "field count");
+	RT_NUM(p, nenum, 7, RT_CTF_MAX_ENUMS, "field enum count");
+	f->type = (uint8_t)type;
+	f->size = (uint8_t)size;
+	f->is_signed = (uint8_t)sgn;
+	f->align = (uint8_t)align;
+	f->count = (uint32_t)count;
+	int r = rt_check_field(p, f, (uint32_t)nenum);
+	if (r < 0)
+		return r;
+	pd->fields_done++;
+	pd->enm = NULL;
+	if (f->type == RINGTRACE_FT_ENUM)
+		return rt_field_enum(p, pd, f, (uint32_t)nenum);
+	return 0;
+}
+
+static int rt_line_enum(struct rt_parse *p, struct rt_pending *pd)
+{
+	if (!pd->enm || pd->enum_done >= pd->nenum)
+		return RT_META_FAIL(p, "enum line without a field that expects one");
+	struct ringtrace_enum_value *v = &pd->values[pd->enum_done];
+	RT_STR(p, v->name, 1, "enum name");
+	if (rt_parse_i64(p->tok[2], &v->value) < 0)
+		return RT_META_FAIL(p, "enum value \"%.40s\" is not a 64-bit integer", p->tok[2]);
+	pd->enum_done++;
+	return 0;
+}
+
+/* A site's argument types: one digit per argument, or "-" for none. */
+static int rt_site_types(struct rt_parse *p, struct ringtrace_trace_site *s, const char *ty,
+			 uint64_t nargs)
+{
+	if (nargs == 0) {
+		if (strcmp(ty, "-") != 0)
+			return RT_META_FAIL(p, "site with no arguments: types must be \"-\"");
 		return 0;
 	}
-	if (KW("uuid")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 2)
-			return RT_META_FAIL(p, "uuid: expected \"uuid <8-4-4-4-12 hex digits>\"");
-		if (t->meta.has_uuid)
-			return RT_META_FAIL(p, "second uuid line");
-		if (rt_ctf_uuid_parse(p->tok[1], t->meta.uuid) < 0)
-			return RT_META_FAIL(p, "uuid \"%.40s\" is not 8-4-4-4-12 hex digits",
-					    p->tok[1]);
-		t->meta.has_uuid = 1;
-		return 0;
+	if (strlen(ty) != nargs)
+		return RT_META_FAIL(p, "site: %llu types for %llu arguments",
+				    (unsigned long long)strlen(ty), (unsigned long long)nargs);
+	for (uint64_t i = 0; i < nargs; i++) {
+		if (ty[i] < '0' + RINGTRACE_PF_S64 || ty[i] > '0' + RINGTRACE_PF_POINTER)
+			return RT_META_FAIL(p, "site: argument type '%c' is not 1..5", ty[i]);
+		s->types[i] = (uint8_t)(ty[i] - '0');
 	}
-	if (KW("process")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 5)
-			return RT_META_FAIL(p, "process: expected \"process <pid> <procname> "
-					       "<executable> <hostname>\"");
-		if (t->meta.has_process)
-			return RT_META_FAIL(p, "second process line");
-		struct ringtrace_trace_process *pr = &t->meta.process;
-		uint64_t pid;
-		RT_NUM(p, pid, 1, 0x7fffffff, "process id");
-		pr->pid = (uint32_t)pid;
-		RT_STR(p, pr->procname, 2, "process name");
-		RT_STR(p, pr->executable, 3, "process executable");
-		RT_STR(p, pr->hostname, 4, "process host name");
-		t->meta.has_process = 1;
-		return 0;
+	return 0;
+}
+
+static int rt_line_site(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_doc *t = p->t;
+	(void)pd;
+	if (rt_grow((void **)&t->sites, &t->cap_sites, t->nsites + 1, sizeof(*t->sites)) < 0)
+		return RT_META_FAIL(p, "out of memory");
+	struct ringtrace_trace_site *s = &t->sites[t->nsites];
+	memset(s, 0, sizeof(*s));
+	uint64_t id, nargs, ln;
+	RT_NUM(p, id, 1, RT_CTF_MAX_SITE_ID, "site id");
+	if (id == 0)
+		return RT_META_FAIL(p, "site id 0 (ids start at 1)");
+	RT_NUM(p, nargs, 2, RINGTRACE_PRINTF_MAX_ARGS, "site argument count");
+	int r = rt_site_types(p, s, p->tok[3], nargs);
+	if (r < 0)
+		return r;
+	RT_STR(p, s->fmt, 4, "site format");
+	RT_STR(p, s->file, 5, "site file");
+	RT_NUM(p, ln, 6, UINT32_MAX, "site line");
+	int dup = rt_seen(&t->site_seen, RT_CTF_MAX_SITE_ID, id);
+	if (dup < 0)
+		return RT_META_FAIL(p, "out of memory");
+	if (dup)
+		return RT_META_FAIL(p, "site id %llu defined twice", (unsigned long long)id);
+	s->id = (uint32_t)id;
+	s->nargs = (uint32_t)nargs;
+	s->line = (uint32_t)ln;
+	t->nsites++;
+	return 0;
+}
+
+static int rt_line_filter(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_doc *t = p->t;
+	(void)pd;
+	if (rt_grow((void **)&t->filters, &t->cap_filters, t->nfilters + 1, sizeof(*t->filters)) <
+	    0)
+		return RT_META_FAIL(p, "out of memory");
+	struct rt_ctf_filter_line *fl = &t->filters[t->nfilters];
+	uint64_t id;
+	RT_NUM(p, id, 1, RINGTRACE_EV_MAX_ID, "filter event id");
+	RT_NUM(p, fl->rejected, 2, UINT64_MAX, "filter rejected count");
+	/* "-" is never an expression (the filter grammar starts with a
+	 * field name, '!' or '('), so it can stand for "none". */
+	if (strcmp(p->tok[3], "-") == 0) {
+		fl->expr = NULL;
+	} else {
+		RT_STR(p, fl->expr, 3, "filter expression");
+		if (!fl->expr[0])
+			return RT_META_FAIL(p, "filter: empty expression (\"-\" stands for none)");
 	}
-	if (KW("event")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 6)
-			return RT_META_FAIL(
-				p,
-				"event: expected \"event <id> <kind> <name> <nfields> <print_fmt>\"");
-		if (rt_grow((void **)&t->events, &t->cap_events, t->nevents + 1,
-			    sizeof(*t->events)) < 0)
-			return RT_META_FAIL(p, "out of memory");
-		struct ringtrace_trace_event_def *ev = &t->events[t->nevents];
-		memset(ev, 0, sizeof(*ev));
-		uint64_t id, kind, nf;
-		RT_NUM(p, id, 1, RINGTRACE_EV_MAX_ID, "event id");
-		RT_NUM(p, kind, 2, RINGTRACE_KIND_COUNTER, "event kind");
-		RT_STR(p, ev->name, 3, "event name");
-		RT_NUM(p, nf, 4, RT_CTF_MAX_FIELDS, "event field count");
-		RT_STR(p, ev->print_fmt, 5, "event print format");
-		if (!ev->name[0])
-			return RT_META_FAIL(p, "event %llu has an empty name",
-					    (unsigned long long)id);
-		int dup = rt_seen(&p->t->ev_seen, RINGTRACE_EV_MAX_ID, id);
-		if (dup < 0)
-			return RT_META_FAIL(p, "out of memory");
-		if (dup)
-			return RT_META_FAIL(p, "event id %llu defined twice",
-					    (unsigned long long)id);
-		ev->id = (uint32_t)id;
-		ev->kind = (uint32_t)kind;
-		ev->nfields = (uint32_t)nf;
-		pd->fields = nf ? rt_arena_alloc(&t->arena,
-						 nf * sizeof(struct ringtrace_field_desc))
-				: NULL;
-		if (nf && !pd->fields)
-			return RT_META_FAIL(p, "out of memory");
-		ev->fields = pd->fields;
-		/* events[] may move: the pending pointer is re-derived by index */
-		pd->ev = ev;
-		pd->nfields = (uint32_t)nf;
-		pd->fields_done = 0;
-		t->nevents++;
-		return 0;
-	}
-	if (is_field) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 8)
-			return RT_META_FAIL(
-				p,
-				"field: expected \"field <name> <type> <size> <is_signed> <align> <count> <nenum>\"");
-		if (!pd->ev || pd->fields_done >= pd->nfields)
-			return RT_META_FAIL(p, "field line without an event that expects one");
-		struct ringtrace_field_desc *f = &pd->fields[pd->fields_done];
-		memset(f, 0, sizeof(*f));
-		uint64_t type, size, sgn, align, count, nenum;
-		RT_STR(p, f->name, 1, "field name");
-		if (!f->name[0])
-			return RT_META_FAIL(p, "field with an empty name");
-		RT_NUM(p, type, 2, 255, "field type");
-		RT_NUM(p, size, 3, 255, "field size");
-		RT_NUM(p, sgn, 4, 255, "field is_signed");
-		RT_NUM(p, align, 5, 255, "field alignment");
-		RT_NUM(p, count, 6, UINT32_MAX, "field count");
-		RT_NUM(p, nenum, 7, RT_CTF_MAX_ENUMS, "field enum count");
-		f->type = (uint8_t)type;
-		f->size = (uint8_t)size;
-		f->is_signed = (uint8_t)sgn;
-		f->align = (uint8_t)align;
-		f->count = (uint32_t)count;
-		int r = rt_check_field(p, f, (uint32_t)nenum);
-		if (r < 0)
-			return r;
-		pd->fields_done++;
-		pd->enm = NULL;
-		if (f->type == RINGTRACE_FT_ENUM) {
-			pd->enm = rt_arena_alloc(&t->arena, sizeof(*pd->enm));
-			pd->values = nenum ? rt_arena_alloc(&t->arena, nenum * sizeof(*pd->values))
-					   : NULL;
-			if (!pd->enm || (nenum && !pd->values))
-				return RT_META_FAIL(p, "out of memory");
-			pd->enm->name = f->name;
-			pd->enm->values = pd->values;
-			pd->enm->count = (uint32_t)nenum;
-			pd->nenum = (uint32_t)nenum;
-			pd->enum_done = 0;
-			f->enm = pd->enm;
-		}
-		return 0;
-	}
-	if (is_enum) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 3)
-			return RT_META_FAIL(p, "enum: expected \"enum <name> <value>\"");
-		if (!pd->enm || pd->enum_done >= pd->nenum)
-			return RT_META_FAIL(p, "enum line without a field that expects one");
-		struct ringtrace_enum_value *v = &pd->values[pd->enum_done];
-		RT_STR(p, v->name, 1, "enum name");
-		if (rt_parse_i64(p->tok[2], &v->value) < 0)
-			return RT_META_FAIL(p, "enum value \"%.40s\" is not a 64-bit integer",
-					    p->tok[2]);
-		pd->enum_done++;
-		return 0;
-	}
-	if (KW("site")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 7)
-			return RT_META_FAIL(
-				p,
-				"site: expected \"site <id> <nargs> <types> <fmt> <file> <line>\"");
-		if (rt_grow((void **)&t->sites, &t->cap_sites, t->nsites + 1, sizeof(*t->sites)) <
-		    0)
-			return RT_META_FAIL(p, "out of memory");
-		struct ringtrace_trace_site *s = &t->sites[t->nsites];
-		memset(s, 0, sizeof(*s));
-		uint64_t id, nargs, ln;
-		RT_NUM(p, id, 1, RT_CTF_MAX_SITE_ID, "site id");
-		if (id == 0)
-			return RT_META_FAIL(p, "site id 0 (ids start at 1)");
-		RT_NUM(p, nargs, 2, RINGTRACE_PRINTF_MAX_ARGS, "site argument count");
-		const char *ty = p->tok[3];
-		if (nargs == 0) {
-			if (strcmp(ty, "-") != 0)
-				return RT_META_FAIL(p,
-						    "site with no arguments: types must be \"-\"");
-		} else {
-			if (strlen(ty) != nargs)
-				return RT_META_FAIL(p, "site: %llu types for %llu arguments",
-						    (unsigned long long)strlen(ty),
-						    (unsigned long long)nargs);
-			for (uint64_t i = 0; i < nargs; i++) {
-				if (ty[i] < '0' + RINGTRACE_PF_S64 ||
-				    ty[i] > '0' + RINGTRACE_PF_POINTER)
-					return RT_META_FAIL(
-						p, "site: argument type '%c' is not 1..5", ty[i]);
-				s->types[i] = (uint8_t)(ty[i] - '0');
-			}
-		}
-		RT_STR(p, s->fmt, 4, "site format");
-		RT_STR(p, s->file, 5, "site file");
-		RT_NUM(p, ln, 6, UINT32_MAX, "site line");
-		int dup = rt_seen(&p->t->site_seen, RT_CTF_MAX_SITE_ID, id);
-		if (dup < 0)
-			return RT_META_FAIL(p, "out of memory");
-		if (dup)
-			return RT_META_FAIL(p, "site id %llu defined twice",
-					    (unsigned long long)id);
-		s->id = (uint32_t)id;
-		s->nargs = (uint32_t)nargs;
-		s->line = (uint32_t)ln;
-		t->nsites++;
-		return 0;
-	}
-	if (KW("filter")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 4)
-			return RT_META_FAIL(
-				p,
-				"filter: expected \"filter <event id> <rejected> <expression|->\"");
-		if (rt_grow((void **)&t->filters, &t->cap_filters, t->nfilters + 1,
-			    sizeof(*t->filters)) < 0)
-			return RT_META_FAIL(p, "out of memory");
-		struct rt_ctf_filter_line *fl = &t->filters[t->nfilters];
-		uint64_t id;
-		RT_NUM(p, id, 1, RINGTRACE_EV_MAX_ID, "filter event id");
-		RT_NUM(p, fl->rejected, 2, UINT64_MAX, "filter rejected count");
-		/* "-" is never an expression (the filter grammar starts with a
-		 * field name, '!' or '('), so it can stand for "none". */
-		if (strcmp(p->tok[3], "-") == 0) {
-			fl->expr = NULL;
-		} else {
-			RT_STR(p, fl->expr, 3, "filter expression");
-			if (!fl->expr[0])
-				return RT_META_FAIL(
-					p, "filter: empty expression (\"-\" stands for none)");
-		}
-		fl->id = (uint32_t)id;
-		fl->line = p->line;
-		t->nfilters++;
-		return 0;
-	}
-	if (KW("trigger")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 4)
-			return RT_META_FAIL(
-				p, "trigger: expected \"trigger <fired> <skipped> <spec>\"");
-		if (rt_grow((void **)&t->triggers, &t->cap_triggers, t->ntriggers + 1,
-			    sizeof(*t->triggers)) < 0)
-			return RT_META_FAIL(p, "out of memory");
-		struct ringtrace_trace_trigger *tg = &t->triggers[t->ntriggers];
-		RT_NUM(p, tg->fired, 1, UINT64_MAX, "trigger fired count");
-		RT_NUM(p, tg->skipped, 2, UINT64_MAX, "trigger skipped count");
-		RT_STR(p, tg->spec, 3, "trigger spec");
-		if (!tg->spec[0])
-			return RT_META_FAIL(p, "trigger with an empty spec");
-		t->ntriggers++;
-		return 0;
-	}
-	if (KW("dropped")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 4)
-			return RT_META_FAIL(p,
-					    "dropped: expected \"dropped <stream> <count> <tid>\"");
-		if (rt_grow((void **)&t->drops, &t->cap_drops, t->ndrops + 1, sizeof(*t->drops)) <
-		    0)
-			return RT_META_FAIL(p, "out of memory");
-		struct ringtrace_trace_drops *d = &t->drops[t->ndrops];
-		RT_NUM(p, d->stream, 1, UINT64_MAX, "dropped stream");
-		RT_NUM(p, d->dropped, 2, UINT64_MAX, "dropped count");
-		RT_NUM(p, d->tid, 3, UINT32_MAX, "dropped tid");
-		t->ndrops++;
-		return 0;
-	}
-	if (KW("stat")) {
-		if (rt_split(p, line, 10) < 0 || p->ntok != 3)
-			return RT_META_FAIL(p, "stat: expected \"stat <key> <value>\"");
-		if (rt_grow((void **)&t->stats, &t->cap_stats, t->nstats + 1, sizeof(*t->stats)) <
-		    0)
-			return RT_META_FAIL(p, "out of memory");
-		struct ringtrace_trace_stat *st = &t->stats[t->nstats];
-		RT_STR(p, st->key, 1, "stat key");
-		if (!st->key[0])
-			return RT_META_FAIL(p, "stat with an empty key");
-		RT_NUM(p, st->value, 2, UINT64_MAX, "stat value");
-		t->nstats++;
-		return 0;
-	}
-#undef KW
-	return RT_META_FAIL(p, "unknown line \"%.40s\"", line);
+	fl->id = (uint32_t)id;
+	fl->line = p->line;
+	t->nfilters++;
+	return 0;
+}
+
+static int rt_line_trigger(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_doc *t = p->t;
+	(void)pd;
+	if (rt_grow((void **)&t->triggers, &t->cap_triggers, t->ntriggers + 1,
+		    sizeof(*t->triggers)) < 0)
+		return RT_META_FAIL(p, "out of memory");
+	struct ringtrace_trace_trigger *tg = &t->triggers[t->ntriggers];
+	RT_NUM(p, tg->fired, 1, UINT64_MAX, "trigger fired count");
+	RT_NUM(p, tg->skipped, 2, UINT64_MAX, "trigger skipped count");
+	RT_STR(p, tg->spec, 3, "trigger spec");
+	if (!tg->spec[0])
+		return RT_META_FAIL(p, "trigger with an empty spec");
+	t->ntriggers++;
+	return 0;
+}
+
+static int rt_line_dropped(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_doc *t = p->t;
+	(void)pd;
+	if (rt_grow((void **)&t->drops, &t->cap_drops, t->ndrops + 1, sizeof(*t->drops)) < 0)
+		return RT_META_FAIL(p, "out of memory");
+	struct ringtrace_trace_drops *d = &t->drops[t->ndrops];
+	RT_NUM(p, d->stream, 1, UINT64_MAX, "dropped stream");
+	RT_NUM(p, d->dropped, 2, UINT64_MAX, "dropped count");
+	RT_NUM(p, d->tid, 3, UINT32_MAX, "dropped tid");
+	t->ndrops++;
+	return 0;
+}
+
+static int rt_line_stat(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_doc *t = p->t;
+	(void)pd;
+	if (rt_grow((void **)&t->stats, &t->cap_stats, t->nstats + 1, sizeof(*t->stats)) < 0)
+		return RT_META_FAIL(p, "out of memory");
+	struct ringtrace_trace_stat *st = &t->stats[t->nstats];
+	RT_STR(p, st->key, 1, "stat key");
+	if (!st->key[0])
+		return RT_META_FAIL(p, "stat with an empty key");
+	RT_NUM(p, st->value, 2, UINT64_MAX, "stat value");
+	t->nstats++;
+	return 0;
+}
+
+/* The lines of the block: keyword, number of tokens (keyword included),
+ * the line's shape for the error message, whether it continues the event
+ * above it (field) or the field above it (enum), and its parse function. */
+static const struct rt_line_kind {
+	const char *kw;
+	int ntok;
+	uint8_t in_event, in_field;
+	const char *usage;
+	int (*parse)(struct rt_parse *p, struct rt_pending *pd);
+} rt_line_kinds[] = {
+	{"clock", 5, 0, 0, "clock <tsc|monotonic> <freq> <base_ticks> <base_ns>", rt_line_clock},
+	{"uuid", 2, 0, 0, "uuid <8-4-4-4-12 hex digits>", rt_line_uuid},
+	{"process", 5, 0, 0, "process <pid> <procname> <executable> <hostname>", rt_line_process},
+	{"event", 6, 0, 0, "event <id> <kind> <name> <nfields> <print_fmt>", rt_line_event},
+	{"field", 8, 1, 0, "field <name> <type> <size> <is_signed> <align> <count> <nenum>",
+	 rt_line_field},
+	{"enum", 3, 1, 1, "enum <name> <value>", rt_line_enum},
+	{"site", 7, 0, 0, "site <id> <nargs> <types> <fmt> <file> <line>", rt_line_site},
+	{"filter", 4, 0, 0, "filter <event id> <rejected> <expression|->", rt_line_filter},
+	{"trigger", 4, 0, 0, "trigger <fired> <skipped> <spec>", rt_line_trigger},
+	{"dropped", 4, 0, 0, "dropped <stream> <count> <tid>", rt_line_dropped},
+	{"stat", 3, 0, 0, "stat <key> <value>", rt_line_stat},
+};
+
+static int rt_parse_line(struct rt_parse *p, char *line, struct rt_pending *pd)
+{
+	const char *sp = strchr(line, ' ');
+	size_t kwl = sp ? (size_t)(sp - line) : strlen(line);
+	const struct rt_line_kind *k = NULL;
+	for (size_t i = 0; i < sizeof(rt_line_kinds) / sizeof(rt_line_kinds[0]); i++)
+		if (strlen(rt_line_kinds[i].kw) == kwl &&
+		    memcmp(rt_line_kinds[i].kw, line, kwl) == 0)
+			k = &rt_line_kinds[i];
+	int r = rt_pending_close(p, pd, k && k->in_event, k && k->in_field);
+	if (r < 0)
+		return r;
+	if (!k)
+		return RT_META_FAIL(p, "unknown line \"%.40s\"", line);
+	if (rt_split(p, line, 10) < 0 || p->ntok != k->ntok)
+		return RT_META_FAIL(p, "%s: expected \"%s\"", k->kw, k->usage);
+	return k->parse(p, pd);
 }
 
 static int rt_cmp_drops(const void *a, const void *b)
@@ -635,48 +684,47 @@ static int rt_cmp_drops(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, char *err,
-		 size_t errsize)
+/* The block's first line: the last line that starts with start[] below,
+ * of version 1. *body: the line after it; p->line: its number. */
+static int rt_block_start(struct rt_parse *p, char *text, char **body)
 {
 	static const char start[] = "/* ringtrace-schema ";
-	struct rt_parse p = {t, dir, err, errsize, 1, {0}, 0};
-	if (memchr(text, 0, len))
-		return rt_fail(&p, RINGTRACE_ECORRUPT, "byte %zu: NUL byte in the text",
-			       (size_t)((char *)memchr(text, 0, len) - text));
-	/* The block starts on a line of its own; find the last one. */
 	char *blk = NULL;
 	for (char *s = text; (s = strstr(s, start)) != NULL; s++)
 		if (s == text || s[-1] == '\n')
 			blk = s;
 	if (!blk)
-		return rt_fail(&p, RINGTRACE_ECORRUPT,
+		return rt_fail(p, RINGTRACE_ECORRUPT,
 			       "no \"/* ringtrace-schema 1\" block (not a ringtrace trace?)");
 	for (char *s = text; s < blk; s++)
-		p.line += *s == '\n';
+		p->line += *s == '\n';
 	char *nl = strchr(blk, '\n');
 	if (!nl)
-		return RT_META_FAIL(&p, "schema block has no lines");
+		return RT_META_FAIL(p, "schema block has no lines");
 	*nl = 0;
 	if (strcmp(blk + sizeof(start) - 1, "1") != 0)
-		return RT_META_FAIL(&p, "schema version \"%.20s\" is not 1",
+		return RT_META_FAIL(p, "schema version \"%.20s\" is not 1",
 				    blk + sizeof(start) - 1);
+	*body = nl + 1;
+	return 0;
+}
+
+/* The lines of the block up to its end line, then nothing but white space. */
+static int rt_block_lines(struct rt_parse *p, char *s)
+{
 	struct rt_pending pd;
 	memset(&pd, 0, sizeof(pd));
-	int have_clock = 0, ended = 0;
-	char *s = nl + 1;
+	int ended = 0;
 	while (*s) {
-		p.line++;
+		p->line++;
 		char *e = strchr(s, '\n');
 		if (!e)
-			return RT_META_FAIL(&p,
+			return RT_META_FAIL(p,
 					    "line not terminated by a newline (file truncated?)");
 		*e = 0;
 		if (strcmp(s, "end */") == 0) {
-			int r;
-			if (pd.enm && pd.enum_done < pd.nenum)
-				return rt_pending_check(&p, &pd);
-			pd.enm = NULL;
-			if ((r = rt_pending_check(&p, &pd)) < 0)
+			int r = rt_pending_close(p, &pd, 0, 0);
+			if (r < 0)
 				return r;
 			ended = 1;
 			s = e + 1;
@@ -684,25 +732,29 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 		}
 		for (char *c = s; c < e; c++)
 			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7F)
-				return RT_META_FAIL(&p, "control or non-ASCII byte 0x%02x",
+				return RT_META_FAIL(p, "control or non-ASCII byte 0x%02x",
 						    (unsigned char)*c);
-		int r = rt_parse_line(&p, s, &pd, &have_clock);
+		int r = rt_parse_line(p, s, &pd);
 		if (r < 0)
 			return r;
 		s = e + 1;
 	}
 	if (!ended)
-		return RT_META_FAIL(&p,
+		return RT_META_FAIL(p,
 				    "schema block not terminated by \"end */\" (file truncated?)");
 	for (; *s; s++) {
 		if (*s == '\n')
-			p.line++;
+			p->line++;
 		else if (!isspace((unsigned char)*s))
-			return RT_META_FAIL(&p, "text after the end of the schema block");
+			return RT_META_FAIL(p, "text after the end of the schema block");
 	}
-	if (!have_clock)
-		return rt_fail(&p, RINGTRACE_ECORRUPT, "schema block has no clock line");
-	/* id tables */
+	return 0;
+}
+
+/* by_id and site_by_id: the events and sites indexed by their ids. */
+static int rt_index_ids(struct rt_parse *p)
+{
+	struct rt_ctf_doc *t = p->t;
 	uint32_t maxid = 0;
 	for (uint32_t i = 0; i < t->nevents; i++)
 		if (t->events[i].id > maxid)
@@ -716,40 +768,62 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 	t->site_by_id_len = maxsite + 1;
 	t->site_by_id = calloc(t->site_by_id_len, sizeof(*t->site_by_id));
 	if (!t->by_id || !t->site_by_id)
-		return rt_fail(&p, RINGTRACE_ENOMEM, "out of memory");
+		return rt_fail(p, RINGTRACE_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < t->nevents; i++)
 		t->by_id[t->events[i].id] = &t->events[i];
 	for (uint32_t i = 0; i < t->nsites; i++)
 		t->site_by_id[t->sites[i].id] = &t->sites[i];
-	/* Before the printf fallback below: a filter line must name an event
-	 * of the schema block itself, once. */
-	if (t->nfilters) {
-		unsigned char *seen = calloc(t->by_id_len, 1);
-		if (!seen)
-			return rt_fail(&p, RINGTRACE_ENOMEM, "out of memory");
-		for (uint32_t i = 0; i < t->nfilters; i++) {
-			const struct rt_ctf_filter_line *fl = &t->filters[i];
-			struct ringtrace_trace_event_def *ev = fl->id < t->by_id_len
-								       ? t->by_id[fl->id]
-								       : NULL;
-			p.line = fl->line;
-			if (!ev || seen[fl->id]) {
-				free(seen);
-				if (!ev)
-					return RT_META_FAIL(
-						&p,
-						"filter: event id %u is not defined by an event line",
-						fl->id);
-				return RT_META_FAIL(&p,
-						    "filter: second filter line for event %u (%s)",
-						    fl->id, ev->name);
-			}
-			seen[fl->id] = 1;
-			ev->filter = fl->expr;
-			ev->rejected = fl->rejected;
+	return 0;
+}
+
+/* Each filter line onto its event. Before the printf fallback that the
+ * caller adds: a filter line must name an event of the schema block
+ * itself, once. */
+static int rt_attach_filters(struct rt_parse *p)
+{
+	struct rt_ctf_doc *t = p->t;
+	if (!t->nfilters)
+		return 0;
+	unsigned char *seen = calloc(t->by_id_len, 1);
+	if (!seen)
+		return rt_fail(p, RINGTRACE_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < t->nfilters; i++) {
+		const struct rt_ctf_filter_line *fl = &t->filters[i];
+		struct ringtrace_trace_event_def *ev = fl->id < t->by_id_len ? t->by_id[fl->id]
+									     : NULL;
+		p->line = fl->line;
+		if (!ev || seen[fl->id]) {
+			free(seen);
+			if (!ev)
+				return RT_META_FAIL(
+					p, "filter: event id %u is not defined by an event line",
+					fl->id);
+			return RT_META_FAIL(p, "filter: second filter line for event %u (%s)",
+					    fl->id, ev->name);
 		}
-		free(seen);
+		seen[fl->id] = 1;
+		ev->filter = fl->expr;
+		ev->rejected = fl->rejected;
 	}
+	free(seen);
+	return 0;
+}
+
+int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, char *err,
+		 size_t errsize)
+{
+	struct rt_parse p = {.t = t, .dir = dir, .err = err, .errsize = errsize, .line = 1};
+	if (memchr(text, 0, len))
+		return rt_fail(&p, RINGTRACE_ECORRUPT, "byte %zu: NUL byte in the text",
+			       (size_t)((char *)memchr(text, 0, len) - text));
+	char *body = NULL;
+	int r;
+	if ((r = rt_block_start(&p, text, &body)) < 0 || (r = rt_block_lines(&p, body)) < 0)
+		return r;
+	if (!p.have_clock)
+		return rt_fail(&p, RINGTRACE_ECORRUPT, "schema block has no clock line");
+	if ((r = rt_index_ids(&p)) < 0 || (r = rt_attach_filters(&p)) < 0)
+		return r;
 	t->meta.events = t->events;
 	t->meta.nevents = t->nevents;
 	t->meta.sites = t->sites;
