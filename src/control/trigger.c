@@ -67,16 +67,31 @@ static int rt_terr(unsigned *col, size_t at, const char *spec, const char *what)
 	return rt_error(RINGTRACE_EINVAL, "trigger \"%.80s\": %s (column %zu)", spec, what, at + 1);
 }
 
-/* Parse a spec into a new trigger (not yet attached). */
-static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger **out)
+/* A spec being parsed: where parsing is, and the parts read so far (owned
+ * here until they move into the trigger). */
+struct rt_tspec {
+	const char *spec;
+	size_t n, i;
+	unsigned *col;
+	char *event, *expr, *target;
+	size_t expr0; /* the condition's column, 0 if none */
+	int action;   /* index in rt_actions */
+	int64_t count;
+};
+
+static void rt_tspec_blanks(struct rt_tspec *ps)
 {
-	*out = NULL;
-	size_t n = strlen(spec), i = 0;
-	while (i < n && (spec[i] == ' ' || spec[i] == '\t'))
-		i++;
-	/* EVENT: up to a blank, or a ':' that starts the action. */
-	size_t ev0 = i;
-	while (i < n && spec[i] != ' ' && spec[i] != '\t') {
+	while (ps->i < ps->n && (ps->spec[ps->i] == ' ' || ps->spec[ps->i] == '\t'))
+		ps->i++;
+}
+
+/* EVENT: up to a blank, or a ':' that starts the action. */
+static int rt_tspec_event(struct rt_tspec *ps)
+{
+	const char *spec = ps->spec;
+	rt_tspec_blanks(ps);
+	size_t ev0 = ps->i, i = ps->i;
+	while (i < ps->n && spec[i] != ' ' && spec[i] != '\t') {
 		/* Names may contain ':'; the one before the action is followed
 		 * by a blank, the end or an action keyword. */
 		if (spec[i] == ':' && (rt_action_at(spec + i + 1) >= 0 || spec[i + 1] == ' ' ||
@@ -84,151 +99,166 @@ static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger *
 			break;
 		i++;
 	}
+	ps->i = i;
 	if (i == ev0)
-		return rt_terr(col, i, spec, "expected an event name or pattern");
-	char *event = strndup(spec + ev0, i - ev0);
-	if (!event)
+		return rt_terr(ps->col, i, spec, "expected an event name or pattern");
+	ps->event = strndup(spec + ev0, i - ev0);
+	if (!ps->event)
 		return rt_error(RINGTRACE_ENOMEM, "out of memory");
-	int err = rt_check_list(event);
-	if (err < 0) {
+	if (rt_check_list(ps->event) < 0) {
 		char msg[300];
 		snprintf(msg, sizeof(msg), "%s", ringtrace_last_error());
-		free(event);
-		return rt_terr(col, ev0, spec, msg);
+		return rt_terr(ps->col, ev0, spec, msg);
 	}
-	while (i < n && (spec[i] == ' ' || spec[i] == '\t'))
-		i++;
-	char *expr = NULL;
-	size_t expr0 = 0;
-	if (n - i >= 3 && strncmp(spec + i, "if", 2) == 0 &&
-	    (spec[i + 2] == ' ' || spec[i + 2] == '\t')) {
-		/* The condition runs to the first ':' outside quotes (the filter
-		 * syntax has no ':' of its own). */
-		expr0 = i + 3;
-		size_t j = expr0;
-		int inq = 0;
-		for (; j < n; j++) {
-			if (inq) {
-				if (spec[j] == '\\' && j + 1 < n)
-					j++;
-				else if (spec[j] == '"')
-					inq = 0;
-			} else if (spec[j] == '"') {
-				inq = 1;
-			} else if (spec[j] == ':') {
-				break;
-			}
+	rt_tspec_blanks(ps);
+	return 0;
+}
+
+/* [if EXPR]: the condition runs to the first ':' outside quotes (the
+ * filter syntax has no ':' of its own). */
+static int rt_tspec_cond(struct rt_tspec *ps)
+{
+	const char *spec = ps->spec;
+	size_t n = ps->n, i = ps->i;
+	if (!(n - i >= 3 && strncmp(spec + i, "if", 2) == 0 &&
+	      (spec[i + 2] == ' ' || spec[i + 2] == '\t')))
+		return 0;
+	size_t expr0 = i + 3, j = expr0;
+	int inq = 0;
+	for (; j < n; j++) {
+		if (inq) {
+			if (spec[j] == '\\' && j + 1 < n)
+				j++;
+			else if (spec[j] == '"')
+				inq = 0;
+		} else if (spec[j] == '"') {
+			inq = 1;
+		} else if (spec[j] == ':') {
+			break;
 		}
-		if (j == n) {
-			free(event);
-			return rt_terr(col, n, spec, "expected ': ACTION' after the condition");
-		}
-		while (expr0 < j && (spec[expr0] == ' ' || spec[expr0] == '\t'))
-			expr0++;
-		size_t e1 = j;
-		while (e1 > expr0 && (spec[e1 - 1] == ' ' || spec[e1 - 1] == '\t'))
-			e1--;
-		if (e1 == expr0) {
-			free(event);
-			return rt_terr(col, expr0, spec, "empty condition after 'if'");
-		}
-		expr = strndup(spec + expr0, e1 - expr0);
-		i = j;
 	}
-	if (i >= n || spec[i] != ':') {
-		free(event);
-		free(expr);
-		return rt_terr(
-			col, i, spec,
-			"expected ':' then an action (snapshot, traceoff, traceon, enable_event:NAME, disable_event:NAME)");
-	}
-	i++;
-	while (i < n && (spec[i] == ' ' || spec[i] == '\t'))
-		i++;
-	int a = rt_action_at(spec + i);
-	if (a < 0) {
-		free(event);
-		free(expr);
-		return rt_terr(
-			col, i, spec,
-			"unknown action (snapshot, traceoff, traceon, enable_event:NAME, disable_event:NAME)");
-	}
-	i += strlen(rt_actions[a].name);
-	char *target = NULL;
-	if (rt_actions[a].has_target) {
-		if (i >= n || spec[i] != ':') {
-			free(event);
-			free(expr);
-			return rt_terr(col, i, spec,
-				       "expected ':NAME' (the event to enable or disable)");
-		}
-		i++;
-		size_t t0 = i;
-		while (i < n && rt_is_name_char(spec[i]))
-			i++;
-		/* A trailing ":N" is the count, not part of the name. */
-		size_t t1 = i;
-		for (size_t k = t0; k < i; k++) {
-			if (spec[k] != ':')
-				continue;
-			size_t d = k + 1;
-			while (d < i && spec[d] >= '0' && spec[d] <= '9')
-				d++;
-			if (d == i && d > k + 1) {
-				t1 = k;
-				break;
-			}
-		}
-		i = t1;
-		if (t1 == t0) {
-			free(event);
-			free(expr);
-			return rt_terr(col, t0, spec,
-				       "expected the name of the event to enable or disable");
-		}
-		target = strndup(spec + t0, t1 - t0);
-	}
-	int64_t count = -1;
-	if (i < n && spec[i] == ':') {
-		i++;
-		size_t d0 = i;
-		uint64_t v = 0;
-		while (i < n && spec[i] >= '0' && spec[i] <= '9' && v < (1ull << 40))
-			v = v * 10 + (uint64_t)(spec[i++] - '0');
-		if (i == d0 || v == 0 || v >= (1ull << 40)) {
-			free(event);
-			free(expr);
-			free(target);
-			return rt_terr(col, d0, spec, "expected a count N >= 1 after ':'");
-		}
-		count = (int64_t)v;
-	}
-	while (i < n && (spec[i] == ' ' || spec[i] == '\t'))
-		i++;
-	if (i < n) {
-		free(event);
-		free(expr);
-		free(target);
-		return rt_terr(col, i, spec, "unexpected text after the action");
-	}
-	struct rt_trigger *t = calloc(1, sizeof(*t));
-	char *sp = strdup(spec);
-	if (!t || !sp || (rt_actions[a].has_target && !target)) {
-		free(t);
-		free(sp);
-		free(event);
-		free(expr);
-		free(target);
+	if (j == n)
+		return rt_terr(ps->col, n, spec, "expected ': ACTION' after the condition");
+	while (expr0 < j && (spec[expr0] == ' ' || spec[expr0] == '\t'))
+		expr0++;
+	size_t e1 = j;
+	while (e1 > expr0 && (spec[e1 - 1] == ' ' || spec[e1 - 1] == '\t'))
+		e1--;
+	if (e1 == expr0)
+		return rt_terr(ps->col, expr0, spec, "empty condition after 'if'");
+	ps->expr0 = expr0;
+	ps->expr = strndup(spec + expr0, e1 - expr0);
+	if (!ps->expr)
 		return rt_error(RINGTRACE_ENOMEM, "out of memory");
+	ps->i = j;
+	return 0;
+}
+
+/* The NAME of enable_event:NAME and disable_event:NAME; a trailing ":N"
+ * is the count, not part of the name. */
+static int rt_tspec_target(struct rt_tspec *ps)
+{
+	const char *spec = ps->spec;
+	size_t i = ps->i;
+	if (i >= ps->n || spec[i] != ':')
+		return rt_terr(ps->col, i, spec,
+			       "expected ':NAME' (the event to enable or disable)");
+	i++;
+	size_t t0 = i;
+	while (i < ps->n && rt_is_name_char(spec[i]))
+		i++;
+	size_t t1 = i;
+	for (size_t k = t0; k < i; k++) {
+		if (spec[k] != ':')
+			continue;
+		size_t d = k + 1;
+		while (d < i && spec[d] >= '0' && spec[d] <= '9')
+			d++;
+		if (d == i && d > k + 1) {
+			t1 = k;
+			break;
+		}
 	}
-	t->action = rt_actions[a].action;
+	ps->i = t1;
+	if (t1 == t0)
+		return rt_terr(ps->col, t0, spec,
+			       "expected the name of the event to enable or disable");
+	ps->target = strndup(spec + t0, t1 - t0);
+	if (!ps->target)
+		return rt_error(RINGTRACE_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* ": ACTION[:NAME]" */
+static int rt_tspec_action(struct rt_tspec *ps)
+{
+	if (ps->i >= ps->n || ps->spec[ps->i] != ':')
+		return rt_terr(
+			ps->col, ps->i, ps->spec,
+			"expected ':' then an action (snapshot, traceoff, traceon, enable_event:NAME, disable_event:NAME)");
+	ps->i++;
+	rt_tspec_blanks(ps);
+	ps->action = rt_action_at(ps->spec + ps->i);
+	if (ps->action < 0)
+		return rt_terr(
+			ps->col, ps->i, ps->spec,
+			"unknown action (snapshot, traceoff, traceon, enable_event:NAME, disable_event:NAME)");
+	ps->i += strlen(rt_actions[ps->action].name);
+	return rt_actions[ps->action].has_target ? rt_tspec_target(ps) : 0;
+}
+
+/* [:N] and the end of the spec. */
+static int rt_tspec_count(struct rt_tspec *ps)
+{
+	const char *spec = ps->spec;
+	if (ps->i < ps->n && spec[ps->i] == ':') {
+		size_t i = ps->i + 1, d0 = i;
+		uint64_t v = 0;
+		while (i < ps->n && spec[i] >= '0' && spec[i] <= '9' && v < (1ull << 40))
+			v = v * 10 + (uint64_t)(spec[i++] - '0');
+		if (i == d0 || v == 0 || v >= (1ull << 40))
+			return rt_terr(ps->col, d0, spec, "expected a count N >= 1 after ':'");
+		ps->count = (int64_t)v;
+		ps->i = i;
+	}
+	rt_tspec_blanks(ps);
+	if (ps->i < ps->n)
+		return rt_terr(ps->col, ps->i, spec, "unexpected text after the action");
+	return 0;
+}
+
+/* Parse a spec into a new trigger (not yet attached). */
+static int rt_trigger_parse(const char *spec, unsigned *col, struct rt_trigger **out)
+{
+	struct rt_tspec ps = {.spec = spec, .n = strlen(spec), .col = col, .count = -1};
+	*out = NULL;
+	int r = rt_tspec_event(&ps);
+	if (!r)
+		r = rt_tspec_cond(&ps);
+	if (!r)
+		r = rt_tspec_action(&ps);
+	if (!r)
+		r = rt_tspec_count(&ps);
+	struct rt_trigger *t = NULL;
+	char *sp = NULL;
+	if (!r && (!(t = calloc(1, sizeof(*t))) || !(sp = strdup(spec)))) {
+		free(t);
+		r = rt_error(RINGTRACE_ENOMEM, "out of memory");
+	}
+	if (r) {
+		free(ps.event);
+		free(ps.expr);
+		free(ps.target);
+		return r;
+	}
+	t->action = rt_actions[ps.action].action;
 	t->spec = sp;
-	t->event = event;
-	t->expr = expr;
-	t->target_name = target;
-	t->remaining = count;
+	t->event = ps.event;
+	t->expr = ps.expr;
+	t->target_name = ps.target;
+	t->remaining = ps.count;
+	t->expr_off = ps.expr0;
 	*out = t;
-	t->expr_off = expr0;
 	return 0;
 }
 

@@ -38,18 +38,11 @@ static void rt_live_free(struct rt_live *l)
 	rt_ctl_describe_free(&l->ctl);
 }
 
-static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
-			 const struct ringtrace_trace_stats *st)
+/* Who we are: a trace collection (several processes recorded into one
+ * directory, docs/attach.md) tells its traces apart by these. */
+static void rt_live_process(struct rt_live *l)
 {
-	memset(l, 0, sizeof(*l));
 	struct rt_ctf_meta *m = &l->m;
-	m->clock.is_tsc = ringtrace_rb_clock_is_tsc(rb);
-	m->clock.freq = ringtrace_rb_clock_freq(rb);
-	ringtrace_rb_clock_base(rb, &m->clock.base_ticks, &m->clock.base_ns);
-	ringtrace_rb_uuid(rb, m->uuid);
-	m->has_uuid = 1;
-	/* Who we are: a trace collection (several processes recorded into one
-	 * directory, docs/attach.md) tells its traces apart by these. */
 	m->has_process = 1;
 	m->process.pid = (uint32_t)getpid();
 	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
@@ -67,13 +60,12 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 	m->process.procname = l->procname;
 	m->process.executable = l->exe;
 	m->process.hostname = l->host;
+}
 
-	uint32_t n = ringtrace_event_count();
-	uint32_t ns = ringtrace_printf_site_count();
-	l->events = calloc(n ? n : 1, sizeof(*l->events));
-	l->sites = calloc(ns ? ns : 1, sizeof(*l->sites));
-	if (!l->events || !l->sites || rt_ctl_describe(n, &l->ctl) < 0)
-		return rt_error(RINGTRACE_ENOMEM, "metadata: out of memory");
+/* The registry's events, each with its filter as it stands. */
+static void rt_live_events(struct rt_live *l, uint32_t n)
+{
+	struct rt_ctf_meta *m = &l->m;
 	for (uint32_t i = 0; i < n; i++) {
 		struct ringtrace_event_info info;
 		if (ringtrace_event_get(i, &info) < 0)
@@ -93,6 +85,11 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 		}
 	}
 	m->events = l->events;
+}
+
+static void rt_live_sites(struct rt_live *l, uint32_t ns)
+{
+	struct rt_ctf_meta *m = &l->m;
 	for (uint32_t id = 1; id <= ns; id++) {
 		const struct ringtrace_printf_site *site = ringtrace_printf_site_by_id(id);
 		if (!site)
@@ -107,66 +104,108 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 		s->line = site->line;
 	}
 	m->sites = l->sites;
-	if (l->ctl.ntriggers) {
-		l->triggers = calloc(l->ctl.ntriggers, sizeof(*l->triggers));
-		if (!l->triggers)
-			return rt_error(RINGTRACE_ENOMEM, "metadata: out of memory");
-		for (uint32_t i = 0; i < l->ctl.ntriggers; i++) {
-			l->triggers[i].spec = l->ctl.triggers[i].spec;
-			l->triggers[i].fired = l->ctl.triggers[i].fired;
-			l->triggers[i].skipped = l->ctl.triggers[i].skipped;
-		}
-		m->triggers = l->triggers;
-		m->ntriggers = l->ctl.ntriggers;
+}
+
+static int rt_live_triggers(struct rt_live *l)
+{
+	struct rt_ctf_meta *m = &l->m;
+	if (!l->ctl.ntriggers)
+		return 0;
+	l->triggers = calloc(l->ctl.ntriggers, sizeof(*l->triggers));
+	if (!l->triggers)
+		return rt_error(RINGTRACE_ENOMEM, "metadata: out of memory");
+	for (uint32_t i = 0; i < l->ctl.ntriggers; i++) {
+		l->triggers[i].spec = l->ctl.triggers[i].spec;
+		l->triggers[i].fired = l->ctl.triggers[i].fired;
+		l->triggers[i].skipped = l->ctl.triggers[i].skipped;
 	}
-	/*
-	 * Drops no page reports (after a stream's last page, the pool full):
-	 * in every metadata, live ones included, so that those of threads
-	 * that already exited survive a crash of the program (they are kept
-	 * in its memory only).
-	 */
+	m->triggers = l->triggers;
+	m->ntriggers = l->ctl.ntriggers;
+	return 0;
+}
+
+/*
+ * Drops no page reports (after a stream's last page, the pool full):
+ * in every metadata, live ones included, so that those of threads
+ * that already exited survive a crash of the program (they are kept
+ * in its memory only). *tails_lost: the streams whose drops the ring's
+ * table could not keep.
+ */
+static void rt_live_drops(struct rt_live *l, const ringtrace_rb *rb, uint64_t *tails_lost)
+{
+	struct rt_ctf_meta *m = &l->m;
+	int nd = ringtrace_rb_stream_drops(rb, NULL, 0, tails_lost);
+	if (nd <= 0)
+		return;
+	l->drops = calloc((size_t)nd, sizeof(*l->drops));
+	struct ringtrace_rb_stream_drops *rd = calloc((size_t)nd, sizeof(*rd));
+	int got = l->drops && rd ? ringtrace_rb_stream_drops(rb, rd, (uint32_t)nd, NULL) : -1;
+	for (int i = 0; i < got && i < nd; i++) {
+		l->drops[i].stream = rd[i].stream;
+		l->drops[i].dropped = rd[i].dropped;
+		l->drops[i].tid = rd[i].tid;
+	}
+	free(rd);
+	if (got < 0) {
+		free(l->drops);
+		l->drops = NULL;
+	} else {
+		m->drops = l->drops;
+		m->ndrops = rt_ctf_drops_normalize(l->drops, (uint32_t)(got < nd ? got : nd));
+	}
+}
+
+/* The recorder's accounting, when it gives one. */
+static void rt_live_stats(struct rt_live *l, const struct ringtrace_trace_stats *st,
+			  uint64_t tails_lost)
+{
+	struct rt_ctf_meta *m = &l->m;
+	static const char *const keys[] = {"hit",   "missed", "overrun",     "read",
+					   "pages", "bytes",  "duration_ns", "mode"};
+	const uint64_t vals[] = {st->hit,   st->missed, st->overrun,     st->read,
+				 st->pages, st->bytes,  st->duration_ns, st->mode};
+	for (unsigned i = 0; i < 8; i++) {
+		l->stats[i].key = keys[i];
+		l->stats[i].value = vals[i];
+	}
+	m->stats = l->stats;
+	m->nstats = 8;
+	/* streams whose drops after their last page could not be kept
+	 * (more than the ring's table holds): their threads' events +
+	 * dropped fall short by those, and the trace says so */
+	if (tails_lost) {
+		l->stats[8].key = "streams_unaccounted";
+		l->stats[8].value = tails_lost;
+		m->nstats = 9;
+	}
+}
+
+static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
+			 const struct ringtrace_trace_stats *st)
+{
+	memset(l, 0, sizeof(*l));
+	struct rt_ctf_meta *m = &l->m;
+	m->clock.is_tsc = ringtrace_rb_clock_is_tsc(rb);
+	m->clock.freq = ringtrace_rb_clock_freq(rb);
+	ringtrace_rb_clock_base(rb, &m->clock.base_ticks, &m->clock.base_ns);
+	ringtrace_rb_uuid(rb, m->uuid);
+	m->has_uuid = 1;
+	rt_live_process(l);
+	uint32_t n = ringtrace_event_count();
+	uint32_t ns = ringtrace_printf_site_count();
+	l->events = calloc(n ? n : 1, sizeof(*l->events));
+	l->sites = calloc(ns ? ns : 1, sizeof(*l->sites));
+	if (!l->events || !l->sites || rt_ctl_describe(n, &l->ctl) < 0)
+		return rt_error(RINGTRACE_ENOMEM, "metadata: out of memory");
+	rt_live_events(l, n);
+	rt_live_sites(l, ns);
+	int r = rt_live_triggers(l);
+	if (r < 0)
+		return r;
 	uint64_t tails_lost = 0;
-	int nd = ringtrace_rb_stream_drops(rb, NULL, 0, &tails_lost);
-	if (nd > 0) {
-		l->drops = calloc((size_t)nd, sizeof(*l->drops));
-		struct ringtrace_rb_stream_drops *rd = calloc((size_t)nd, sizeof(*rd));
-		int got = l->drops && rd ? ringtrace_rb_stream_drops(rb, rd, (uint32_t)nd, NULL)
-					 : -1;
-		for (int i = 0; i < got && i < nd; i++) {
-			l->drops[i].stream = rd[i].stream;
-			l->drops[i].dropped = rd[i].dropped;
-			l->drops[i].tid = rd[i].tid;
-		}
-		free(rd);
-		if (got < 0) {
-			free(l->drops);
-			l->drops = NULL;
-		} else {
-			m->drops = l->drops;
-			m->ndrops = rt_ctf_drops_normalize(l->drops,
-							   (uint32_t)(got < nd ? got : nd));
-		}
-	}
-	if (st) {
-		static const char *const keys[] = {"hit",   "missed", "overrun",     "read",
-						   "pages", "bytes",  "duration_ns", "mode"};
-		const uint64_t vals[] = {st->hit,   st->missed, st->overrun,     st->read,
-					 st->pages, st->bytes,  st->duration_ns, st->mode};
-		for (unsigned i = 0; i < 8; i++) {
-			l->stats[i].key = keys[i];
-			l->stats[i].value = vals[i];
-		}
-		m->stats = l->stats;
-		m->nstats = 8;
-		/* streams whose drops after their last page could not be kept
-		 * (more than the ring's table holds): their threads' events +
-		 * dropped fall short by those, and the trace says so */
-		if (tails_lost) {
-			l->stats[8].key = "streams_unaccounted";
-			l->stats[8].value = tails_lost;
-			m->nstats = 9;
-		}
-	}
+	rt_live_drops(l, rb, &tails_lost);
+	if (st)
+		rt_live_stats(l, st, tails_lost);
 	return 0;
 }
 

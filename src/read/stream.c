@@ -53,6 +53,82 @@ static int rt_is_set_aside(const char *n)
 	return 1;
 }
 
+/* One stream_<N> file: a stream, its file mapped. */
+static int rt_open_stream_file(ringtrace_trace *t, int dirfd, const char *n, uint64_t id,
+			       uint32_t *cap)
+{
+	if (t->nstreams >= RT_TRACE_MAX_STREAMS)
+		return rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
+				    RT_TRACE_MAX_STREAMS);
+	if (rt_grow((void **)&t->streams, cap, t->nstreams + 1, sizeof(*t->streams)) < 0)
+		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+	struct rt_tstream *s = &t->streams[t->nstreams];
+	memset(s, 0, sizeof(*s));
+	size_t pl = strlen(t->dir) + strlen(n) + 2;
+	char *path = rt_arena_alloc(&t->arena, pl);
+	if (!path)
+		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+	snprintf(path, pl, "%s/%s", t->dir, n);
+	s->info.id = id;
+	s->info.path = path;
+	t->nstreams++;
+	/* A regular file only, never followed, never blocking: a FIFO
+	 * named stream_1 must not hang the reader, a symbolic link must
+	 * not make it read (and print) another file. */
+	struct stat st;
+	char msg[1024];
+	int fd = rt_open_regular_at(dirfd, t->dir, n, &st, msg, sizeof(msg));
+	if (fd < 0)
+		return rt_open_fail(-fd, "%s", msg);
+	s->size = (size_t)st.st_size;
+	s->info.bytes = s->size;
+	if (s->size) {
+		void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			int r = rt_open_fail(RINGTRACE_ESYS, "%s: mmap: %s", path, strerror(errno));
+			close(fd);
+			return r;
+		}
+		madvise(m, s->size, MADV_SEQUENTIAL);
+		s->map = m;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * A thread that dropped every event it emitted (the pool full from
+ * its first event on) has no page, so no file, only its `dropped`
+ * line: it is a stream of the trace all the same, with no event, so
+ * that every thread's events + dropped is accounted. (Both lists are
+ * sorted: one merge pass.)
+ */
+static int rt_add_fileless_streams(ringtrace_trace *t, uint32_t *cap)
+{
+	const struct rt_ctf_meta *m = &t->doc.meta;
+	uint32_t nfiles = t->nstreams, j = 0;
+	for (uint32_t i = 0; i < m->ndrops; i++) {
+		while (j < nfiles && t->streams[j].info.id < m->drops[i].stream)
+			j++;
+		if (j < nfiles && t->streams[j].info.id == m->drops[i].stream)
+			continue;
+		if (t->nstreams >= RT_TRACE_MAX_STREAMS)
+			return rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
+					    RT_TRACE_MAX_STREAMS);
+		if (rt_grow((void **)&t->streams, cap, t->nstreams + 1, sizeof(*t->streams)) < 0)
+			return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+		struct rt_tstream *s = &t->streams[t->nstreams++];
+		memset(s, 0, sizeof(*s));
+		s->info.id = m->drops[i].stream;
+		s->info.path = "(no file: every event dropped)";
+		s->info.tid = m->drops[i].tid;
+		s->no_file = 1;
+	}
+	if (t->nstreams > nfiles)
+		qsort(t->streams, t->nstreams, sizeof(*t->streams), rt_cmp_stream);
+	return 0;
+}
+
 int rt_open_streams(ringtrace_trace *t, int dirfd)
 {
 	/* (a descriptor of its own: readdir moves its position) */
@@ -88,85 +164,16 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
 					t->dir, n);
 			continue;
 		}
-		if (t->nstreams >= RT_TRACE_MAX_STREAMS) {
-			ret = rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
-					   RT_TRACE_MAX_STREAMS);
+		if ((ret = rt_open_stream_file(t, dirfd, n, id, &cap)) < 0)
 			break;
-		}
-		if (rt_grow((void **)&t->streams, &cap, t->nstreams + 1, sizeof(*t->streams)) < 0) {
-			ret = rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
-			break;
-		}
-		struct rt_tstream *s = &t->streams[t->nstreams];
-		memset(s, 0, sizeof(*s));
-		size_t pl = strlen(t->dir) + strlen(n) + 2;
-		char *path = rt_arena_alloc(&t->arena, pl);
-		if (!path) {
-			ret = rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
-			break;
-		}
-		snprintf(path, pl, "%s/%s", t->dir, n);
-		s->info.id = id;
-		s->info.path = path;
-		t->nstreams++;
-		/* A regular file only, never followed, never blocking: a FIFO
-		 * named stream_1 must not hang the reader, a symbolic link must
-		 * not make it read (and print) another file. */
-		struct stat st;
-		char msg[1024];
-		int fd = rt_open_regular_at(dirfd, t->dir, n, &st, msg, sizeof(msg));
-		if (fd < 0) {
-			ret = rt_open_fail(-fd, "%s", msg);
-			break;
-		}
-		s->size = (size_t)st.st_size;
-		s->info.bytes = s->size;
-		if (s->size) {
-			void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
-			if (m == MAP_FAILED) {
-				ret = rt_open_fail(RINGTRACE_ESYS, "%s: mmap: %s", path,
-						   strerror(errno));
-				close(fd);
-				break;
-			}
-			madvise(m, s->size, MADV_SEQUENTIAL);
-			s->map = m;
-		}
-		close(fd);
 	}
 	closedir(d);
 	if (ret < 0)
 		return ret;
 	if (t->nstreams)
 		qsort(t->streams, t->nstreams, sizeof(*t->streams), rt_cmp_stream);
-	/*
-	 * A thread that dropped every event it emitted (the pool full from
-	 * its first event on) has no page, so no file, only its `dropped`
-	 * line: it is a stream of the trace all the same, with no event, so
-	 * that every thread's events + dropped is accounted. (Both lists are
-	 * sorted: one merge pass.)
-	 */
-	const struct rt_ctf_meta *m = &t->doc.meta;
-	uint32_t nfiles = t->nstreams, j = 0;
-	for (uint32_t i = 0; i < m->ndrops; i++) {
-		while (j < nfiles && t->streams[j].info.id < m->drops[i].stream)
-			j++;
-		if (j < nfiles && t->streams[j].info.id == m->drops[i].stream)
-			continue;
-		if (t->nstreams >= RT_TRACE_MAX_STREAMS)
-			return rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
-					    RT_TRACE_MAX_STREAMS);
-		if (rt_grow((void **)&t->streams, &cap, t->nstreams + 1, sizeof(*t->streams)) < 0)
-			return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
-		struct rt_tstream *s = &t->streams[t->nstreams++];
-		memset(s, 0, sizeof(*s));
-		s->info.id = m->drops[i].stream;
-		s->info.path = "(no file: every event dropped)";
-		s->info.tid = m->drops[i].tid;
-		s->no_file = 1;
-	}
-	if (t->nstreams > nfiles)
-		qsort(t->streams, t->nstreams, sizeof(*t->streams), rt_cmp_stream);
+	if ((ret = rt_add_fileless_streams(t, &cap)) < 0)
+		return ret;
 	t->heap = calloc(t->nstreams ? t->nstreams : 1, sizeof(*t->heap));
 	if (!t->heap)
 		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
@@ -215,154 +222,185 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 	return 1;
 }
 
+/*
+ * The next event of the current packet into s->item: 1, or 0 when there is
+ * none to give now (an event skipped, or the packet ended: s->in_page is
+ * then cleared and damage at its end reported).
+ */
+static int rt_packet_event(ringtrace_trace *t, struct rt_tstream *s)
+{
+	struct ringtrace_event ev;
+	uint32_t at = (s->cur.off + 7u) & ~7u;
+	int r = rt_page_next(&s->cur, &ev);
+	if (r == 1) {
+		struct ringtrace_trace_event_def *def = ev.id < t->doc.by_id_len
+								? t->doc.by_id[ev.id]
+								: NULL;
+		if (!def) {
+			rt_damage(t, s, s->pkt_off + ev.offset,
+				  "event id %u is not defined in the metadata (event skipped)",
+				  ev.id);
+			return 0;
+		}
+		struct ringtrace_trace_record *it = &s->item;
+		it->kind = RINGTRACE_TRACE_EVENT;
+		it->id = ev.id;
+		it->ts = ev.ts;
+		it->data = ev.data;
+		it->len = ev.len;
+		it->lost = 0;
+		it->file_offset = s->pkt_off + ev.offset;
+		it->def = def;
+		if (!s->info.events)
+			s->info.first_ts = ev.ts;
+		s->info.last_ts = ev.ts;
+		s->info.events++;
+		return 1;
+	}
+	s->in_page = 0;
+	if (r < 0) {
+		if (s->truncated)
+			rt_damage(
+				t, s, s->pkt_off + at,
+				"event cut off by the end of the file at byte %zu (packet at byte %" PRIu64
+				" declares %" PRIu64 " bytes)",
+				s->size, s->pkt_off, s->page->packet_size / 8);
+		else
+			rt_damage(t, s, s->pkt_off + at, "%s", ringtrace_last_error());
+		if (s->truncated)
+			s->dead = 1;
+		return 0;
+	}
+	if (s->truncated) {
+		rt_damage(t, s, s->size,
+			  "file ends inside the packet at byte %" PRIu64 " (%" PRIu64
+			  " bytes declared)",
+			  s->pkt_off, s->page->packet_size / 8);
+		s->dead = 1;
+	} else if (s->cur.index != s->page->events) {
+		rt_damage(t, s, s->pkt_off + 72, "packet header declares %u events, %u found",
+			  s->page->events, s->cur.index);
+	}
+	return 0;
+}
+
+/*
+ * Enter the stream's next packet: 1, 0 if it was skipped (it belongs to
+ * another stream), -1 if the stream has no more (its end, or damage that
+ * leaves the next packet's place unknown).
+ */
+static int rt_packet_open(ringtrace_trace *t, struct rt_tstream *s)
+{
+	if (s->dead)
+		return -1;
+	if (s->size == 0) {
+		rt_damage(t, s, 0, "stream file is empty");
+		s->dead = 1;
+		return -1;
+	}
+	if (s->next_pkt >= s->size)
+		return -1;
+	uint64_t off = s->next_pkt;
+	uint64_t avail = s->size - off;
+	s->pkt_off = off;
+	s->info.pages++;
+	if (avail < RINGTRACE_PAGE_HEADER_SIZE) {
+		rt_damage(t, s, s->size,
+			  "file ends inside the packet header at byte %" PRIu64 " (%" PRIu64
+			  " of %u bytes)",
+			  off, avail, RINGTRACE_PAGE_HEADER_SIZE);
+		s->dead = 1;
+		return -1;
+	}
+	const struct ringtrace_page_header *h = (const void *)(s->map + off);
+	if (ringtrace_page_check(h, 0) < 0) {
+		rt_damage(t, s, off, "packet header: %s", ringtrace_last_error());
+		s->dead = 1;
+		return -1;
+	}
+	uint64_t psz = h->packet_size / 8;
+	s->next_pkt = off + psz;
+	s->page = h;
+	if (h->stream_instance_id != s->info.id || h->stream_id != 0) {
+		rt_damage(t, s, off + 4,
+			  "packet header names stream %" PRIu64 " (class %u), not %" PRIu64
+			  " (packet skipped)",
+			  h->stream_instance_id, h->stream_id, s->info.id);
+		return 0;
+	}
+	s->truncated = psz > avail;
+	ringtrace_page_cursor_init(&s->cur, h);
+	if (s->truncated && s->cur.end > avail)
+		s->cur.end = (uint32_t)avail;
+	s->in_page = 1;
+	s->info.tid = h->tid;
+	s->cpu = h->cpu;
+	memcpy(s->comm, h->comm, 16);
+	s->comm[16] = 0;
+	for (int i = 0; i < 16; i++)
+		if (s->comm[i] &&
+		    ((unsigned char)s->comm[i] < 0x20 || (unsigned char)s->comm[i] == 0x7F))
+			s->comm[i] = '?';
+	memcpy(s->info.comm, s->comm, sizeof(s->comm));
+	return 1;
+}
+
+/* The losses since the previous packet of the stream (the packet just
+ * entered, s->page): 1 with a lost record in s->item, or 0 if none. */
+static int rt_packet_losses(ringtrace_trace *t, struct rt_tstream *s)
+{
+	const struct ringtrace_page_header *h = s->page;
+	uint64_t dropped = 0, overrun = 0;
+	if (!s->have_prev) {
+		dropped = h->events_discarded;
+		overrun = h->events_before;
+	} else {
+		const struct ringtrace_page_header *a = &s->prev;
+		if (h->packet_seq_num <= a->packet_seq_num ||
+		    h->events_discarded < a->events_discarded ||
+		    h->events_before < a->events_before ||
+		    h->events_before - a->events_before < a->events) {
+			rt_damage(
+				t, s, s->pkt_off + 48,
+				"packet sequence or event counters go backwards from the previous packet");
+		} else {
+			dropped = h->events_discarded - a->events_discarded;
+			overrun = h->events_before - a->events_before - a->events;
+		}
+	}
+	memcpy(&s->prev, h, sizeof(s->prev));
+	s->have_prev = 1;
+	if (!(dropped + overrun))
+		return 0;
+	s->info.dropped += dropped;
+	s->info.overrun += overrun;
+	struct ringtrace_trace_record *it = &s->item;
+	it->kind = RINGTRACE_TRACE_LOST;
+	it->id = 0;
+	it->ts = h->timestamp_begin;
+	it->data = NULL;
+	it->len = 0;
+	it->lost = dropped + overrun < dropped ? UINT64_MAX : dropped + overrun;
+	it->file_offset = s->pkt_off;
+	it->def = NULL;
+	return 1;
+}
+
 static int rt_stream_pages(ringtrace_trace *t, struct rt_tstream *s)
 {
 	if (s->no_file)
 		return 0;
 	for (;;) {
 		if (s->in_page) {
-			struct ringtrace_event ev;
-			uint32_t at = (s->cur.off + 7u) & ~7u;
-			int r = rt_page_next(&s->cur, &ev);
-			if (r == 1) {
-				struct ringtrace_trace_event_def *def =
-					ev.id < t->doc.by_id_len ? t->doc.by_id[ev.id] : NULL;
-				if (!def) {
-					rt_damage(
-						t, s, s->pkt_off + ev.offset,
-						"event id %u is not defined in the metadata (event skipped)",
-						ev.id);
-					continue;
-				}
-				struct ringtrace_trace_record *it = &s->item;
-				it->kind = RINGTRACE_TRACE_EVENT;
-				it->id = ev.id;
-				it->ts = ev.ts;
-				it->data = ev.data;
-				it->len = ev.len;
-				it->lost = 0;
-				it->file_offset = s->pkt_off + ev.offset;
-				it->def = def;
-				if (!s->info.events)
-					s->info.first_ts = ev.ts;
-				s->info.last_ts = ev.ts;
-				s->info.events++;
+			if (rt_packet_event(t, s))
 				return 1;
-			}
-			s->in_page = 0;
-			if (r < 0) {
-				if (s->truncated)
-					rt_damage(
-						t, s, s->pkt_off + at,
-						"event cut off by the end of the file at byte %zu (packet at byte %" PRIu64
-						" declares %" PRIu64 " bytes)",
-						s->size, s->pkt_off, s->page->packet_size / 8);
-				else
-					rt_damage(t, s, s->pkt_off + at, "%s",
-						  ringtrace_last_error());
-				if (s->truncated)
-					s->dead = 1;
-				continue;
-			}
-			if (s->truncated) {
-				rt_damage(t, s, s->size,
-					  "file ends inside the packet at byte %" PRIu64
-					  " (%" PRIu64 " bytes declared)",
-					  s->pkt_off, s->page->packet_size / 8);
-				s->dead = 1;
-			} else if (s->cur.index != s->page->events) {
-				rt_damage(t, s, s->pkt_off + 72,
-					  "packet header declares %u events, %u found",
-					  s->page->events, s->cur.index);
-			}
 			continue;
 		}
-		if (s->dead)
+		int r = rt_packet_open(t, s);
+		if (r < 0)
 			return 0;
-		if (s->size == 0) {
-			rt_damage(t, s, 0, "stream file is empty");
-			s->dead = 1;
-			return 0;
-		}
-		if (s->next_pkt >= s->size)
-			return 0;
-		uint64_t off = s->next_pkt;
-		uint64_t avail = s->size - off;
-		s->pkt_off = off;
-		s->info.pages++;
-		if (avail < RINGTRACE_PAGE_HEADER_SIZE) {
-			rt_damage(t, s, s->size,
-				  "file ends inside the packet header at byte %" PRIu64 " (%" PRIu64
-				  " of %u bytes)",
-				  off, avail, RINGTRACE_PAGE_HEADER_SIZE);
-			s->dead = 1;
-			return 0;
-		}
-		const struct ringtrace_page_header *h = (const void *)(s->map + off);
-		if (ringtrace_page_check(h, 0) < 0) {
-			rt_damage(t, s, off, "packet header: %s", ringtrace_last_error());
-			s->dead = 1;
-			return 0;
-		}
-		uint64_t psz = h->packet_size / 8;
-		s->next_pkt = off + psz;
-		s->page = h;
-		if (h->stream_instance_id != s->info.id || h->stream_id != 0) {
-			rt_damage(t, s, off + 4,
-				  "packet header names stream %" PRIu64 " (class %u), not %" PRIu64
-				  " (packet skipped)",
-				  h->stream_instance_id, h->stream_id, s->info.id);
-			continue;
-		}
-		s->truncated = psz > avail;
-		ringtrace_page_cursor_init(&s->cur, h);
-		if (s->truncated && s->cur.end > avail)
-			s->cur.end = (uint32_t)avail;
-		s->in_page = 1;
-		s->info.tid = h->tid;
-		s->cpu = h->cpu;
-		memcpy(s->comm, h->comm, 16);
-		s->comm[16] = 0;
-		for (int i = 0; i < 16; i++)
-			if (s->comm[i] &&
-			    ((unsigned char)s->comm[i] < 0x20 || (unsigned char)s->comm[i] == 0x7F))
-				s->comm[i] = '?';
-		memcpy(s->info.comm, s->comm, sizeof(s->comm));
-		/* losses since the previous packet of this stream */
-		uint64_t dropped = 0, overrun = 0;
-		if (!s->have_prev) {
-			dropped = h->events_discarded;
-			overrun = h->events_before;
-		} else {
-			const struct ringtrace_page_header *a = &s->prev;
-			if (h->packet_seq_num <= a->packet_seq_num ||
-			    h->events_discarded < a->events_discarded ||
-			    h->events_before < a->events_before ||
-			    h->events_before - a->events_before < a->events) {
-				rt_damage(
-					t, s, off + 48,
-					"packet sequence or event counters go backwards from the previous packet");
-			} else {
-				dropped = h->events_discarded - a->events_discarded;
-				overrun = h->events_before - a->events_before - a->events;
-			}
-		}
-		memcpy(&s->prev, h, sizeof(s->prev));
-		s->have_prev = 1;
-		if (dropped + overrun) {
-			s->info.dropped += dropped;
-			s->info.overrun += overrun;
-			struct ringtrace_trace_record *it = &s->item;
-			it->kind = RINGTRACE_TRACE_LOST;
-			it->id = 0;
-			it->ts = h->timestamp_begin;
-			it->data = NULL;
-			it->len = 0;
-			it->lost = dropped + overrun < dropped ? UINT64_MAX : dropped + overrun;
-			it->file_offset = off;
-			it->def = NULL;
+		if (r > 0 && rt_packet_losses(t, s))
 			return 1;
-		}
 	}
 }
 

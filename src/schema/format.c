@@ -171,21 +171,144 @@ static inline __attribute__((always_inline)) void rt_out_int(struct rt_out *o, c
 	rt_out_put(o, p, (size_t)(e - p));
 }
 
+/*
+ * A conversion being printed: its spec as the format wrote it, to be
+ * completed with what snprintf is given (a length modifier and the
+ * conversion), and the values of its '*' width and precision.
+ */
+struct rt_conv {
+	char spec[56];
+	size_t k; /* the spec's length so far */
+	int stars[2];
+	int nstars;
+};
+
+/* The spec with the star values it takes (0, 1 or 2) and then v. */
+#define RT_CONV_ADD(o, c, v)                                                            \
+	((c)->nstars == 2   ? rt_out_add(o, (c)->spec, (c)->stars[0], (c)->stars[1], v) \
+	 : (c)->nstars == 1 ? rt_out_add(o, (c)->spec, (c)->stars[0], v)                \
+			    : rt_out_add(o, (c)->spec, v))
+
+/* Complete the spec with s (a length modifier and the conversion). */
+static void rt_conv_end(struct rt_conv *c, const char *s)
+{
+	while (*s)
+		c->spec[c->k++] = *s++;
+	c->spec[c->k] = 0;
+}
+
+static void rt_conv_signed(struct rt_out *o, const struct rt_fmt_seg *sg, struct rt_conv *c,
+			   const struct rt_arg *a)
+{
+	long long v = (long long)a->v;
+	if (sg->hh)
+		v = (signed char)v;
+	else if (sg->h)
+		v = (short)v;
+	else if (!sg->wide)
+		v = (int)v;
+	if (sg->simple) {
+		rt_out_int(o, 'd', v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v,
+			   v < 0);
+		return;
+	}
+	rt_conv_end(c, sg->conv == 'd' ? "lld" : "lli");
+	RT_CONV_ADD(o, c, v);
+}
+
+static void rt_conv_unsigned(struct rt_out *o, const struct rt_fmt_seg *sg, struct rt_conv *c,
+			     const struct rt_arg *a)
+{
+	unsigned long long v = a->v;
+	if (sg->hh)
+		v = (unsigned char)v;
+	else if (sg->h)
+		v = (unsigned short)v;
+	else if (!sg->wide)
+		v = (unsigned int)v;
+	if (sg->simple && sg->conv != 'o') {
+		rt_out_int(o, sg->conv, v, 0);
+		return;
+	}
+	const char ll[] = {'l', 'l', sg->conv, 0};
+	rt_conv_end(c, ll);
+	RT_CONV_ADD(o, c, v);
+}
+
+/* f F e E g G a A: a double, or an integer argument converted to one. */
+static void rt_conv_float(struct rt_out *o, const struct rt_fmt_seg *sg, struct rt_conv *c,
+			  const struct rt_arg *a)
+{
+	double d;
+	if (a->type == RINGTRACE_PF_DOUBLE)
+		memcpy(&d, &a->v, 8);
+	else
+		d = (double)(int64_t)a->v;
+	const char conv[] = {sg->conv, 0};
+	rt_conv_end(c, conv);
+	RT_CONV_ADD(o, c, d);
+}
+
+/* %s: a recorded string, or any other argument as a number. */
+static void rt_conv_string(struct rt_out *o, const struct rt_fmt_seg *sg, struct rt_conv *c,
+			   const struct rt_arg *a)
+{
+	char *spec = c->spec;
+	spec[c->k] = 0;
+	if (a->type != RINGTRACE_PF_STRING) {
+		rt_out_add(o, "%llu", (unsigned long long)a->v);
+		return;
+	}
+	if (sg->simple) {
+		rt_out_put(o, a->s, a->slen);
+		return;
+	}
+	/*
+	 * The recorded string has no NUL: it is printed with a
+	 * precision, the user's if smaller. Flags and width stay.
+	 */
+	char *dot = strchr(spec, '.');
+	int prec = (int)a->slen;
+	if (dot) {
+		int up = sg->star_p ? c->stars[c->nstars - 1] : atoi(dot + 1);
+		if (up >= 0 && up < prec)
+			prec = up;
+		c->k = (size_t)(dot - spec);
+	}
+	int width = 0, has_width = 0;
+	if (sg->star_w) {
+		width = c->stars[0];
+		has_width = 1;
+		/* drop the '*' from the spec; pass width explicitly */
+		char *st = strchr(spec, '*');
+		if (st && (!dot || st < dot))
+			c->k = (size_t)(st - spec);
+	}
+	rt_conv_end(c, ".*s");
+	if (has_width) {
+		char full[64];
+		snprintf(full, sizeof(full), "%.*s*.*s", (int)(c->k - 3), spec);
+		rt_out_add(o, full, width, prec, a->s);
+	} else {
+		rt_out_add(o, spec, prec, a->s);
+	}
+}
+
 /* One conversion, with its arguments from args[*ai]. */
 static void rt_format_conv(struct rt_out *o, const struct rt_fmt_seg *sg, const struct rt_arg *args,
 			   uint32_t nargs, uint32_t *ai)
 {
-	char spec[56];
-	size_t k = sg->speclen;
-	memcpy(spec, sg->spec, k);
-	int stars[2] = {0, 0};
-	int nstars = 0;
+	struct rt_conv c;
+	c.k = sg->speclen;
+	memcpy(c.spec, sg->spec, c.k);
+	c.stars[0] = c.stars[1] = 0;
+	c.nstars = 0;
 	for (int st = 0; st < sg->star_w + sg->star_p; st++) {
 		int64_t w = *ai < nargs ? (int64_t)args[*ai].v : 0;
 		/* a width read from a record is data, not trusted */
-		stars[nstars++] = w > (int64_t)RT_FMT_MAX_WIDTH    ? (int)RT_FMT_MAX_WIDTH
-				  : w < -(int64_t)RT_FMT_MAX_WIDTH ? -(int)RT_FMT_MAX_WIDTH
-								   : (int)w;
+		c.stars[c.nstars++] = w > (int64_t)RT_FMT_MAX_WIDTH    ? (int)RT_FMT_MAX_WIDTH
+				      : w < -(int64_t)RT_FMT_MAX_WIDTH ? -(int)RT_FMT_MAX_WIDTH
+								       : (int)w;
 		(*ai)++;
 	}
 	if (*ai >= nargs) {
@@ -195,68 +318,18 @@ static void rt_format_conv(struct rt_out *o, const struct rt_fmt_seg *sg, const 
 	const struct rt_arg *a = &args[(*ai)++];
 	switch (sg->conv) {
 	case 'd':
-	case 'i': {
-		long long v = (long long)a->v;
-		if (sg->hh)
-			v = (signed char)v;
-		else if (sg->h)
-			v = (short)v;
-		else if (!sg->wide)
-			v = (int)v;
-		if (sg->simple) {
-			rt_out_int(o, 'd',
-				   v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v,
-				   v < 0);
-			break;
-		}
-		spec[k++] = 'l';
-		spec[k++] = 'l';
-		spec[k++] = sg->conv;
-		spec[k] = 0;
-		if (nstars == 2)
-			rt_out_add(o, spec, stars[0], stars[1], v);
-		else if (nstars == 1)
-			rt_out_add(o, spec, stars[0], v);
-		else
-			rt_out_add(o, spec, v);
+	case 'i':
+		rt_conv_signed(o, sg, &c, a);
 		break;
-	}
 	case 'u':
 	case 'x':
 	case 'X':
-	case 'o': {
-		unsigned long long v = a->v;
-		if (sg->hh)
-			v = (unsigned char)v;
-		else if (sg->h)
-			v = (unsigned short)v;
-		else if (!sg->wide)
-			v = (unsigned int)v;
-		if (sg->simple && sg->conv != 'o') {
-			rt_out_int(o, sg->conv, v, 0);
-			break;
-		}
-		spec[k++] = 'l';
-		spec[k++] = 'l';
-		spec[k++] = sg->conv;
-		spec[k] = 0;
-		if (nstars == 2)
-			rt_out_add(o, spec, stars[0], stars[1], v);
-		else if (nstars == 1)
-			rt_out_add(o, spec, stars[0], v);
-		else
-			rt_out_add(o, spec, v);
+	case 'o':
+		rt_conv_unsigned(o, sg, &c, a);
 		break;
-	}
 	case 'c':
-		spec[k++] = 'c';
-		spec[k] = 0;
-		if (nstars == 2)
-			rt_out_add(o, spec, stars[0], stars[1], (int)a->v);
-		else if (nstars == 1)
-			rt_out_add(o, spec, stars[0], (int)a->v);
-		else
-			rt_out_add(o, spec, (int)a->v);
+		rt_conv_end(&c, "c");
+		RT_CONV_ADD(o, &c, (int)a->v);
 		break;
 	case 'f':
 	case 'F':
@@ -265,74 +338,15 @@ static void rt_format_conv(struct rt_out *o, const struct rt_fmt_seg *sg, const 
 	case 'g':
 	case 'G':
 	case 'a':
-	case 'A': {
-		double d;
-		if (a->type == RINGTRACE_PF_DOUBLE)
-			memcpy(&d, &a->v, 8);
-		else
-			d = (double)(int64_t)a->v;
-		spec[k++] = sg->conv;
-		spec[k] = 0;
-		if (nstars == 2)
-			rt_out_add(o, spec, stars[0], stars[1], d);
-		else if (nstars == 1)
-			rt_out_add(o, spec, stars[0], d);
-		else
-			rt_out_add(o, spec, d);
+	case 'A':
+		rt_conv_float(o, sg, &c, a);
 		break;
-	}
 	case 's':
-		spec[k] = 0;
-		if (a->type == RINGTRACE_PF_STRING) {
-			if (sg->simple) {
-				rt_out_put(o, a->s, a->slen);
-				break;
-			}
-			/*
-			 * The recorded string has no NUL: it is printed with a
-			 * precision, the user's if smaller. Flags and width stay.
-			 */
-			char *dot = strchr(spec, '.');
-			int prec = (int)a->slen;
-			if (dot) {
-				int up = sg->star_p ? stars[nstars - 1] : atoi(dot + 1);
-				if (up >= 0 && up < prec)
-					prec = up;
-				k = (size_t)(dot - spec);
-			}
-			int width = 0, has_width = 0;
-			if (sg->star_w) {
-				width = stars[0];
-				has_width = 1;
-				/* drop the '*' from the spec; pass width explicitly */
-				char *st = strchr(spec, '*');
-				if (st && (!dot || st < dot))
-					k = (size_t)(st - spec);
-			}
-			spec[k++] = '.';
-			spec[k++] = '*';
-			spec[k++] = 's';
-			spec[k] = 0;
-			if (has_width) {
-				char full[64];
-				snprintf(full, sizeof(full), "%.*s*.*s", (int)(k - 3), spec);
-				rt_out_add(o, full, width, prec, a->s);
-			} else {
-				rt_out_add(o, spec, prec, a->s);
-			}
-		} else {
-			rt_out_add(o, "%llu", (unsigned long long)a->v);
-		}
+		rt_conv_string(o, sg, &c, a);
 		break;
 	case 'p':
-		spec[k++] = 'p';
-		spec[k] = 0;
-		if (nstars == 2)
-			rt_out_add(o, spec, stars[0], stars[1], (void *)(uintptr_t)a->v);
-		else if (nstars == 1)
-			rt_out_add(o, spec, stars[0], (void *)(uintptr_t)a->v);
-		else
-			rt_out_add(o, spec, (void *)(uintptr_t)a->v);
+		rt_conv_end(&c, "p");
+		RT_CONV_ADD(o, &c, (void *)(uintptr_t)a->v);
 		break;
 	default:
 		rt_out_add(o, "<%%%c?>", sg->conv);
