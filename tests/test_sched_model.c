@@ -1,5 +1,5 @@
 /*
- * The scheduling view's thread-state model (tools/sched_model.c) fed
+ * The scheduling view's thread-state model (src/analysis/sched_model.c) fed
  * synthetic event sequences: the states and their times, wake-up
  * latencies, off-CPU stretches with the user events around them; and
  * what untrusted data does to it (events out of order, unknown tids,
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../tools/sched_model.h"
+#include "analysis/analysis_api.h"
 #include "check.h"
 
 #define S_SLEEP 1       /* prev_state "S" */

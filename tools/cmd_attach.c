@@ -33,10 +33,8 @@
 
 #include "attach_client.h"
 #include "cmd_attach.h"
-#ifdef RINGTRACE_HAVE_TRACEFS
-#include "kernel.h"
-#endif
 #include "commands.h"
+#include "kernel/kernel_api.h"
 #include "output.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/error.h"
@@ -610,9 +608,7 @@ static int at_take(struct at_run *R, pid_t pid)
 		return -1;
 	}
 	R->live++;
-#ifdef RINGTRACE_HAVE_TRACEFS
 	kr_follow(R->kr, pid); /* (its kernel events from now on) */
-#endif
 	return 0;
 }
 
@@ -717,7 +713,6 @@ static void at_run_close(struct at_run *R)
  */
 static void at_kernel_end(struct at_run *R, int discard)
 {
-#ifdef RINGTRACE_HAVE_TRACEFS
 	if (!R->kr)
 		return;
 	if (!discard) {
@@ -731,10 +726,6 @@ static void at_kernel_end(struct at_run *R, int discard)
 	R->kr = NULL;
 	if (discard)
 		unlinkat(R->outfd, "kernel", AT_REMOVEDIR);
-#else
-	(void)R;
-	(void)discard;
-#endif
 }
 
 int at_record(const struct at_settings *o)
@@ -767,7 +758,6 @@ int at_record(const struct at_settings *o)
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-#ifdef RINGTRACE_HAVE_TRACEFS
 	/* -k: the kernel instance runs before the first program is attached
 	 * to, so that its events from then on are there. */
 	if (o->nk) {
@@ -779,7 +769,6 @@ int at_record(const struct at_settings *o)
 			R.kr = NULL;
 		}
 	}
-#endif
 	if (o->all) {
 		R.ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 		at_find_dirs(R.dirs, &R.ndirs, R.ino);
@@ -790,9 +779,7 @@ int at_record(const struct at_settings *o)
 				at_run_close(&R);
 				return 1;
 			}
-#ifdef RINGTRACE_HAVE_TRACEFS
 			kr_follow(R.kr, R.cmd); /* (and what it starts, as forks) */
-#endif
 		}
 		at_scan(&R);
 	}

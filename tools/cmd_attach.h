@@ -16,7 +16,7 @@ struct at_settings {
 	int overwrite, quiet;
 	long group;           /* -1: private */
 	uint64_t duration_ns; /* 0: until Ctrl-C or every program's exit */
-	/* -k: kernel events of the recorded programs' threads (tools/kernel.h) */
+	/* -k: kernel events of the recorded programs' threads (src/kernel/kernel_api.h) */
 	char *const *kspecs;
 	int nk;
 	size_t kbuf_kb;

@@ -27,11 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collection.h"
+#include "analysis/analysis_api.h"
 #include "commands.h"
 #include "output.h"
 #include "ringtrace/trace.h"
-#include "sched.h"
 
 static void export_usage(FILE *f)
 {

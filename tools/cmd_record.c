@@ -46,7 +46,7 @@
 #include "base/base.h"
 #include "cmd_attach.h"
 #include "commands.h"
-#include "kernel.h"
+#include "kernel/kernel_api.h"
 #include "output.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/ring.h"
@@ -87,7 +87,6 @@ static void konly_on_signal(int sig)
 static int record_kernel_only(const char *out, char *const *specs, int nk, size_t kb, long group,
 			      uint64_t duration_ns, int quiet)
 {
-#ifdef RINGTRACE_HAVE_TRACEFS
 	int ofd = at_outdir(out, group);
 	if (ofd < 0)
 		return 1;
@@ -128,10 +127,6 @@ static int record_kernel_only(const char *out, char *const *specs, int nk, size_
 	int rc = kr_finish(kr, out, NULL, quiet) < 0 ? 1 : 0;
 	kr_abort(kr);
 	return rc;
-#else
-	(void)out, (void)specs, (void)nk, (void)kb, (void)group, (void)duration_ns, (void)quiet;
-	return 2; /* (refused before: built without libtracefs) */
-#endif
 }
 
 static void record_usage(FILE *f)
@@ -567,14 +562,10 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		strftime(defdir, sizeof(defdir), "ringtrace-%Y%m%d-%H%M%S", &tm);
 		out = defdir;
 	}
-#ifndef RINGTRACE_HAVE_TRACEFS
-	if (nk) {
-		fprintf(stderr, "ringtrace record: -k: this ringtrace was built without libtracefs "
-				"and libtraceevent (make deps, or apt-get install libtracefs-dev "
-				"libtraceevent-dev, then rebuild)\n");
+	if (nk && kr_available(why, sizeof(why)) < 0) {
+		fprintf(stderr, "ringtrace record: -k: %s\n", why);
 		return 2;
 	}
-#endif
 	if (!nk && (kall || kbuf)) {
 		fprintf(stderr, "ringtrace record: --kernel-all and --kernel-buffer go with -k\n");
 		return 2;
@@ -650,7 +641,6 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		close(ofd);
 		const char *b = strrchr(argv[optind], '/');
 		snprintf(cname, sizeof(cname), "%s", b ? b + 1 : argv[optind]);
-#ifdef RINGTRACE_HAVE_TRACEFS
 		char kwhy[512];
 		if (kr_start(&kr, out, kspecs, nk, (size_t)(kbuf_bytes >> 10), kall, kwhy,
 			     sizeof(kwhy)) < 0) {
@@ -658,12 +648,9 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 				"ringtrace record: -k: %s; recording the user events only\n", kwhy);
 			kr = NULL;
 		}
-#endif
 	}
 	if (early_sig) {
-#ifdef RINGTRACE_HAVE_TRACEFS
 		kr_abort(kr);
-#endif
 		fprintf(stderr, "ringtrace record: stopped by signal %d before %s started\n",
 			(int)early_sig, argv[optind]);
 		return 128 + early_sig;
@@ -676,9 +663,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "ringtrace record: fork: %s\n", strerror(errno));
-#ifdef RINGTRACE_HAVE_TRACEFS
 		kr_abort(kr);
-#endif
 		return 1;
 	}
 	if (pid == 0) {
@@ -721,9 +706,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		at_dirname(name, sizeof(name), cname, pid);
 		snprintf(tdir, sizeof(tdir), "%s/%s", out, name);
 		tout = tdir;
-#ifdef RINGTRACE_HAVE_TRACEFS
 		kr_follow(kr, pid);
-#endif
 	}
 
 	/* Live status on a terminal, from the child's pool (mapped by name). */
@@ -737,9 +720,7 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			break;
 		if (w < 0 && errno != EINTR) {
 			fprintf(stderr, "ringtrace record: waitpid: %s\n", strerror(errno));
-#ifdef RINGTRACE_HAVE_TRACEFS
 			kr_abort(kr);
-#endif
 			return 1;
 		}
 		if (!live)
@@ -801,7 +782,6 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 			meta_stat(tout, "hit", &have);
 	}
 	shm_unlink(shm); /* if the program died without removing it */
-#ifdef RINGTRACE_HAVE_TRACEFS
 	if (kr) {
 		/* The kernel's trace, on the clock conversion CMD's trace declares
 		 * (the same counter: docs/kernel.md); without CMD's trace (a
@@ -822,7 +802,6 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 		}
 		kr_abort(kr);
 	}
-#endif
 	if (!have && kdone) {
 		/* (-k on a program not linked with libringtrace: its kernel
 		 * events are the recording) */

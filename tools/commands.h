@@ -17,6 +17,7 @@ int ringtrace_cmd_export(int argc, char **argv);
 int ringtrace_cmd_list_program(int argc, char **argv);
 int ringtrace_cmd_recover(int argc, char **argv);
 int ringtrace_cmd_ps(int argc, char **argv);
+int ringtrace_cmd_sched(int argc, char **argv);
 /* A pool name nobody can guess (or create before the program does), in
  * buf: 0, or -1 having said why (cmd_record.c). */
 int random_shm_name(char *buf, size_t size);

@@ -22,13 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis_api.h"
 #include "args.h"
-#include "collection.h"
 #include "commands.h"
-#include "kfmt.h"
+#include "kernel/kernel_api.h"
 #include "output.h"
 #include "ringtrace/trace.h"
-#include "sched.h"
 
 static const char *prog = "ringtrace";
 
@@ -119,7 +118,7 @@ static const char report_help[] =
 	"Exits 1 if any damage was found (after printing everything readable).\n";
 
 /*
- * A kernel event as ftrace prints it (tools/kfmt.h): the prefix of every
+ * A kernel event as ftrace prints it (src/kernel/kernel_api.h): the prefix of every
  * report line (COMM-TID [CPU] SECONDS.MICROS: EVENT: ), then the fields by
  * the kernel's own print fmt. The length (without a newline; line holds
  * cap + 1 bytes), or -1: then the reader's own line is printed.
@@ -193,7 +192,7 @@ static int cmd_report(int argc, char **argv)
 	int oom = !sel || !line || coll_merge_init(&mg, &c) < 0;
 	for (uint32_t i = 0; glob && !oom && i < c.n; i++)
 		oom = !(sel[i] = calloc(65536, 1));
-	/* Kernel traces: their events in ftrace's shape (tools/kfmt.h). */
+	/* Kernel traces: their events in ftrace's shape (src/kernel/kernel_api.h). */
 	struct kfmt **kf = calloc(c.n, sizeof(*kf));
 	struct kcomm *names = kcomm_new();
 	oom = oom || !kf || !names;

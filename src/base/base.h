@@ -1,6 +1,7 @@
 /*
  * src/base/base.h - what every layer of ringtrace shares: error reporting,
- * the trace clock, atomics shorthands, small I/O helpers.
+ * the trace clock, atomics shorthands, small I/O helpers, text escaped for
+ * the terminal.
  *
  * The lowest layer: it depends on libc and the version-locked cpu header
  * only, and nothing here calls into another layer. Not installed.
@@ -15,8 +16,17 @@
  *   control filters and triggers
  *   ctf     the metadata (TSDL and the ringtrace-schema block)
  *   record  sessions: the in-process recorder, started from the environment
- * and, beside the runtime, read (the trace reader: base, the page cursor
- * of ring, schema and ctf's parser only). scripts/check-layers checks it.
+ * and, beside the runtime, the layers of the reader and of the programs
+ * that read traces (the ringtrace command; never in traced programs):
+ *   read     the trace reader: base, the page cursor of ring, schema and
+ *            ctf's parser only
+ *   kernel   kernel events: recorded through tracefs, printed as ftrace
+ *            does (libtracefs, libtraceevent where built with them); what
+ *            read may use, and read
+ *   analysis trace collections, the scheduling model: what kernel may
+ *            use, and kernel
+ * then the command (tools/), which may use all of these. scripts/check-layers
+ * checks it.
  */
 #ifndef RINGTRACE_BASE_H
 #define RINGTRACE_BASE_H
@@ -82,6 +92,25 @@ static inline uint64_t rt_ticks(int is_tsc)
 		return t;
 	return rt_mono_ns();
 }
+
+/* ---- text from a trace on the terminal (esc.c) ---- */
+
+/*
+ * Text from a trace on the terminal: names, thread names, formats and
+ * file names come from a trace's metadata or page headers, which anyone
+ * can write, and a control byte in them (an ESC sequence, a newline) would
+ * reach the terminal or forge a line of output. rt_esc() gives the text
+ * with each such byte as \xNN (C0 controls, DEL, and the C1 controls in
+ * their UTF-8 form, 0xc2 0x80..0x9f; other UTF-8 as it is), the same
+ * rule as `ringtrace report` (ringtrace_trace_format_line).
+ */
+/*
+ * s escaped, in one of eight buffers used in turn (so up to eight may
+ * appear in one printf); "" for NULL; cut at 4096 bytes of input with
+ * "..." after it. Not thread-safe: for a command that prints from one
+ * thread (the ringtrace command, its kernel and analysis layers).
+ */
+RT_HIDDEN const char *rt_esc(const char *s);
 
 /* ---- memory and numbers (util.c) ---- */
 

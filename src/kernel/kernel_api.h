@@ -1,5 +1,62 @@
 /*
- * Kernel events as ftrace prints them (report, docs/kernel.md).
+ * src/kernel/kernel_api.h - the kernel events layer: recording the
+ * kernel's events beside the programs' (`ringtrace record -k`) and
+ * printing them as ftrace does (`ringtrace report`), docs/kernel.md.
+ *
+ * Built with libtracefs and libtraceevent where they exist (kernel.c,
+ * kfmt_tep.c); where they do not, none.c stands in: kr_available says
+ * why, kr_start fails with the same reason, and kernel events are printed
+ * as name=value. Every declaration here is there in both builds, so that
+ * no user of the layer tests how it was built.
+ */
+#ifndef RINGTRACE_KERNEL_API_H
+#define RINGTRACE_KERNEL_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ringtrace/ctf.h"
+#include "ringtrace/trace.h"
+
+/* ---- recording: ringtrace record -k (kernel.c) ---- */
+
+/*
+ * Whether this build can record kernel events: 0, or -1 with the reason
+ * in why (built without libtracefs and libtraceevent, and what to install).
+ */
+int kr_available(char *why, size_t wn);
+
+struct kr;
+
+/*
+ * Make a private tracefs instance on the cycle counter's clock with the
+ * events of specs ("sched:sched_switch", globs, several separated by
+ * commas), buf_kb of buffer per CPU (0: the kernel's default), and start
+ * it, with a thread that drains every CPU's buffer by pages into spool
+ * files in dir/kernel (unlinked) while the programs run. all: every
+ * thread's events, else only those of the threads kr_follow names and
+ * their descendants. 0 and *out, or -1 with the reason in why (nothing
+ * left behind).
+ */
+int kr_start(struct kr **out, const char *dir, char *const *specs, int nspecs, size_t buf_kb,
+	     int all, char *why, size_t wn);
+/* Record the events of pid's threads (and of what they fork from now on). */
+void kr_follow(struct kr *k, pid_t pid);
+/*
+ * Stop, drain what is left and write the trace DIR/kernel
+ * (clk: the recording's clock conversion; NULL: none, the recorder's own,
+ * the counter calibrated against CLOCK_MONOTONIC from kr_start to here).
+ * 0, or -1 having said why.
+ */
+int kr_finish(struct kr *k, const char *dir, const struct ringtrace_trace_clock *clk, int quiet);
+/* Remove the instance and free everything (after kr_finish too). */
+void kr_abort(struct kr *k);
+
+/* ---- printing: ringtrace report (kfmt.c) ---- */
+
+/*
+ * Kernel events as ftrace prints them (report, docs/kernel.md; kfmt.c).
  *
  * A kernel trace (DIR/kernel of a collection: its process is pid 0,
  * "kernel") has one stream per CPU; each event carries the task that was
@@ -21,14 +78,6 @@
  * Everything here reads a trace, which anyone can write: formats are
  * bounded in size and number, and a field that does not fit is left out.
  */
-#ifndef RINGTRACE_TOOLS_KFMT_H
-#define RINGTRACE_TOOLS_KFMT_H
-
-#include <stddef.h>
-#include <stdint.h>
-
-#include "ringtrace/trace.h"
-
 /* ---- thread names --------------------------------------------------------- */
 
 struct kcomm;

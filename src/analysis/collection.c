@@ -1,4 +1,4 @@
-/* Trace collections: see collection.h. */
+/* Trace collections: see analysis_api.h. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collection.h"
-#include "output.h"
+#include "analysis/analysis_api.h"
+#include "base/base.h"
 
 static int coll_add(struct coll *c, const char *dir, const char *name)
 {
@@ -67,7 +67,7 @@ int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_err
 			if (nsub == COLL_MAX_TRACES) {
 				fprintf(stderr,
 					"%s: %s: more than %d traces; the first %d (by name) read\n",
-					prog, out_esc(dir), COLL_MAX_TRACES, COLL_MAX_TRACES);
+					prog, rt_esc(dir), COLL_MAX_TRACES, COLL_MAX_TRACES);
 				break;
 			}
 			char **ns = realloc(subs, (nsub + 1) * sizeof(*ns));
@@ -110,7 +110,7 @@ int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_err
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < c->n; i++) {
 		if (ringtrace_trace_open(c->dirs[i], on_error, NULL, &c->t[i]) < 0) {
-			fprintf(stderr, "%s: %s\n", prog, out_esc(ringtrace_trace_open_error()));
+			fprintf(stderr, "%s: %s\n", prog, rt_esc(ringtrace_trace_open_error()));
 			c->failed++;
 			free(c->dirs[i]);
 			continue;

@@ -1,4 +1,68 @@
 /*
+ * src/analysis/analysis_api.h - the analysis layer: what reads traces to
+ * tell more than their records, above the reader (and the kernel layer,
+ * for kernel traces). Usable from a program without the command: the
+ * trace collections (collection.c), the scheduling model (sched_model.c)
+ * and the thread states it gives as JSON spans (sched_spans.c).
+ */
+#ifndef RINGTRACE_ANALYSIS_API_H
+#define RINGTRACE_ANALYSIS_API_H
+
+#include <stdint.h>
+
+#include "ringtrace/trace.h"
+
+/* ---- trace collections (collection.c) ---- */
+
+/*
+ * A trace directory, or a trace collection: a directory whose
+ * subdirectories are traces (one per process: `ringtrace record -p` /
+ * `-a` make them, docs/attach.md). report, stat and export read either.
+ */
+#define COLL_MAX_TRACES 1024
+
+struct coll {
+	uint32_t n;
+	char **dirs;         /* each trace's directory */
+	const char **names;  /* each trace's name in the collection (its subdirectory) */
+	ringtrace_trace **t; /* opened */
+	int is_collection;   /* DIR held traces, not one */
+	uint32_t failed;     /* traces of the collection that could not be opened (said) */
+};
+
+/*
+ * Open DIR: one trace if it has a metadata file, else every subdirectory
+ * that has one (in name order, at most COLL_MAX_TRACES, not through a
+ * symbolic link). 0, or -1 having said why (on stderr, as `prog`); errors
+ * met while reading go to on_error. A trace of a collection that cannot be
+ * opened is said and left out (counted in failed); -1 if none can.
+ */
+int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_error, struct coll *c);
+void coll_close(struct coll *c);
+
+/*
+ * The collection's records merged by time: each trace gives its records in
+ * time order, and the earliest of the traces' next records goes first
+ * (ties: the trace that comes first by name). A collection's traces convert
+ * the one cycle counter the same way (docs/attach.md), so the order across
+ * processes is the order of events. report and sched read through it.
+ */
+struct coll_merge {
+	const struct coll *c;
+	struct ringtrace_trace_record *cur; /* each trace's next record */
+	int *have;                          /* whether it has one */
+	int last;                           /* the trace given last (-1: none yet) */
+};
+/* 0, or -1 out of memory. */
+int coll_merge_init(struct coll_merge *m, const struct coll *c);
+/* The index of the trace whose record is next, and *rec (valid until the
+ * next call, which may change it: a caller may edit it); -1 at the end. */
+int coll_merge_next(struct coll_merge *m, struct ringtrace_trace_record **rec);
+void coll_merge_free(struct coll_merge *m);
+
+/* ---- the scheduling model (sched_model.c) ---- */
+
+/*
  * The scheduling view's thread-state model (docs/kernel.md, "The
  * scheduling view"): fed the kernel trace's sched_switch and sched_wakeup*
  * records in time order, it keeps per thread (kernel tid) the time spent
@@ -30,15 +94,7 @@
  * histogram (made at its first sample) and at most `top` stretches.
  *
  * The idle task (tid 0, one per CPU) is not a thread: it is left out.
- * Includes only the public ringtrace headers (the tools layer).
  */
-#ifndef RINGTRACE_TOOLS_SCHED_MODEL_H
-#define RINGTRACE_TOOLS_SCHED_MODEL_H
-
-#include <stdint.h>
-
-#include "ringtrace/trace.h"
-
 enum sm_state {
 	SM_UNKNOWN = 0,
 	SM_RUNNING = 1,
@@ -171,5 +227,28 @@ struct sm_thread *sm_get(struct sm_model *m, int64_t tid);
  * middle of its histogram bucket, within [min, max] (exact for one sample);
  * 0 without samples. */
 uint64_t sm_latency_quantile(const struct sm_thread *t, double q);
+
+/* ---- the thread states as JSON spans (sched_spans.c) ---- */
+
+/* The index of the collection's kernel trace (its process line: pid 0,
+ * "kernel"), or -1. */
+int sched_kernel_trace(const struct coll *c);
+/* Whether the trace defines an event named name. */
+int sched_trace_defines(const ringtrace_trace *t, const char *name);
+
+/*
+ * The thread states of the recorded threads (the tids of the collection's
+ * user traces, and their pids) as spans "running" / "runnable" /
+ * "blocked" (cat "sched") on their own tracks: a ringtrace_json_span_fn
+ * and its argument (`ringtrace export`). Made before the JSON is written;
+ * the spans are read from a handle of the kernel trace of its own, once
+ * the writer has read the user traces (their streams say the tids). NULL
+ * when there is nothing to add (no kernel trace, or one without
+ * sched_switch) or out of memory (said on stderr, as prog).
+ */
+struct sched_spans;
+struct sched_spans *sched_spans_new(const struct coll *c, const char *prog);
+int sched_spans_next(void *arg, struct ringtrace_json_span *span);
+void sched_spans_free(struct sched_spans *s);
 
 #endif

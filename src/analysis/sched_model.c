@@ -1,9 +1,9 @@
-/* The scheduling view's thread-state model: see sched_model.h. */
+/* The scheduling view's thread-state model: see analysis_api.h. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis_api.h"
 #include "ringtrace/schema.h"
-#include "sched_model.h"
 
 /* The most fields an event can have (the metadata parser's limit). */
 #define SM_MAX_FIELDS 64u

@@ -1,14 +1,7 @@
 /*
- * Kernel events as ftrace prints them: tools/kfmt.h says what; here, how.
- *
- * ftrace prints an event by running its print fmt over the raw record the
- * kernel wrote. The kernel trace keeps each event's fields (the kernel's
- * names, sizes and signedness, docs/kernel.md) and its format file, so the
- * raw record can be put back together: every field written at the offset
- * the format file gives it (a __data_loc or __rel_loc field's bytes after
- * the fixed part, its location word pointing at them), common_type set to
- * the event's id in that format file and common_pid to the running task.
- * libtraceevent then prints it exactly as trace-cmd report does.
+ * Kernel events printed by libtraceevent from their format files
+ * (kernel_internal.h): the part of kfmt.c that needs the library, built
+ * only where it is (src/kernel/none.c stands in elsewhere).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,121 +11,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#ifdef RINGTRACE_HAVE_TRACEFS
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
-#endif
+#include <unistd.h>
 
-#include "kfmt.h"
-#include "output.h"
-#include "ringtrace/ctf.h"
+#include "base/base.h"
+#include "kernel/kernel_internal.h"
 #include "ringtrace/schema.h"
-
-/* ---- thread names ---------------------------------------------------------- */
-
-#define KCOMM_SLOTS 65536u /* a power of two */
-#define KCOMM_PROBE 16u    /* slots tried before an old entry is replaced */
-
-struct kcomm_slot {
-	uint32_t tid1; /* tid + 1; 0: empty */
-	char comm[17];
-};
-
-struct kcomm {
-	struct kcomm_slot *s;
-};
-
-struct kcomm *kcomm_new(void)
-{
-	struct kcomm *m = calloc(1, sizeof(*m));
-	if (m && !(m->s = calloc(KCOMM_SLOTS, sizeof(*m->s)))) {
-		free(m);
-		m = NULL;
-	}
-	return m;
-}
-
-void kcomm_free(struct kcomm *m)
-{
-	if (m) {
-		free(m->s);
-		free(m);
-	}
-}
-
-static uint32_t kcomm_home(uint32_t tid)
-{
-	return (tid * 2654435761u) & (KCOMM_SLOTS - 1);
-}
-
-void kcomm_set(struct kcomm *m, uint32_t tid, const char *comm)
-{
-	if (!m || !comm || !comm[0] || tid == UINT32_MAX)
-		return;
-	uint32_t h = kcomm_home(tid);
-	struct kcomm_slot *use = &m->s[h];
-	for (uint32_t i = 0; i < KCOMM_PROBE; i++) {
-		struct kcomm_slot *s = &m->s[(h + i) & (KCOMM_SLOTS - 1)];
-		if (s->tid1 == tid + 1 || s->tid1 == 0) {
-			use = s;
-			break;
-		}
-	}
-	use->tid1 = tid + 1;
-	snprintf(use->comm, sizeof(use->comm), "%s", comm);
-}
-
-const char *kcomm_get(const struct kcomm *m, uint32_t tid)
-{
-	if (!m || tid == UINT32_MAX)
-		return NULL;
-	uint32_t h = kcomm_home(tid);
-	for (uint32_t i = 0; i < KCOMM_PROBE; i++) {
-		const struct kcomm_slot *s = &m->s[(h + i) & (KCOMM_SLOTS - 1)];
-		if (s->tid1 == tid + 1)
-			return s->comm;
-		if (s->tid1 == 0)
-			return NULL;
-	}
-	return NULL;
-}
-
-/* ---- a kernel trace ------------------------------------------------------- */
 
 #define KFMT_MAX_FILES 8192
 #define KFMT_MAX_FORMAT (256 * 1024)
 #define KFMT_MAX_TOTAL (8u << 20) /* bytes of formats parsed in all */
 #define KFMT_RAW 65536            /* a kernel record is smaller than a page */
 
-int kfmt_is_kernel(const ringtrace_trace *t)
-{
-	struct ringtrace_trace_process p;
-	return ringtrace_trace_process(t, &p) == 1 && p.pid == 0 && p.procname &&
-	       strcmp(p.procname, "kernel") == 0;
-}
-
-struct kfmt_ev {
-	int state; /* 0 not looked at, 1 usable, 2 not */
-#ifdef RINGTRACE_HAVE_TRACEFS
-	struct tep_event *tep;
-#endif
-	int pid_field; /* index of common_pid among the event's fields, -1 none */
-};
-
-struct kfmt {
-	struct kfmt_ev ev[65536]; /* by event id */
-#ifdef RINGTRACE_HAVE_TRACEFS
+struct kfmt_tep {
 	struct tep_handle *tep;
-	unsigned char raw[KFMT_RAW];
-#endif
-	struct ringtrace_value vals[64];
+	unsigned char raw[KFMT_RAW]; /* the record rebuilt for printing */
 };
 
-#ifdef RINGTRACE_HAVE_TRACEFS
 /* Parse every DIR/formats/SYSTEM.EVENT into k->tep. */
-static void kfmt_load(struct kfmt *k, const char *dir, ringtrace_trace_error_fn err, void *arg)
+static void kfmt_load(struct kfmt_tep *k, const char *dir, ringtrace_trace_error_fn err, void *arg)
 {
 	char path[4200], msg[4400];
 	/* (the names cut where the message would be) */
@@ -199,41 +97,27 @@ static void kfmt_load(struct kfmt *k, const char *dir, ringtrace_trace_error_fn 
 	closedir(d);
 	close(dfd);
 }
-#endif
-
-struct kfmt *kfmt_open(const char *dir, ringtrace_trace *t, ringtrace_trace_error_fn err, void *arg)
+struct kfmt_tep *kfmt_tep_open(const char *dir, ringtrace_trace_error_fn err, void *arg)
 {
-	(void)t;
-	struct kfmt *k = calloc(1, sizeof(*k));
-	if (!k)
+	struct kfmt_tep *k = calloc(1, sizeof(*k));
+	if (!k || !(k->tep = tep_alloc())) {
+		free(k);
 		return NULL;
-#ifdef RINGTRACE_HAVE_TRACEFS
-	k->tep = tep_alloc();
-	if (k->tep) {
-		tep_set_long_size(k->tep, (int)sizeof(long));
-		tep_set_page_size(k->tep, (int)sysconf(_SC_PAGESIZE));
-		kfmt_load(k, dir, err, arg);
 	}
-#else
-	(void)dir;
-	(void)err;
-	(void)arg;
-#endif
+	tep_set_long_size(k->tep, (int)sizeof(long));
+	tep_set_page_size(k->tep, (int)sysconf(_SC_PAGESIZE));
+	kfmt_load(k, dir, err, arg);
 	return k;
 }
 
-void kfmt_close(struct kfmt *k)
+void kfmt_tep_close(struct kfmt_tep *k)
 {
 	if (!k)
 		return;
-#ifdef RINGTRACE_HAVE_TRACEFS
-	if (k->tep)
-		tep_free(k->tep);
-#endif
+	tep_free(k->tep);
 	free(k);
 }
 
-#ifdef RINGTRACE_HAVE_TRACEFS
 /*
  * A format file is the trace's, which anyone can write, and libtraceevent
  * trusts it: a field's offset and size are where it reads and kfmt_rebuild
@@ -324,76 +208,12 @@ static int kfmt_check(const struct tep_event *te)
 		return -1;
 	return kfmt_check_args(te->print_fmt.args, 0, &budget);
 }
-#endif
-
-/* What this event is to us (looked at once per event id). */
-static struct kfmt_ev *kfmt_ev(struct kfmt *k, const struct ringtrace_trace_record *rec)
+struct tep_event *kfmt_tep_event(struct kfmt_tep *k, const char *name)
 {
-	if (rec->kind != RINGTRACE_TRACE_EVENT || !rec->def || rec->id >= 65536)
-		return NULL;
-	struct kfmt_ev *e = &k->ev[rec->id];
-	if (e->state == 0) {
-		const struct ringtrace_trace_event_def *d = rec->def;
-		e->state = 2;
-		e->pid_field = -1;
-		for (uint32_t i = 0; i < d->nfields && i < 64; i++)
-			if (strcmp(d->fields[i].name, "common_pid") == 0 &&
-			    d->fields[i].type == RINGTRACE_FT_INT)
-				e->pid_field = (int)i;
-		if (d->nfields <= 64)
-			e->state = 1;
-#ifdef RINGTRACE_HAVE_TRACEFS
-		e->tep = k->tep ? tep_find_event_by_name(k->tep, NULL, d->name) : NULL;
-		if (e->tep && kfmt_check(e->tep) < 0)
-			e->tep = NULL; /* (printed as name=value) */
-#endif
-	}
-	return e->state == 1 ? e : NULL;
+	struct tep_event *te = k ? tep_find_event_by_name(k->tep, NULL, name) : NULL;
+	return te && kfmt_check(te) == 0 ? te : NULL; /* (else printed as name=value) */
 }
 
-/* The decoded value of the field named `name`, or NULL. */
-static const struct ringtrace_value *kfmt_val(const struct ringtrace_trace_record *rec,
-					      const struct ringtrace_value *v, int n,
-					      const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(rec->def->fields[i].name, name) == 0)
-			return &v[i];
-	return NULL;
-}
-
-int kfmt_task(struct kfmt *k, struct kcomm *m, const struct ringtrace_trace_record *rec,
-	      uint32_t *tid, const char **comm)
-{
-	struct kfmt_ev *e = kfmt_ev(k, rec);
-	if (!e || e->pid_field < 0)
-		return -1;
-	int n = ringtrace_record_decode(rec->def->fields, rec->def->nfields, rec->data, rec->len,
-					k->vals);
-	if (n <= e->pid_field)
-		return -1;
-	uint32_t pid = (uint32_t)k->vals[e->pid_field].v.i;
-	/* The names this event tells (a switch names both sides: the one it
-	 * switches from is the task running it). */
-	static const char *const pairs[][2] = {{"prev_pid", "prev_comm"},
-					       {"next_pid", "next_comm"},
-					       {"child_pid", "child_comm"},
-					       {"parent_pid", "parent_comm"},
-					       {"pid", "comm"}};
-	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-		const struct ringtrace_value *p = kfmt_val(rec, k->vals, n, pairs[i][0]);
-		const struct ringtrace_value *c = kfmt_val(rec, k->vals, n, pairs[i][1]);
-		if (p && c && c->field->type == RINGTRACE_FT_STRING &&
-		    p->field->type == RINGTRACE_FT_INT)
-			kcomm_set(m, (uint32_t)p->v.i, (const char *)c->ptr);
-	}
-	*tid = pid;
-	const char *s = pid == 0 ? "<idle>" : kcomm_get(m, pid);
-	*comm = s ? s : "<...>";
-	return 0;
-}
-
-#ifdef RINGTRACE_HAVE_TRACEFS
 /* Write the integer v as `size` bytes at p (the host's order, as the kernel). */
 static void kfmt_put_int(unsigned char *p, uint64_t v, int size)
 {
@@ -419,8 +239,9 @@ static void kfmt_put_int(unsigned char *p, uint64_t v, int size)
 }
 
 /* Rebuild rec's raw kernel record into k->raw: its size, or -1. */
-static int kfmt_rebuild(struct kfmt *k, struct tep_event *te,
-			const struct ringtrace_trace_record *rec, int n)
+static int kfmt_rebuild(struct kfmt_tep *k, struct tep_event *te,
+			const struct ringtrace_trace_record *rec,
+			const struct ringtrace_value *vals, int n, int pid_field)
 {
 	unsigned char *raw = k->raw;
 	size_t fixed = 0;
@@ -437,12 +258,11 @@ static int kfmt_rebuild(struct kfmt *k, struct tep_event *te,
 	for (struct tep_format_field *f = te->format.common_fields; f; f = f->next) {
 		if (strcmp(f->name, "common_type") == 0)
 			kfmt_put_int(raw + f->offset, (uint64_t)te->id, f->size);
-		else if (strcmp(f->name, "common_pid") == 0 && k->ev[rec->id].pid_field >= 0)
-			kfmt_put_int(raw + f->offset,
-				     (uint64_t)k->vals[k->ev[rec->id].pid_field].v.i, f->size);
+		else if (strcmp(f->name, "common_pid") == 0 && pid_field >= 0 && pid_field < n)
+			kfmt_put_int(raw + f->offset, (uint64_t)vals[pid_field].v.i, f->size);
 	}
 	for (struct tep_format_field *f = te->format.fields; f; f = f->next) {
-		const struct ringtrace_value *v = kfmt_val(rec, k->vals, n, f->name);
+		const struct ringtrace_value *v = kfmt_val(rec, vals, n, f->name);
 		if (!v)
 			continue; /* (left out when recorded: printed as 0) */
 		const unsigned char *src = v->ptr;
@@ -493,23 +313,15 @@ static int kfmt_rebuild(struct kfmt *k, struct tep_event *te,
 	}
 	return (int)end;
 }
-#endif
-
-int kfmt_fields(struct kfmt *k, const struct ringtrace_trace_record *rec, char *buf, size_t size)
+int kfmt_tep_print(struct kfmt_tep *k, struct tep_event *te,
+		   const struct ringtrace_trace_record *rec, const struct ringtrace_value *vals,
+		   int n, int pid_field, char *buf, size_t size)
 {
-#ifdef RINGTRACE_HAVE_TRACEFS
-	struct kfmt_ev *e = kfmt_ev(k, rec);
-	if (!e || !e->tep || size == 0)
-		return -1;
-	int n = ringtrace_record_decode(rec->def->fields, rec->def->nfields, rec->data, rec->len,
-					k->vals);
-	if (n < 0)
-		return -1;
-	int len = kfmt_rebuild(k, e->tep, rec, n);
+	int len = kfmt_rebuild(k, te, rec, vals, n, pid_field);
 	if (len < 0)
 		return -1;
 	struct tep_record r = {.ts = rec->ts,
-			       .cpu = (int)(rec->cpu == 0xFFFFFFFFu ? 0 : rec->cpu),
+			       .cpu = (int)(rec->cpu == UINT32_MAX ? 0 : rec->cpu),
 			       .size = len,
 			       .data = k->raw};
 	struct trace_seq s;
@@ -518,18 +330,11 @@ int kfmt_fields(struct kfmt *k, const struct ringtrace_trace_record *rec, char *
 	trace_seq_terminate(&s);
 	int rc = -1;
 	if (s.state == TRACE_SEQ__GOOD && s.buffer) {
-		const char *esc = out_esc(s.buffer);
+		const char *esc = rt_esc(s.buffer);
 		rc = snprintf(buf, size, "%s", esc);
 		if (rc >= (int)size)
 			rc = (int)size - 1;
 	}
 	trace_seq_destroy(&s);
 	return rc;
-#else
-	(void)k;
-	(void)rec;
-	(void)buf;
-	(void)size;
-	return -1;
-#endif
 }
