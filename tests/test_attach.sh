@@ -310,6 +310,10 @@ start_prog() {
 	kids="$kids $pid"
 	rt_wait_socket "$(own_dir)/$pid.sock"
 	[ -S "$(own_dir)/$pid.sock" ] || fail "test_attach_prog has no socket"
+	# (its workers are running once it says "ready": its footprint is
+	# what it will be; bounded, 5 s)
+	rt_wait_for 50 grep -q '^ready$' "$tmp/prog.out"
+	grep -q '^ready$' "$tmp/prog.out" || fail "test_attach_prog not ready: $(cat "$tmp/prog.err")"
 }
 
 # stop_prog: it ends, and its own check of its work passed.
@@ -372,7 +376,6 @@ check_trace() {
 
 record_p_records_running_program_and_detaches() { # case
 	start_prog 2
-	sleep 0.2
 	before=$(footprint "$pid")
 	"$rt" record -p "$pid" --duration 0.5 -o "$tmp/t-$rt_c" 2>"$tmp/rec.err" ||
 		fail "record -p failed: $(cat "$tmp/rec.err")"
@@ -482,9 +485,15 @@ record_p_ends_when_the_program_exits() { # case
 	check_trace "$tmp/t-$rt_c/test_attach_pro-$pid"
 }
 
+# detached_from_dead RECORDER PID: the dead recorder's pool is gone and
+# PID traces nothing, as before it was attached to.
+detached_from_dead() {
+	! ls /dev/shm/ringtrace-rec-"$1"-* >/dev/null 2>&1 &&
+		[ "$(state "$2")" = "state at_seq=0/0 at_val=0/0 triggers=0 tracing=1" ]
+}
+
 record_p_killed_recorder_stops_tracing() { # case
 	start_prog 1
-	sleep 0.2
 	before=$(footprint "$pid")
 	"$rt" record -q -p "$pid" -o "$tmp/t-$rt_c" &
 	rpid=$!
@@ -496,7 +505,8 @@ record_p_killed_recorder_stops_tracing() { # case
 	[ -f "$tmp/t-$rt_c/test_attach_pro-$pid/stream_1" ] || fail "not recording"
 	kill -9 "$rpid"
 	wait "$rpid" 2>/dev/null || true
-	sleep 1 # (the bound: stopped within a second, its pool freed)
+	# (the bound: stopped within a second, its pool freed)
+	rt_wait_for 10 detached_from_dead "$rpid" "$pid"
 	! ls /dev/shm/ringtrace-rec-"$rpid"-* >/dev/null 2>&1 || fail "its pool is left: $(ls /dev/shm)"
 	[ "$(state "$pid")" = "state at_seq=0/0 at_val=0/0 triggers=0 tracing=1" ] ||
 		fail "still tracing a second after the recorder died: $(state "$pid")"
@@ -516,7 +526,8 @@ record_p_ctrl_c_stops_and_detaches() { # case
 		sleep 0.1
 		i=$((i + 1))
 	done
-	sleep 0.3
+	# (events written before the Ctrl-C)
+	rt_wait_for 50 test -s "$tmp/t-$rt_c/test_attach_pro-$pid/stream_1"
 	kill -INT "$rpid"
 	wait "$rpid" || fail "record -p after SIGINT: exit $?: $(cat "$tmp/rec.err")"
 	grep -q "detached in" "$tmp/rec.err" || fail "no detach line: $(cat "$tmp/rec.err")"

@@ -39,6 +39,9 @@ skip() { echo "${rt_c:-test_kernel}: SKIPPED: $*"; exit 77; }
 # its pid (in the name) is gone. (A recorder still running is not one of
 # this script's, whose recorders have all ended when it looks: another
 # recording on the machine, say.)
+# instance_of PID: the recorder PID has made its tracefs instance.
+instance_of() { ls "$tracing/instances" | grep -q "^ringtrace-$1-"; }
+
 our_instances() {
 	for i in $(ls "$tracing/instances" 2>/dev/null | grep -E '^ringtrace-[0-9]+-[0-9a-f]{16}$'); do
 		r=${i#ringtrace-}
@@ -191,14 +194,14 @@ kernel_instance_gone_after_sigint_and_after_sigkill() { # case
 	mkdir -p "$w"
 	"$rt" record -q -k sched:sched_switch -o "$w/a" -- "$prog" 3000 &
 	r=$!
-	sleep 0.5
-	ls "$tracing/instances" | grep -q "^ringtrace-$r-" || fail "no instance while recording"
+	rt_wait_for 100 instance_of "$r"
+	instance_of "$r" || fail "no instance while recording"
 	kill -INT "$r"
 	wait "$r" || true
 	[ -z "$(our_instances)" ] || fail "instance left after SIGINT: $(our_instances)"
 	"$rt" record -q -k sched:sched_switch -o "$w/b" -- "$prog" 3000 &
 	r=$!
-	sleep 0.5
+	rt_wait_for 100 instance_of "$r"
 	kill -KILL "$r"
 	wait "$r" 2>/dev/null || true
 	pkill -f "$prog 3000" || true
@@ -355,7 +358,7 @@ kernel_alone_records_every_thread_until_duration_or_sigint() { # case
 	# until SIGINT: stops, writes, removes its instance
 	"$rt" record -q -k sched:sched_switch -o "$w/i" &
 	r=$!
-	sleep 0.5
+	rt_wait_for 100 instance_of "$r"
 	kill -INT "$r"
 	wait "$r" || fail "record -k alone exited $? after SIGINT"
 	[ -f "$w/i/kernel/metadata" ] || fail "no kernel trace after SIGINT"
