@@ -45,7 +45,7 @@ static inline void rt_cookie_update(int keep_epoch, uint64_t epoch_bits, int off
 /*
  * Make sure `want` read-side nodes are free for threads to come (mapping
  * the missing ones now): a new thread's first tracepoint then takes one
- * instead of mapping its own (tens of microseconds in a VM). Nodes are
+ * instead of mapping its own (a system call and page faults). Nodes are
  * never unmapped; a spare costs 8 KiB. Not for signal handlers.
  */
 RT_HIDDEN void rt_rcu_spare_nodes(uint32_t want);

@@ -283,9 +283,8 @@ static int rt_put_pass(struct ringtrace_rb *rb, void *arg)
  * (clflush): a reader that walked the page holds them, and the writer that
  * reuses the page would otherwise pay a cross-core invalidation for each
  * line it writes, where an evicted line streams in from memory with the
- * prefetchers' help. Measured with ringtrace-bench rb: an aggressive page
- * reader made each write 1.5x dearer without this, about 1.0x with it.
- * The reader, which has time to spare, pays instead. (An attached reader
+ * prefetchers' help: an aggressive page reader would make every write
+ * dearer. The reader, which has time to spare, pays instead. (An attached reader
  * read a copy: nothing of the page is in its caches.)
  *
  * A pointer that is no page this handle handed out is ignored (with

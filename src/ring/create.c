@@ -130,6 +130,131 @@ static void rt_prefault_write(char *base, size_t total)
 		__atomic_store_n(base + off, 0, __ATOMIC_RELAXED);
 }
 
+/* The pool's layout for a valid configuration (docs/format.md section 6). */
+static struct rt_geom rt_pool_geometry(const struct ringtrace_rb_config *cfg)
+{
+	uint32_t npages = (uint32_t)(cfg->pool_size / cfg->page_size);
+	uint32_t qcap = 1;
+	while (qcap < 4 * npages)
+		qcap <<= 1;
+	struct rt_geom g = {
+		.page_size = (uint32_t)cfg->page_size,
+		.npages = npages,
+		.max_writers = cfg->max_writers,
+		.qcap = qcap,
+		.mode = (uint32_t)cfg->mode,
+		.flush_ms = cfg->flush_interval_ms,
+	};
+	size_t off = rt_align(sizeof(struct rt_shm), 4096);
+	g.off_slots = off;
+	off = rt_align(off + (size_t)cfg->max_writers * sizeof(struct rt_slot), RT_CACHELINE);
+	g.off_qcells = off;
+	off = rt_align(off + (size_t)qcap * sizeof(struct rt_qcell), RT_CACHELINE);
+	g.off_free_next = off;
+	off = rt_align(off + (size_t)npages * sizeof(uint32_t), RT_CACHELINE);
+	g.off_gen = off;
+	off = rt_align(off + (size_t)npages * sizeof(uint64_t), 4096);
+	g.off_pages = off;
+	g.total_size = off + (size_t)npages * cfg->page_size;
+	return g;
+}
+
+/*
+ * The pool's shared memory, `total` bytes: a new named shm object or an
+ * anonymous memfd, mapped and faulted in writable. 0 with *fd and *base,
+ * or an error (nothing left behind: a named object is unlinked again).
+ */
+static int rt_pool_memory(const char *shm_name, size_t total, int *fd, char **base)
+{
+	int err;
+	if (shm_name) {
+		*fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (*fd < 0)
+			return rt_error(RINGTRACE_ESYS, "shm_open(\"%s\"): %s", shm_name,
+					strerror(errno));
+	} else {
+		*fd = memfd_create("ringtrace", MFD_CLOEXEC);
+		if (*fd < 0)
+			return rt_error(RINGTRACE_ESYS, "memfd_create: %s", strerror(errno));
+	}
+	if (ftruncate(*fd, (off_t)total) < 0) {
+		err = rt_error(RINGTRACE_ENOMEM, "ftruncate of shared memory to %zu bytes: %s",
+			       total, strerror(errno));
+		goto fail;
+	}
+	*base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, *fd, 0);
+	if (*base == MAP_FAILED) {
+		err = rt_error(RINGTRACE_ENOMEM, "mmap of %zu bytes of shared memory: %s", total,
+			       strerror(errno));
+		goto fail;
+	}
+	rt_prefault_write(*base, total);
+	return 0;
+fail:
+	close(*fd);
+	if (shm_name)
+		shm_unlink(shm_name);
+	return err;
+}
+
+/*
+ * Lay the new pool out at base (zero-filled), from rb's geometry: the
+ * control block, the empty FIFO, every page on the free list (page 0 on
+ * top), every slot free. The magic is left for last (ringtrace_rb_create).
+ */
+static void rt_pool_init(struct ringtrace_rb *rb, char *base)
+{
+	const struct rt_geom *g = &rb->g;
+	const struct rt_clock *clk = &rb->clock;
+	struct rt_shm *shm = (struct rt_shm *)base;
+	shm->version = RT_SHM_VERSION;
+	shm->page_size = g->page_size;
+	shm->npages = g->npages;
+	shm->max_writers = g->max_writers;
+	shm->mode = g->mode;
+	shm->flush_ms = g->flush_ms;
+	shm->qcap = g->qcap;
+	shm->clock_is_tsc = (uint32_t)clk->is_tsc;
+	shm->clock_freq = clk->freq;
+	shm->clock_base_ticks = clk->base_ticks;
+	shm->clock_base_ns = clk->base_ns;
+	shm->total_size = g->total_size;
+	shm->off_slots = g->off_slots;
+	shm->off_qcells = g->off_qcells;
+	shm->off_free_next = g->off_free_next;
+	shm->off_gen = g->off_gen;
+	shm->off_pages = g->off_pages;
+	shm->creator_pid = (uint32_t)getpid();
+	shm->next_stream = 1;
+	rt_new_uuid(rb->uuid);
+	memcpy(shm->uuid, rb->uuid, sizeof(shm->uuid));
+	rt_bind(rb, base);
+	for (uint32_t i = 0; i < g->qcap; i++)
+		rb->qcells[i].seq = i;
+	for (uint32_t i = 0; i < g->npages; i++)
+		rb->free_next[i] = i + 1 < g->npages ? i + 2 : 0;
+	for (uint32_t i = 0; i < g->max_writers; i++)
+		rb->slots[i].h.cur_page = RT_NO_PAGE;
+	shm->free_head = 1;
+	shm->free_count = g->npages;
+}
+
+/*
+ * The strongest membarrier this process can use for its flushes (0:
+ * none; the writers then answer a flush at their next event).
+ */
+static int rt_membarrier_choose(void)
+{
+	if (rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
+		return MEMBARRIER_CMD_GLOBAL_EXPEDITED;
+	if (rt_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+		return MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+	if (rt_membarrier(MEMBARRIER_CMD_QUERY) > 0 &&
+	    (rt_membarrier(MEMBARRIER_CMD_QUERY) & MEMBARRIER_CMD_GLOBAL))
+		return MEMBARRIER_CMD_GLOBAL;
+	return 0;
+}
+
 int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **out)
 {
 	int err;
@@ -140,133 +265,41 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 	if ((err = rt_check_config(cfg)) < 0)
 		return err;
 
-	uint32_t npages = (uint32_t)(cfg->pool_size / cfg->page_size);
-	uint32_t qcap = 1;
-	while (qcap < 4 * npages)
-		qcap <<= 1;
-	size_t off = rt_align(sizeof(struct rt_shm), 4096);
-	size_t off_slots = off;
-	off = rt_align(off + (size_t)cfg->max_writers * sizeof(struct rt_slot), RT_CACHELINE);
-	size_t off_q = off;
-	off = rt_align(off + (size_t)qcap * sizeof(struct rt_qcell), RT_CACHELINE);
-	size_t off_fn = off;
-	off = rt_align(off + (size_t)npages * sizeof(uint32_t), RT_CACHELINE);
-	size_t off_gen = off;
-	off = rt_align(off + (size_t)npages * sizeof(uint64_t), 4096);
-	size_t off_pages = off;
-	size_t total = off_pages + (size_t)npages * cfg->page_size;
-
 	struct ringtrace_rb *rb = calloc(1, sizeof(*rb));
 	if (!rb)
 		return rt_error(RINGTRACE_ENOMEM, "ringtrace_rb_create: out of memory");
-	int fd;
-	if (cfg->shm_name) {
-		fd = shm_open(cfg->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			err = rt_error(RINGTRACE_ESYS, "shm_open(\"%s\"): %s", cfg->shm_name,
-				       strerror(errno));
-			free(rb);
-			return err;
-		}
-	} else {
-		fd = memfd_create("ringtrace", MFD_CLOEXEC);
-		if (fd < 0) {
-			err = rt_error(RINGTRACE_ESYS, "memfd_create: %s", strerror(errno));
-			free(rb);
-			return err;
-		}
-	}
-	if (ftruncate(fd, (off_t)total) < 0) {
-		err = rt_error(RINGTRACE_ENOMEM, "ftruncate of shared memory to %zu bytes: %s",
-			       total, strerror(errno));
-		goto fail_fd;
-	}
-	char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-	if (base == MAP_FAILED) {
-		err = rt_error(RINGTRACE_ENOMEM, "mmap of %zu bytes of shared memory: %s", total,
-			       strerror(errno));
-		goto fail_fd;
-	}
-	rt_prefault_write(base, total);
-	const struct rt_clock *clk = rt_clock_get();
-	struct rt_shm *shm = (struct rt_shm *)base;
-	shm->version = RT_SHM_VERSION;
-	shm->page_size = (uint32_t)cfg->page_size;
-	shm->npages = npages;
-	shm->max_writers = cfg->max_writers;
-	shm->mode = (uint32_t)cfg->mode;
-	shm->flush_ms = cfg->flush_interval_ms;
-	shm->qcap = qcap;
-	shm->clock_is_tsc = (uint32_t)clk->is_tsc;
-	shm->clock_freq = clk->freq;
-	shm->clock_base_ticks = clk->base_ticks;
-	shm->clock_base_ns = clk->base_ns;
-	shm->total_size = total;
-	shm->off_slots = off_slots;
-	shm->off_qcells = off_q;
-	shm->off_free_next = off_fn;
-	shm->off_gen = off_gen;
-	shm->off_pages = off_pages;
-	shm->creator_pid = (uint32_t)getpid();
-	shm->next_stream = 1;
-	rt_new_uuid(rb->uuid);
-	memcpy(shm->uuid, rb->uuid, sizeof(shm->uuid));
 	/* The handle's geometry: its own, never read back from the pool. */
-	rb->g = (struct rt_geom){
-		.page_size = (uint32_t)cfg->page_size,
-		.npages = npages,
-		.max_writers = cfg->max_writers,
-		.qcap = qcap,
-		.mode = (uint32_t)cfg->mode,
-		.flush_ms = cfg->flush_interval_ms,
-		.total_size = total,
-		.off_slots = off_slots,
-		.off_qcells = off_q,
-		.off_free_next = off_fn,
-		.off_gen = off_gen,
-		.off_pages = off_pages,
-	};
-	rb->clock = *clk;
-	rt_bind(rb, base);
-	for (uint32_t i = 0; i < qcap; i++)
-		rb->qcells[i].seq = i;
-	/* Free list: page 0 on top. */
-	for (uint32_t i = 0; i < npages; i++) {
-		rb->free_next[i] = i + 1 < npages ? i + 2 : 0;
+	rb->g = rt_pool_geometry(cfg);
+	size_t total = rb->g.total_size;
+	int fd;
+	char *base;
+	if ((err = rt_pool_memory(cfg->shm_name, total, &fd, &base)) < 0) {
+		free(rb);
+		return err;
 	}
-	for (uint32_t i = 0; i < cfg->max_writers; i++)
-		rb->slots[i].h.cur_page = RT_NO_PAGE;
-	shm->free_head = 1;
-	shm->free_count = npages;
+	rb->clock = *rt_clock_get();
+	rt_pool_init(rb, base);
 	rb->fd = fd;
 	rb->owner = 1;
 	rb->map_size = total;
-	if (rt_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
-		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL_EXPEDITED;
-	else if (rt_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
-		rb->mb_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
-	else if (rt_membarrier(MEMBARRIER_CMD_QUERY) > 0 &&
-		 (rt_membarrier(MEMBARRIER_CMD_QUERY) & MEMBARRIER_CMD_GLOBAL))
-		rb->mb_cmd = MEMBARRIER_CMD_GLOBAL;
-	shm->creator_mb_cmd = (uint32_t)rb->mb_cmd;
+	rb->mb_cmd = rt_membarrier_choose();
+	rb->shm->creator_mb_cmd = (uint32_t)rb->mb_cmd;
 	if ((err = rt_writers_open(rb)) < 0) {
 		munmap(base, total);
-		goto fail_fd;
+		close(fd);
+		if (cfg->shm_name)
+			shm_unlink(cfg->shm_name);
+		free(rb);
+		return err;
 	}
 	/* Publish the magic last: an attacher that sees it sees a whole pool. */
-	RT_STORE_REL(&shm->magic, RT_SHM_MAGIC);
+	RT_STORE_REL(&rb->shm->magic, RT_SHM_MAGIC);
 	if (cfg->shm_name) {
 		rb->shm_name = strdup(cfg->shm_name);
 	}
 	rt_error_clear();
 	*out = rb;
 	return 0;
-fail_fd:
-	close(fd);
-	if (cfg->shm_name)
-		shm_unlink(cfg->shm_name);
-	free(rb);
-	return err;
 }
 
 int rt_rb_use_clock(struct ringtrace_rb *rb, const struct rt_clock *c)

@@ -254,19 +254,19 @@ struct rt_flush_pass {
 	uint32_t nflushed;
 };
 
-static int rt_flush_pass(struct ringtrace_rb *rb, void *arg)
+/*
+ * The flush's first round, over every writer slot: publish the page of a
+ * writer that is gone (rt_reclaim_dead), and ask each other writer whose
+ * page holds events and was begun min_age_ms or more ago for that page
+ * (its steal word set to `ask`, taking over a request still pending from
+ * another flush). The slots asked go to a->asked; their count, or an
+ * error.
+ */
+static int rt_flush_ask(struct ringtrace_rb *rb, struct rt_flush_pass *a, uint64_t now,
+			uint32_t ask)
 {
-	struct rt_flush_pass *a = arg;
-	struct rt_shm *shm = rb->shm;
-	/* (a changed control block is damage; the flush goes on: every index
-	 * is checked against the handle's own geometry) */
-	rt_check_control(rb);
-	uint64_t now = rt_ticks(rb->h.is_tsc);
 	uint64_t age = (uint64_t)a->min_age_ms * (rb->clock.freq / 1000);
 	uint32_t nasked = 0;
-	uint32_t ask = RT_STEAL_ASKED_BY(__atomic_add_fetch(&shm->flush_seq, 1, __ATOMIC_RELAXED));
-	RT_STORE(&shm->last_flush_ticks, now);
-
 	for (uint32_t i = 0; i < rb->g.max_writers; i++) {
 		struct rt_slot *s = &rb->slots[i];
 		uint32_t w = RT_LOAD_ACQ(&s->h.state);
@@ -291,16 +291,94 @@ static int rt_flush_pass(struct ringtrace_rb *rb, void *arg)
 		uint64_t pts = RT_LOAD(&s->page_ts);
 		if (now > pts && now - pts < age)
 			continue;
-		/* (a request still pending from another flush is taken over) */
 		if (!__atomic_compare_exchange_n(&s->h.steal, &st, ask, 0, __ATOMIC_SEQ_CST,
 						 __ATOMIC_RELAXED))
 			continue;
 		a->asked[nasked++] = i;
 	}
+	return (int)nasked;
+}
+
+/*
+ * Wait until slot s's writer is out of its event (nest 0), spinning a
+ * little, then yielding, until the deadline: 1 if it is out.
+ */
+static int rt_flush_wait_out(const struct rt_slot *s, uint64_t deadline)
+{
+	uint32_t spins = 0;
+	while (RT_LOAD_ACQ(&s->h.nest) != 0 && spins < 2000) {
+		if (++spins <= 100) {
+			ringtrace_cpu_relax_();
+			continue;
+		}
+		if (rt_mono_ns() > deadline)
+			break;
+		sched_yield();
+	}
+	return RT_LOAD_ACQ(&s->h.nest) == 0;
+}
+
+/*
+ * Take and publish the page of slot i, whose writer was asked (`ask`) and
+ * is out of its event: 0 (taken, or left to the writer, which answered
+ * or moved on), or an error.
+ */
+static int rt_flush_take(struct ringtrace_rb *rb, struct rt_flush_pass *a, uint32_t i, uint32_t ask)
+{
+	struct rt_slot *s = &rb->slots[i];
+	uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
+	uint32_t st = ask;
+	if (rt_slot_page(rb, i, p) < 0 || p == RT_NO_PAGE) {
+		__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
+		return 0;
+	}
+	/*
+	 * Claim the FIFO position before taking the page: once the writer
+	 * sees TAKEN it may publish its next page, which must come after
+	 * this one.
+	 */
+	uint64_t pos;
+	int r = rt_fifo_claim(rb, &pos, 0);
+	if (r <= 0)
+		return r;
+	/*
+	 * Only while our request is there: not if the writer answered it
+	 * (and may have a new page since, or have left the slot to
+	 * another thread), a reclaim took the page, or another flush
+	 * took the request over.
+	 */
+	if (!__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_TAKEN, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		rt_fifo_fill(rb, pos, RT_NO_PAGE);
+		__atomic_fetch_add(&rb->shm->cells_empty, 1, __ATOMIC_RELEASE);
+		return 0;
+	}
+	/* A snapshot must not read this page as the writer's any more. */
+	uint32_t exp = p;
+	__atomic_compare_exchange_n(&s->h.cur_page, &exp, RT_NO_PAGE, 0, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+	if ((r = rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_FLUSHED)) < 0)
+		return r;
+	a->nflushed += (uint32_t)r;
+	return 0;
+}
+
+static int rt_flush_pass(struct ringtrace_rb *rb, void *arg)
+{
+	struct rt_flush_pass *a = arg;
+	struct rt_shm *shm = rb->shm;
+	/* (a changed control block is damage; the flush goes on: every index
+	 * is checked against the handle's own geometry) */
+	rt_check_control(rb);
+	uint64_t now = rt_ticks(rb->h.is_tsc);
+	uint32_t ask = RT_STEAL_ASKED_BY(__atomic_add_fetch(&shm->flush_seq, 1, __ATOMIC_RELAXED));
+	RT_STORE(&shm->last_flush_ticks, now);
+	int nasked = rt_flush_ask(rb, a, now, ask);
 	/* Without membarrier the writers answer at their next event. (The
 	 * pages of writers that were gone are published already.) */
-	if (nasked == 0 || rb->mb_cmd == 0 || rt_membarrier(rb->mb_cmd) != 0)
-		return 0;
+	if (nasked <= 0 || rb->mb_cmd == 0 || rt_membarrier(rb->mb_cmd) != 0)
+		return nasked < 0 ? nasked : 0;
 	/*
 	 * A private barrier orders only this process's threads: the writers of
 	 * another process sharing the pool (a forked child) answer at their
@@ -312,67 +390,23 @@ static int rt_flush_pass(struct ringtrace_rb *rb, void *arg)
 	 * A writer is inside one event for far less than a microsecond, unless
 	 * it was preempted there; then it publishes at its next event. So the
 	 * waits for writers to leave their event are bounded in time, for the
-	 * whole flush: RT_FLUSH_WAIT_NS, whatever the slots' nest words say
-	 * (a slot whose nest stays raised, by a writer stuck in a signal
-	 * handler or by whoever wrote the pool, costs this once per flush,
-	 * not 2000 sched_yield() calls each, which on a busy machine were
-	 * seconds).
+	 * whole flush: RT_FLUSH_WAIT_NS, whatever the slots' nest words say (a
+	 * slot whose nest stays raised, by a writer stuck in a signal handler
+	 * or by whoever wrote the pool, costs this once per flush, not a
+	 * bounded wait of its own for each such slot, which on a busy machine
+	 * adds up to seconds).
 	 */
 	uint64_t deadline = rt_mono_ns() + RT_FLUSH_WAIT_NS;
-	for (uint32_t k = 0; k < nasked; k++) {
+	for (int k = 0; k < nasked; k++) {
 		uint32_t i = a->asked[k];
-		struct rt_slot *s = &rb->slots[i];
+		const struct rt_slot *s = &rb->slots[i];
 		if (own_only && RT_LOAD(&s->owner_cookie) != cookie)
 			continue;
-		uint32_t spins = 0;
-		while (RT_LOAD_ACQ(&s->h.nest) != 0 && spins < 2000) {
-			if (++spins <= 100) {
-				ringtrace_cpu_relax_();
-				continue;
-			}
-			if (rt_mono_ns() > deadline)
-				break;
-			sched_yield();
-		}
-		if (RT_LOAD_ACQ(&s->h.nest) != 0)
+		if (!rt_flush_wait_out(s, deadline))
 			continue; /* busy in a write: it will publish at its next event */
-		uint32_t p = RT_LOAD_ACQ(&s->h.cur_page);
-		uint32_t st = ask;
-		if (rt_slot_page(rb, i, p) < 0 || p == RT_NO_PAGE) {
-			__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_NONE, 0,
-						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-			continue;
-		}
-		/*
-		 * Claim the FIFO position before taking the page: once the writer
-		 * sees TAKEN it may publish its next page, which must come after
-		 * this one.
-		 */
-		uint64_t pos;
-		int r = rt_fifo_claim(rb, &pos, 0);
+		int r = rt_flush_take(rb, a, i, ask);
 		if (r < 0)
 			return r;
-		if (r == 0)
-			continue;
-		/*
-		 * Only while our request is there: not if the writer answered it
-		 * (and may have a new page since, or have left the slot to
-		 * another thread), a reclaim took the page, or another flush
-		 * took the request over.
-		 */
-		if (!__atomic_compare_exchange_n(&s->h.steal, &st, RT_STEAL_TAKEN, 0,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			rt_fifo_fill(rb, pos, RT_NO_PAGE);
-			__atomic_fetch_add(&rb->shm->cells_empty, 1, __ATOMIC_RELEASE);
-			continue;
-		}
-		/* A snapshot must not read this page as the writer's any more. */
-		uint32_t exp = p;
-		__atomic_compare_exchange_n(&s->h.cur_page, &exp, RT_NO_PAGE, 0, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED);
-		if ((r = rt_flush_page(rb, p, pos, RINGTRACE_PAGE_F_FLUSHED)) < 0)
-			return r;
-		a->nflushed += (uint32_t)r;
 	}
 	return 0;
 }

@@ -26,9 +26,8 @@ extern "C" {
  * event header holds the low half, and its tests compare each half with
  * the previous event's. On x86 `rdtsc` returns the halves in two
  * registers; joining them (a shift and an or) and taking the low half
- * back out put two more instructions between the counter and the
- * header's store, and a call's timed length grew by that much
- * (docs/benchmarks.md, "The counter's halves"). Both 0 where there is no
+ * back out would put two more instructions between the counter and the
+ * header's store, on every event's path. Both 0 where there is no
  * counter.
  */
 static inline __attribute__((always_inline)) int ringtrace_hw_ticks_halves_(uint64_t *lo,

@@ -5,8 +5,8 @@
  *
  * This is the one write path of the ring buffer. The recording code that
  * RINGTRACE_EVENT generates reserves, fills and commits its record with it
- * and no function call at all (that is what keeps a recorded event within
- * a few percent of one timestamp read); the library's own
+ * and no function call at all (so that a recorded event costs little more
+ * than its timestamp read); the library's own
  * ringtrace_rb_reserve()/ringtrace_rb_commit() call the same inline
  * functions. The structures below are the only definitions of what they
  * touch: the library's private writer slot and buffer handle
@@ -33,9 +33,9 @@
  * pool's queue positions and cells, the next page's header, the slot's
  * counters, lines that one page of events has pushed out; the library
  * notes them at each switch) and moves `limit` to `end`. The switch then
- * finds them near instead of waiting for each in turn (docs/benchmarks.md,
- * "The page switch's warm-up"). Inline prefetches, no call: a call there
- * made the compiler save six registers on every event's path.
+ * finds them near instead of waiting for each in turn. Inline prefetches,
+ * no call: a call there would make the compiler save registers on every
+ * event's path.
  *
  * The nest/steal handshake (src/ring/flush.c explains it): a writer raises
  * its slot's `nest` before it tests `steal`, and lowers it after its
@@ -107,15 +107,15 @@ struct ringtrace_wtls_ {
 	/*
 	 * The timestamp an inline reservation read before it declined (a page
 	 * switch, a flush request, a clock reading whose halves the inline
-	 * test refused), for the general path it falls
-	 * back to (ringtrace_rb_reserve's own, or ringtrace_rb_reserve_general_
-	 * called by a tracepoint whose ringtrace_rec_<event> said it declined:
+	 * test refused), for the general path it falls back to
+	 * (ringtrace_rb_reserve's own, or ringtrace_rb_reserve_general_ called
+	 * by a tracepoint whose ringtrace_rec_<event> said it declined:
 	 * RINGTRACE_EV_DECLINED_): that path then does not read the clock a
-	 * second time (a read of the TSC costs ~10 ns on some machines, a
-	 * sixth of a switch). Taken and cleared there, after the nesting flag
-	 * is raised, unless older than the last event's (ringtrace_last_ts_);
-	 * 0: none. No other path takes
-	 * it: a call that made no attempt of its own (a signal handler's, one
+	 * second time (a read of the TSC is slow on some machines, and the
+	 * page switch is the path it would lengthen). Taken and cleared
+	 * there, after the nesting flag is raised, unless older than the last
+	 * event's (ringtrace_last_ts_); 0: none. No other path takes it: a
+	 * call that made no attempt of its own (a signal handler's, one
 	 * inside a read-side section) would take another call's reading.
 	 */
 	uint64_t decl_ts;
@@ -187,8 +187,7 @@ struct ringtrace_fres_ {
  * are only read). Inside the write (nest raised); nothing is read through
  * the addresses. Unrolled by hand, and limit stored first: a loop, or end
  * kept for a store at the end, needs registers that the compiler then
- * saves on every event's path (GCC 12 and clang 14 save none and one, as
- * before the warm-up).
+ * saves on every event's path.
  */
 static inline __attribute__((always_inline)) void ringtrace_warm_(
 	struct ringtrace_wtls_ *t, const struct ringtrace_slot_head_ *s)
@@ -250,8 +249,7 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct 
 	/*
 	 * (Hides from the compiler that next is start + a constant, so that
 	 * it derives the commit offset from next below and start's register
-	 * dies early. It saved a register with GCC 12 before the clock was
-	 * read in halves; now it saves one instruction there.)
+	 * dies early: one instruction fewer on the path.)
 	 */
 	__asm__("" : "+r"(next));
 	/*
@@ -292,8 +290,8 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct 
 	 * The id and size are joined first and the clock's low half or-ed in
 	 * last: one instruction between the counter and the header's store
 	 * (the empty asm keeps the compiler from reassociating the ors). The
-	 * low half is stored first: with GCC 12 the other order costs a copy
-	 * of it and a second saved register.
+	 * low half is stored first: the other order makes the compiler copy
+	 * it and save another register.
 	 */
 	t->last_lo = (uint32_t)lo; /* (last_hi is hi already: tested above) */
 	uint64_t w = *id_hdr | ((uint64_t)len << 48);
@@ -331,10 +329,10 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_fast_(
  * own inline reservation through the thread's current writer state has
  * just been declined (a page switch, a flush request, a long gap, a
  * nested write): trying it again would only fail again, after reading
- * the clock (two attempts and two clock reads made a page switch's call
- * that much longer). It timestamps the event with the reading that
- * attempt left (decl_ts): only a caller whose attempt did decline may
- * call it. Same contract and commit as ringtrace_rb_reserve().
+ * the clock a second time, on the page switch's path. It timestamps the
+ * event with the reading that attempt left (decl_ts): only a caller whose
+ * attempt did decline may call it. Same contract and commit as
+ * ringtrace_rb_reserve().
  */
 void *ringtrace_rb_reserve_general_(ringtrace_rb *rb, uint32_t id, size_t len)
 	RINGTRACE_LAYOUT_SYM_(ringtrace_rb_reserve_general_);
