@@ -81,6 +81,14 @@ struct rt_clock {
 /* Calibrate once per process (thread-safe); returns the process clock. */
 RT_HIDDEN const struct rt_clock *rt_clock_get(void);
 RT_HIDDEN uint64_t rt_mono_ns(void);
+/*
+ * The cycle counter (0 where there is none) and CLOCK_MONOTONIC ns read
+ * together: of a few tries, the one whose clock_gettime bracket around the
+ * counter read is narrowest, ns its middle. What a clock conversion is
+ * calibrated from (the process clock here, the kernel trace's in
+ * src/kernel: the counter is the kernel's x86-tsc / counter trace clock).
+ */
+RT_HIDDEN void rt_clock_sample(uint64_t *ticks, uint64_t *ns);
 /* Ticks to CLOCK_MONOTONIC ns (saturating at 0 and UINT64_MAX). */
 RT_HIDDEN uint64_t rt_clock_to_ns(const struct rt_clock *c, uint64_t ticks);
 

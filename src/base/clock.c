@@ -54,8 +54,7 @@ static int rt_have_invariant_counter(void)
 #endif
 }
 
-/* One (ticks, ns) pair with the narrowest clock_gettime bracket of a few tries. */
-static void rt_sample(uint64_t *ticks, uint64_t *ns)
+void rt_clock_sample(uint64_t *ticks, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
 	*ticks = 0; /* (the first try always sets both; the compiler cannot see it) */
@@ -88,14 +87,14 @@ static void rt_clock_init(void)
 	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
 	c->is_tsc = 1;
 	c->freq = f;
-	rt_sample(&c->base_ticks, &c->base_ns);
+	rt_clock_sample(&c->base_ticks, &c->base_ns);
 	return;
 #else
 	uint64_t t0, n0, t1, n1;
-	rt_sample(&t0, &n0);
+	rt_clock_sample(&t0, &n0);
 	struct timespec d = {0, 20 * 1000 * 1000};
 	nanosleep(&d, NULL);
-	rt_sample(&t1, &n1);
+	rt_clock_sample(&t1, &n1);
 	if (t1 <= t0 || n1 <= n0) {
 		c->is_tsc = 0;
 		c->freq = 1000000000ull;

@@ -39,7 +39,9 @@
 #include <tracefs/tracefs.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "kernel/kernel_api.h"
+#include "ring/page_api.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/format.h"
 #include "ringtrace/schema.h"
@@ -82,10 +84,10 @@ struct kr_cpu {
 	unsigned long long ts;
 	int have;
 	uint64_t missed;
-	/* the output stream */
+	/* the output stream: its page being made (KR_PAGE bytes at out) */
 	char *out;
-	uint32_t off;
-	uint64_t seq, events_before, events, first_ts, last_ts, discarded;
+	struct rt_page_enc enc;
+	uint64_t seq, events_before, discarded;
 };
 
 struct kr {
@@ -168,44 +170,7 @@ static int kr_add_system(struct kr *k, const char *sys)
 	return 0;
 }
 
-/* ---- the clock ------------------------------------------------------------ */
-
-/* The counter of the kernel's trace clock (x86-tsc; arm64: the virtual
- * counter, the `counter` clock). */
-static uint64_t kr_counter(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-#elif defined(__aarch64__)
-	uint64_t v;
-	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-#else
-	return 0;
-#endif
-}
-
-/* The counter and CLOCK_MONOTONIC read together: the pair whose two
- * counter reads around the clock read are closest (of 16). */
-static void kr_sample(uint64_t *ticks, uint64_t *ns)
-{
-	uint64_t best = UINT64_MAX;
-	*ticks = kr_counter();
-	*ns = 0;
-	for (int i = 0; i < 16; i++) {
-		struct timespec ts;
-		uint64_t a = kr_counter();
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t b = kr_counter();
-		if (b - a < best) {
-			best = b - a;
-			*ticks = a + (b - a) / 2;
-			*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-		}
-	}
-}
+/* ---- the clock (rt_clock_sample, base.h) ------------------------------- */
 
 /*
  * No program's trace gave the conversion (a command not linked with
@@ -216,7 +181,7 @@ static void kr_sample(uint64_t *ticks, uint64_t *ns)
 static void kr_calibrate(struct kr *k, struct ringtrace_trace_clock *c)
 {
 	uint64_t t1, n1;
-	kr_sample(&t1, &n1);
+	rt_clock_sample(&t1, &n1);
 	*c = (struct ringtrace_trace_clock){1, 1000000000ull, k->cal_ticks, k->cal_ns};
 	if (n1 > k->cal_ns + 1000000 && t1 > k->cal_ticks)
 		c->freq = (uint64_t)((double)(t1 - k->cal_ticks) * 1e9 / (double)(n1 - k->cal_ns));
@@ -586,7 +551,7 @@ int kr_start(struct kr **out, const char *dir, char *const *specs, int nspecs, s
 		kr_abort(k);
 		return -1;
 	}
-	kr_sample(&k->cal_ticks, &k->cal_ns);
+	rt_clock_sample(&k->cal_ticks, &k->cal_ns);
 	tracefs_trace_on(k->in);
 	*out = k;
 	return 0;
@@ -829,68 +794,40 @@ static int kr_encode(const struct kr_event *x, const void *data, int dsize, char
 	return (int)o;
 }
 
-/* Publish CPU c's page into the trace (if it holds events) and start a new one. */
+/* Publish CPU c's page into the trace (if it holds events) and begin a new one. */
 static int kr_flush_page(struct kr_cpu *cp, int c, const char *dir)
 {
-	struct ringtrace_page_header *h = (struct ringtrace_page_header *)(void *)cp->out;
-	if (cp->off <= RINGTRACE_PAGE_HEADER_SIZE)
+	struct ringtrace_page_header *h = cp->enc.h;
+	if (h->events == 0)
 		return 0;
-	h->magic = RINGTRACE_PAGE_MAGIC;
-	h->stream_id = 0;
 	h->stream_instance_id = (uint64_t)c + 1;
-	h->timestamp_begin = cp->first_ts;
-	h->timestamp_end = cp->last_ts;
-	h->content_size = (uint64_t)cp->off * 8;
-	h->packet_size = (uint64_t)KR_PAGE * 8;
 	h->packet_seq_num = cp->seq++;
 	h->events_discarded = cp->discarded;
 	h->events_before = cp->events_before;
-	h->events = (uint32_t)cp->events;
 	h->tid = 0;
-	h->commit = cp->off;
 	h->writer = (uint32_t)c;
 	h->cpu = (uint32_t)c;
-	h->flags = 0;
 	snprintf(h->comm, sizeof(h->comm), "kernel/%d", c);
+	rt_page_enc_close(&cp->enc);
 	int err = ringtrace_ctf_append_page(dir, h, KR_PAGE);
-	cp->events_before += cp->events;
-	cp->events = 0;
-	memset(cp->out, 0, KR_PAGE);
-	cp->off = RINGTRACE_PAGE_HEADER_SIZE;
+	cp->events_before += h->events;
+	rt_page_enc_begin(&cp->enc, cp->out, KR_PAGE);
 	return err;
 }
 
-/* Append one event to CPU c's stream. */
+/* Append one event to CPU c's stream: 1, 0 if it cannot be encoded (too
+ * big for a page), or < 0 if a full page could not be written. */
 static int kr_put(struct kr_cpu *cp, int c, const char *dir, uint32_t id, uint64_t ts,
 		  const char *payload, uint32_t len)
 {
-	uint32_t start = (cp->off + 7) & ~7u;
-	int ext = cp->events && ts - cp->last_ts > 0xFFFFFFFFull;
-	uint32_t hdr = ext ? RINGTRACE_EV_EXT_HEADER_SIZE : RINGTRACE_EV_HEADER_SIZE;
-	if (start + hdr + len > KR_PAGE) {
+	int rc = rt_page_enc_add(&cp->enc, id, ts, payload, len);
+	if (rc == 0) {
 		int err = kr_flush_page(cp, c, dir);
 		if (err < 0)
 			return err;
-		start = RINGTRACE_PAGE_HEADER_SIZE;
-		ext = 0;
-		hdr = RINGTRACE_EV_HEADER_SIZE;
+		rc = rt_page_enc_add(&cp->enc, id, ts, payload, len);
 	}
-	if (cp->events == 0)
-		cp->first_ts = ts;
-	uint64_t w = (uint64_t)(uint32_t)ts | ((uint64_t)(ext ? 0xFFFFu : id) << 32) |
-		     ((uint64_t)len << 48);
-	memcpy(cp->out + start, &w, 8);
-	if (ext) {
-		uint32_t id32 = id, z = 0;
-		memcpy(cp->out + start + 8, &id32, 4);
-		memcpy(cp->out + start + 12, &z, 4);
-		memcpy(cp->out + start + 16, &ts, 8);
-	}
-	memcpy(cp->out + start + hdr, payload, len);
-	cp->off = start + hdr + len;
-	cp->events++;
-	cp->last_ts = ts;
-	return 0;
+	return rc > 0; /* (refused by an empty page: never encodable) */
 }
 
 /* Is this record one of ours (the followed threads)? Learns forks. */
@@ -968,18 +905,9 @@ static int kr_save_formats(struct kr *k, const char *dir)
 	return rc;
 }
 
-int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock *clk, int quiet)
+/* Every event enabled goes in the metadata, those that never occurred too. */
+static void kr_define_enabled(struct kr *k)
 {
-	tracefs_trace_off(k->in);
-	kr_drain_stop(k);
-	k->tep = tracefs_local_events_system(NULL, (const char *const *)k->systems);
-	if (!k->tep) {
-		fprintf(stderr, "ringtrace record: kernel events: cannot read the event formats\n");
-		return -1;
-	}
-	char dir[4200];
-	snprintf(dir, sizeof(dir), "%s/kernel", out);
-	/* Every event enabled in the metadata, those that never occurred too. */
 	struct tep_event **all = tep_list_events(k->tep, TEP_EVENT_SORT_ID);
 	for (int i = 0; all && all[i]; i++) {
 		char path[512];
@@ -989,8 +917,29 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 			(void)kr_event_of(k, all[i]);
 		free(on);
 	}
-	/* The losses the kernel counted, per CPU. */
-	uint64_t overrun = 0, dropped = 0;
+}
+
+/* The losses the kernel counted on CPU c (its stats file): overrun and
+ * dropped events. */
+static void kr_cpu_losses(struct kr *k, int c, uint64_t *overrun, uint64_t *dropped)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", c);
+	char *st = tracefs_instance_file_read(k->in, path, NULL);
+	const char *o = st ? strstr(st, "overrun: ") : NULL;
+	const char *d = st ? strstr(st, "dropped events: ") : NULL;
+	*overrun = o ? strtoull(o + 9, NULL, 10) : 0;
+	*dropped = d ? strtoull(d + 16, NULL, 10) : 0;
+	free(st);
+}
+
+/*
+ * Every CPU's spool completed (the pages left in the kernel drained), its
+ * losses added to *overrun and *dropped, and made ready to be read back
+ * into its output stream. 0, or -1 out of memory (said).
+ */
+static int kr_read_setup(struct kr *k, const char *dir, uint64_t *overrun, uint64_t *dropped)
+{
 	for (int c = 0; c < k->ncpu; c++) {
 		struct kr_cpu *cp = &k->cpu[c];
 		kr_drain_cpu(k, c, 0); /* what is left: the full pages, */
@@ -1002,28 +951,31 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 				" in all; later events left in the kernel's buffer, which "
 				"counts what it could not keep)\n",
 				c, dir, strerror(cp->spool_err), cp->spool_lost);
-		char path[64];
-		snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", c);
-		char *st = tracefs_instance_file_read(k->in, path, NULL);
-		const char *o = st ? strstr(st, "overrun: ") : NULL;
-		const char *d = st ? strstr(st, "dropped events: ") : NULL;
-		uint64_t ov = o ? strtoull(o + 9, NULL, 10) : 0,
-			 dr = d ? strtoull(d + 16, NULL, 10) : 0;
-		free(st);
-		overrun += ov;
-		dropped += dr;
+		uint64_t ov, dr;
+		kr_cpu_losses(k, c, &ov, &dr);
+		*overrun += ov;
+		*dropped += dr;
 		cp->discarded = ov + dr;
 		cp->kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
-		cp->out = calloc(1, KR_PAGE);
+		cp->out = malloc(KR_PAGE);
 		if (!cp->kb || !cp->out) {
 			fprintf(stderr, "ringtrace record: out of memory\n");
 			return -1;
 		}
-		cp->off = RINGTRACE_PAGE_HEADER_SIZE;
+		rt_page_enc_begin(&cp->enc, cp->out, KR_PAGE);
 		if (cp->psize)
 			kr_next(cp, 1);
 	}
-	/* Every CPU's records merged by time (forks before what follows them). */
+	return 0;
+}
+
+/*
+ * Every CPU's records merged by time (forks before what follows them),
+ * the followed threads' re-encoded into their CPU's stream in dir. 0, or
+ * -1 having said why.
+ */
+static int kr_convert(struct kr *k, const char *dir)
+{
 	static char payload[65536];
 	int err = 0;
 	for (;;) {
@@ -1039,27 +991,22 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 					 .size = kbuffer_event_size(cp->kb),
 					 .cpu = c};
 		struct tep_event *e = tep_find_event_by_record(k->tep, &rec);
-		if (e && kr_keep(k, e, &rec)) {
-			struct kr_event *x = kr_event_of(k, e);
-			int len = x ? kr_encode(x, rec.data, rec.size, payload, sizeof(payload))
-				    : -1;
-			/* (a page holds it with its extended header, or it is
-			 * counted as not encodable) */
-			if (len >= 0 && (uint32_t)len <= KR_PAGE - RINGTRACE_PAGE_HEADER_SIZE -
-								 RINGTRACE_EV_EXT_HEADER_SIZE) {
-				err = kr_put(cp, c, dir, x->id, cp->ts, payload, (uint32_t)len);
-				x->count++;
-				k->kept++;
-			} else {
-				k->unencodable++;
-			}
-		} else if (e) {
-			k->dropped_filter++;
-		} else {
-			k->unencodable++; /* (no format for it) */
-		}
-		if (err < 0)
+		int keep = e && kr_keep(k, e, &rec);
+		struct kr_event *x = keep ? kr_event_of(k, e) : NULL;
+		int len = x ? kr_encode(x, rec.data, rec.size, payload, sizeof(payload)) : -1;
+		int put = len >= 0 ? kr_put(cp, c, dir, x->id, cp->ts, payload, (uint32_t)len) : 0;
+		if (put < 0) {
+			err = put;
 			break;
+		}
+		if (put) {
+			x->count++;
+			k->kept++;
+		} else if (e && !keep) {
+			k->dropped_filter++; /* (not one of the followed threads) */
+		} else {
+			k->unencodable++; /* (no format for it, or too big for a page) */
+		}
 		kr_next(cp, 0);
 	}
 	for (int c = 0; c < k->ncpu && err == 0; c++)
@@ -1068,7 +1015,14 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 		fprintf(stderr, "ringtrace record: %s: %s\n", dir, ringtrace_last_error());
 		return -1;
 	}
-	/* The metadata: the kernel's event formats, the recording's clock. */
+	return 0;
+}
+
+/* The metadata: the kernel's event formats, the recording's clock, the
+ * counts. 0, or -1 having said why. */
+static int kr_write_metadata(struct kr *k, const char *dir, const struct ringtrace_trace_clock *clk,
+			     uint64_t overrun, uint64_t dropped)
+{
 	struct ringtrace_trace_event_def *defs = calloc(k->nev ? k->nev : 1, sizeof(*defs));
 	if (!defs)
 		return -1;
@@ -1080,9 +1034,6 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 		defs[i].fields = k->ev[i].fields;
 		defs[i].nfields = k->ev[i].nfields;
 	}
-	uint64_t missed = 0;
-	for (int c = 0; c < k->ncpu; c++)
-		missed += k->cpu[c].missed;
 	/* (missed: the kernel's drops, and records that could not be
 	 * re-encoded: no format for them, or too big for a page) */
 	struct ringtrace_trace_stat stats[4] = {{"hit", k->kept},
@@ -1098,14 +1049,34 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 		clk = &own;
 	}
 	struct ringtrace_ctf_trace_desc desc = {*clk, defs, k->nev, stats, 4, NULL, 0, &pr};
-	err = ringtrace_ctf_write_described(dir, &desc);
+	int err = ringtrace_ctf_write_described(dir, &desc);
 	free(defs);
 	if (err < 0) {
 		fprintf(stderr, "ringtrace record: %s\n", ringtrace_last_error());
 		return -1;
 	}
-	if (kr_save_formats(k, dir) < 0)
+	return kr_save_formats(k, dir);
+}
+
+int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock *clk, int quiet)
+{
+	tracefs_trace_off(k->in);
+	kr_drain_stop(k);
+	k->tep = tracefs_local_events_system(NULL, (const char *const *)k->systems);
+	if (!k->tep) {
+		fprintf(stderr, "ringtrace record: kernel events: cannot read the event formats\n");
 		return -1;
+	}
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/kernel", out);
+	kr_define_enabled(k);
+	uint64_t overrun = 0, dropped = 0;
+	if (kr_read_setup(k, dir, &overrun, &dropped) < 0 || kr_convert(k, dir) < 0 ||
+	    kr_write_metadata(k, dir, clk, overrun, dropped) < 0)
+		return -1;
+	uint64_t missed = 0;
+	for (int c = 0; c < k->ncpu; c++)
+		missed += k->cpu[c].missed;
 	if (!quiet)
 		fprintf(stderr,
 			"ringtrace: kernel: %" PRIu64 " events kept in %s (%" PRIu64

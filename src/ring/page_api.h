@@ -2,7 +2,8 @@
  * src/ring/page_api.h - the page decoder's step, inline: what every reader
  * of pages runs once per event (the ring buffer's iterator and snapshots,
  * the trace reader), without a call. ringtrace_page_next() (page.c) is
- * the same function for the public API. Not installed.
+ * the same function for the public API. And the page encoder (page_enc.c)
+ * for producers of whole pages. Not installed.
  */
 #ifndef RINGTRACE_RING_PAGE_API_H
 #define RINGTRACE_RING_PAGE_API_H
@@ -74,5 +75,46 @@ static inline int rt_page_next(struct ringtrace_page_cursor *c, struct ringtrace
 	c->index++;
 	return 1;
 }
+
+/*
+ * The page encoder: whole pages made by a producer that is not one of the
+ * ring's writers (the kernel events' conversion, src/kernel; tests), in
+ * the format of ringtrace/format.h, with its named constants only. The
+ * ring's writers encode in place, inline (ringtrace/static/ring.h): a
+ * page there is filled by its thread and published by the ring; here it
+ * is filled and closed by one caller that owns it.
+ *
+ *   rt_page_enc_begin   a cleared page: magic, stream class, packet size,
+ *                       no content. The caller then sets the stream's
+ *                       fields of the header (stream_instance_id,
+ *                       packet_seq_num, events_discarded, events_before,
+ *                       tid, writer, cpu, flags, comm) when it knows them.
+ *   rt_page_enc_add     one event, its header compact where the format
+ *                       allows (id up to RINGTRACE_EV_MAX_ID, less than
+ *                       2^32 ticks after the previous event), extended
+ *                       otherwise; timestamp_begin is the first event's.
+ *   rt_page_enc_close   the fields final at publication (content_size,
+ *                       commit, timestamp_end): a page that
+ *                       ringtrace_page_check accepts.
+ */
+struct rt_page_enc {
+	struct ringtrace_page_header *h; /* the page, `size` bytes */
+	uint32_t size;
+	uint32_t off;     /* the end of the last event's payload */
+	uint64_t last_ts; /* the last event's timestamp */
+};
+
+/* size: a multiple of RINGTRACE_EV_ALIGN that holds at least the header
+ * and one extended event header (callers pass a constant). */
+RT_HIDDEN void rt_page_enc_begin(struct rt_page_enc *e, void *page, uint32_t size);
+/*
+ * 1 appended; 0 it does not fit in what is left of the page (close it and
+ * begin another); -RINGTRACE_EINVAL (said) it can never be encoded here:
+ * a payload over RINGTRACE_EV_MAX_PAYLOAD or over what an empty page
+ * holds, or a timestamp before the page's previous event.
+ */
+RT_HIDDEN int rt_page_enc_add(struct rt_page_enc *e, uint32_t id, uint64_t ts, const void *payload,
+			      uint32_t len);
+RT_HIDDEN void rt_page_enc_close(struct rt_page_enc *e);
 
 #endif /* RINGTRACE_RING_PAGE_API_H */
