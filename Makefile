@@ -99,10 +99,13 @@ check-asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		$(TIMED) asan-tests ctest --test-dir build-asan $(CTEST_FLAGS) --output-log build-asan/ctest.log
 
+# (TSan makes every program it built wait a second at its exit, so that
+# threads still running meet their races: a tenth of it here, where the
+# tests run many short programs)
 check-tsan:
 	cmake -S . -B build-tsan -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=thread -DRINGTRACE_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 	$(TIMED) tsan-build cmake --build build-tsan -j$(JOBS)
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=100 \
 		$(TIMED) tsan-tests ctest --test-dir build-tsan $(CTEST_FLAGS) --output-log build-tsan/ctest.log
 
 # The build types a packager uses, warning-free with both compilers: every
