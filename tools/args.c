@@ -134,3 +134,11 @@ int arg_pool_geometry(uint64_t pool_size, uint64_t page_size, char *why, size_t 
 	}
 	return 0;
 }
+
+int arg_usage_error(const char *verb, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ringtrace%s%s: ", verb ? " " : "", verb ? verb : "");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'ringtrace%s%s --help'.\n", verb ? " " : "", verb ? verb : "");
+	return 2;
+}

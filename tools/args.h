@@ -40,4 +40,10 @@ int arg_seconds(const char *s, uint64_t *ns, char *why, size_t whylen);
  */
 int arg_pool_geometry(uint64_t pool_size, uint64_t page_size, char *why, size_t whylen);
 
+/*
+ * A usage error of verb (NULL: of the command): "ringtrace VERB: " and
+ * fmt with arg, then where help is. Returns 2, the exit status.
+ */
+int arg_usage_error(const char *verb, const char *fmt, const char *arg);
+
 #endif

@@ -1,8 +1,10 @@
-/* The command's output helpers (output.h). */
+/* The reader's per-stream accounting as the command prints it (output.h). */
 #include "output.h"
 
 #include <inttypes.h>
 #include <string.h>
+
+#include "base/base.h"
 
 void out_read_all(ringtrace_trace *t)
 {
@@ -48,7 +50,7 @@ void out_stream_table(FILE *f, const ringtrace_trace *t)
 		fprintf(f,
 			"%-10" PRIu64 " %-8u %-16s %12" PRIu64 " %10" PRIu64 " %10" PRIu64
 			" %12" PRIu64 " ",
-			s->id, s->tid, out_esc(s->comm), s->events, s->dropped, s->overrun,
+			s->id, s->tid, rt_esc(s->comm), s->events, s->dropped, s->overrun,
 			s->bytes);
 		if (s->events)
 			out_span(f, t, s->first_ts, s->last_ts);
@@ -61,4 +63,20 @@ void out_stream_table(FILE *f, const ringtrace_trace *t)
 	if (sum.events)
 		out_span(f, t, sum.first_ts, sum.last_ts);
 	fputc('\n', f);
+}
+
+void out_on_error(void *arg, const char *msg)
+{
+	(void)arg;
+	fflush(stdout);
+	fprintf(stderr, "ringtrace: %s\n", rt_esc(msg));
+}
+
+int out_trace_errors(const ringtrace_trace *t, const char *dir)
+{
+	uint64_t n = ringtrace_trace_errors(t);
+	if (n)
+		fprintf(stderr, "ringtrace: %s: %" PRIu64 " error%s found in the trace\n", dir, n,
+			n == 1 ? "" : "s");
+	return n != 0;
 }

@@ -1,22 +1,11 @@
-/*
- * The command's output helpers: text from a trace on the terminal, and the
- * reader's per-stream accounting as stat and record print it.
- */
+/* What the command prints from a trace, shared by its verbs. */
 #ifndef RINGTRACE_TOOLS_OUTPUT_H
 #define RINGTRACE_TOOLS_OUTPUT_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "base/base.h"
 #include "ringtrace/trace.h"
-
-/* Text from a trace with its control bytes as \xNN: rt_esc (base.h says
- * the rule and the buffers), under the command's name. */
-static inline const char *out_esc(const char *s)
-{
-	return rt_esc(s);
-}
 
 /*
  * The reader's per-stream accounting of a trace (ringtrace_trace_stream:
@@ -39,5 +28,12 @@ void out_totals(const ringtrace_trace *t, struct out_totals *sum);
  * events, dropped, overrun, bytes, time span (seconds of CLOCK_MONOTONIC).
  */
 void out_stream_table(FILE *f, const ringtrace_trace *t);
+
+/* A trace's damage as reading finds it (a ringtrace_trace_error_fn):
+ * "ringtrace: MESSAGE" on stderr, escaped, after what stdout holds. */
+void out_on_error(void *arg, const char *msg);
+/* Say how much damage reading t found (the messages came on the way):
+ * 1 if any, else 0. */
+int out_trace_errors(const ringtrace_trace *t, const char *dir);
 
 #endif

@@ -25,11 +25,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "attach_client.h"
-#include "commands.h"
-#include "output.h"
+#include "base/base.h"
+#include "collect/collect_api.h"
 #include "ringtrace/attach.h"
 #include "ringtrace/error.h"
+#include "verbs.h"
 
 #define PS_MAX_PROGRAMS 4096
 
@@ -90,7 +90,7 @@ static void ps_scan(int dfd, const char *dir, uid_t uid)
 		snprintf(name, sizeof(name), "%d.sock", (int)pids[i]);
 		struct ringtrace_attach_hello h;
 		int cfd = -1;
-		int r = attach_hello(dfd, name, pids[i], uid, &h, &cfd, why, sizeof(why));
+		int r = co_attach_hello(dfd, name, pids[i], uid, &h, &cfd, why, sizeof(why));
 		if (r == 0)
 			close(cfd);
 		if (r == 1) {
@@ -109,8 +109,8 @@ static void ps_scan(int dfd, const char *dir, uid_t uid)
 			snprintf(user, sizeof(user), "%s", pw->pw_name);
 		else
 			snprintf(user, sizeof(user), "%u", h.uid);
-		printf("%-8u %-10s %-16s %7u %9s %s\n", h.pid, out_esc(user), out_esc(h.comm),
-		       h.nevents, h.recording ? "yes" : "no", out_esc(h.exe));
+		printf("%-8u %-10s %-16s %7u %9s %s\n", h.pid, rt_esc(user), rt_esc(h.comm),
+		       h.nevents, h.recording ? "yes" : "no", rt_esc(h.exe));
 	}
 }
 
@@ -128,7 +128,7 @@ static void ps_scan_path(const char *dir, uid_t uid, void *arg)
 	close(dfd);
 }
 
-int ringtrace_cmd_ps(int argc, char **argv)
+int verb_ps(int argc, char **argv)
 {
 	if (argc > 1) {
 		if (cmd_is_help(argv[1])) {
@@ -142,7 +142,7 @@ int ringtrace_cmd_ps(int argc, char **argv)
 	printf("%-8s %-10s %-16s %7s %9s %s\n", "PID", "USER", "COMMAND", "EVENTS", "RECORDING",
 	       "EXECUTABLE");
 	if (geteuid() == 0) {
-		attach_each_user_dir(ps_scan_path, NULL); /* (root: every user's) */
+		co_each_user_dir(ps_scan_path, NULL); /* (root: every user's) */
 		return 0;
 	}
 	char dir[512];

@@ -1,5 +1,6 @@
 /*
- * ringtrace recover SHM DIR: turn what a dead program left into a trace.
+ * Recovery: turn what a dead program left into a trace (`ringtrace
+ * recover SHM DIR`, and `ringtrace record` when its program dies).
  *
  * A program recording with a named pool (RINGTRACE_SHM; `ringtrace record`
  * always names it) keeps, while it runs, an up-to-date `metadata` in its
@@ -16,7 +17,7 @@
  * lines, and `stat recovered N`, the pages recovered). `ringtrace record`
  * does this by itself when its program dies.
  *
- * Recovery cannot harm a trace (issue 15): before anything is written,
+ * Recovery cannot harm a trace: before anything is written,
  * the trace must be unfinished (no `stat` lines: refused even with
  * --force), the directory unlocked (the recorder's lock is taken), the
  * pool the trace's own (the same uuid in the pool's control block and the
@@ -43,11 +44,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect/collect_api.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/format.h"
 #include "ringtrace/ring.h"
-
-#include "commands.h"
 
 /* Total size of the stream files in dir (regular files only: a symbolic
  * link is not followed). */
@@ -381,8 +381,7 @@ out:
 	return saved;
 }
 
-int ringtrace_pool_attach(const char *shm, uid_t owner, ringtrace_rb **out, char *err,
-			  size_t errsize)
+int co_pool_attach(const char *shm, uid_t owner, ringtrace_rb **out, char *err, size_t errsize)
 {
 	*out = NULL;
 	int fd = shm_open(shm, O_RDWR | O_CLOEXEC, 0);
@@ -488,12 +487,7 @@ static int refuse(ringtrace_rb *rb, const char *shm, const char *dir, int force)
 	return 0;
 }
 
-int ringtrace_recover(const char *shm, const char *dir, int quiet)
-{
-	return ringtrace_recover_opt(shm, dir, quiet, 0);
-}
-
-int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force)
+int co_recover(const char *shm, const char *dir, int quiet, int force)
 {
 	char meta[4200];
 	snprintf(meta, sizeof(meta), "%s/metadata", dir);
@@ -520,7 +514,7 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 	if (bad)
 		snprintf(why, sizeof(why), "%s: %s", dir, strerror(errno));
 	else
-		bad = ringtrace_pool_attach(shm, dst.st_uid, &rb, why, sizeof(why)) < 0;
+		bad = co_pool_attach(shm, dst.st_uid, &rb, why, sizeof(why)) < 0;
 	if (bad) {
 		fprintf(stderr, "ringtrace recover: %s\n", why);
 		close(lock);
@@ -590,54 +584,5 @@ int ringtrace_recover_opt(const char *shm, const char *dir, int quiet, int force
 			" events committed, %" PRIu64 " dropped, %" PRIu64 " overwritten)\n",
 			recovered, shm, dir, s.hit, s.missed, s.overrun);
 	close(lock);
-	return rc;
-}
-
-int ringtrace_cmd_recover(int argc, char **argv)
-{
-	if (argc == 2 && cmd_is_help(argv[1])) {
-		printf("usage: ringtrace recover [--force] SHM DIR\n\n"
-		       "Make a complete trace in DIR from what a program that died while recording\n"
-		       "left: the stream files and metadata its recorder had written to DIR, and\n"
-		       "the pages still in its shared pool SHM (the RINGTRACE_SHM name it recorded\n"
-		       "with, e.g. /ringtrace-1234): queued pages and each thread's current page\n"
-		       "up to its last committed event. The pool is removed afterwards.\n"
-		       "`ringtrace record` does this by itself when its program dies.\n\n"
-		       "The program must have exited: recovering from a live one would take its\n"
-		       "recorder's pages away (DIR is refused while its recorder holds its lock).\n"
-		       "SHM must be the object the program made: owned by DIR's owner, mode 0600.\n"
-		       "Files are added to DIR as the recorder makes them: never through a\n"
-		       "symbolic link, new ones 0600 (0640 if DIR is readable by its group).\n"
-		       "Nothing already in DIR is cut or rewritten: a stream file that ends\n"
-		       "inside a page (its recorder was killed while writing it) is renamed,\n"
-		       "unchanged, to .stream_N.partial (hidden: CTF readers skip it); a new\n"
-		       "stream_N gets its whole pages, the complete events of the cut page,\n"
-		       "then the recovered pages. (A .stream_N.partial left by a recover that\n"
-		       "was itself interrupted makes a second one refuse: look at both files.)\n\n"
-		       "Refused, before anything is written:\n"
-		       "  - a complete trace (its recorder stopped normally: the metadata has\n"
-		       "    stat lines), even with --force;\n"
-		       "  - DIR locked by a live recorder or another recover, even with --force;\n"
-		       "  - a pool whose uuid is not the trace's (or a trace without one);\n"
-		       "  - a pool with a writer still alive (its program is running).\n"
-		       "  --force   recover anyway from a pool of another uuid, or with live\n"
-		       "            writers (only their idle pages are taken)\n\n"
-		       "exit status: 0 recovered, 1 refused or nothing could be recovered,\n"
-		       "2 usage error\n");
-		return 0;
-	}
-	int force = 0, k = 1;
-	if (k < argc && strcmp(argv[k], "--force") == 0) {
-		force = 1;
-		k++;
-	}
-	if (argc - k != 2 || argv[k][0] == '-') {
-		fprintf(stderr, "ringtrace recover: expected [--force] SHM and DIR (ringtrace "
-				"recover --help)\n");
-		return 2;
-	}
-	int rc = ringtrace_recover_opt(argv[k], argv[k + 1], 0, force);
-	if (rc == 0)
-		shm_unlink(argv[k]);
 	return rc;
 }

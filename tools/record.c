@@ -1,7 +1,7 @@
 /*
- * ringtrace record / ringtrace snapshot.
+ * ringtrace record: -- CMD, -p PID / -a (src/collect/programs.c), -k.
  *
- * record runs a command with the recorder switched on through the
+ * record -- CMD runs a command with the recorder switched on through the
  * environment (RINGTRACE_OUTPUT and friends, read by libringtrace's
  * constructor in the traced program: see include/ringtrace/session.h), so
  * any program linked with libringtrace can be traced without code
@@ -44,13 +44,13 @@
 
 #include "args.h"
 #include "base/base.h"
-#include "cmd_attach.h"
-#include "commands.h"
+#include "collect/collect_api.h"
 #include "kernel/kernel_api.h"
 #include "output.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/ring.h"
 #include "ringtrace/trace.h"
+#include "verbs.h"
 
 static volatile sig_atomic_t child_pid;
 /* A signal to stop that came before there was a child to pass it to. */
@@ -87,7 +87,7 @@ static void konly_on_signal(int sig)
 static int record_kernel_only(const char *out, char *const *specs, int nk, size_t kb, long group,
 			      uint64_t duration_ns, int quiet)
 {
-	int ofd = at_outdir(out, group);
+	int ofd = co_outdir(out, group);
 	if (ofd < 0)
 		return 1;
 	/* (the handlers before the instance: a signal while it is made only
@@ -263,22 +263,6 @@ static int append(char **list, const char *sep, const char *a, const char *b, co
 	return 0;
 }
 
-/* A pool name nobody can guess (or create before the program does). */
-int random_shm_name(char *buf, size_t size)
-{
-	uint64_t r;
-	ssize_t n;
-	while ((n = getrandom(&r, sizeof(r), 0)) < 0 && errno == EINTR)
-		;
-	if (n != (ssize_t)sizeof(r)) {
-		fprintf(stderr, "ringtrace record: getrandom: %s\n",
-			n < 0 ? strerror(errno) : "short read");
-		return -1;
-	}
-	snprintf(buf, size, "/ringtrace-rec-%d-%016" PRIx64, (int)getpid(), r);
-	return 0;
-}
-
 /*
  * --group: the group's number (a name resolved here, so that the program
  * does not look it up), checked to be one we can give files to (root, or
@@ -350,7 +334,7 @@ static void print_summary(const char *tdir, const char *out)
 {
 	ringtrace_trace *t;
 	if (ringtrace_trace_open(tdir, NULL, NULL, &t) < 0) {
-		fprintf(stderr, "ringtrace record: %s\n", out_esc(ringtrace_trace_open_error()));
+		fprintf(stderr, "ringtrace record: %s\n", rt_esc(ringtrace_trace_open_error()));
 		return;
 	}
 	out_read_all(t);
@@ -371,18 +355,143 @@ static void print_summary(const char *tdir, const char *out)
 	ringtrace_trace_close(t);
 }
 
-static int cmd_record(int argc, char **argv, char **events, char **filters, char **triggers)
-{
-	const char *out = NULL, *bufsize = NULL, *pagesize = NULL, *pids = NULL;
-	int all = 0;
+/* What `ringtrace record` was asked for. */
+struct rec_opts {
+	char *events, *filters, *triggers; /* RINGTRACE_EVENTS, ... as built (malloc'ed) */
+	const char *out, *bufsize, *pagesize, *pids, *kbuf;
+	int all, overwrite, quiet;
+	long group; /* -1: private */
+	uint64_t duration_ns;
 	char *kspecs[64];
-	int nk = 0, kall = 0;
-	const char *kbuf = NULL;
-	uint64_t duration_ns = 0;
-	const char *last_e = NULL; /* the -e a -f applies to */
-	int last_e_filtered = 0;
-	int overwrite = 0, quiet = 0;
-	long group = -1;
+	int nk, kall;
+	uint64_t kbuf_bytes;
+	char **cmd;         /* -- CMD [ARGS...], or NULL */
+	int konly;          /* -k alone: every thread's kernel events */
+	const char *last_e; /* the -e a -f applies to */
+	int last_e_filtered;
+	char defdir[64];
+};
+
+/* -f EXPR: the filter of the preceding -e. -1, or the exit status. */
+static int rec_filter_arg(struct rec_opts *o, const char *arg)
+{
+	if (!o->last_e) {
+		fprintf(stderr,
+			"ringtrace record: -f '%s' must follow the -e EVENTS it filters (e.g. -e "
+			"'req_*' -f 'len > 64')\n",
+			arg);
+		return 2;
+	}
+	if (o->last_e_filtered) {
+		fprintf(stderr,
+			"ringtrace record: a second -f for -e '%s' (one filter per -e; to combine "
+			"conditions use && or ||)\n",
+			o->last_e);
+		return 2;
+	}
+	/* A filter on "a,-b" would say nothing about b. */
+	if (o->last_e[0] == '-' || strstr(o->last_e, ",-")) {
+		fprintf(stderr,
+			"ringtrace record: -f '%s' follows -e '%s', which disables events: give "
+			"the filtered events an -e of their own\n",
+			arg, o->last_e);
+		return 2;
+	}
+	if (check_list_arg("-f", arg, 1) < 0)
+		return 2;
+	if (append(&o->filters, ";", o->last_e, ":", arg) < 0)
+		return 1;
+	o->last_e_filtered = 1;
+	return -1;
+}
+
+/* --duration SECONDS. -1, or the exit status. */
+static int rec_duration_arg(struct rec_opts *o, const char *arg)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(arg, &end);
+	if (errno || end == arg || *end || !(d > 0) || d > 1e7) {
+		fprintf(stderr,
+			"ringtrace record: --duration '%s': expected seconds (e.g. 10 or 0.5)\n",
+			arg);
+		return 2;
+	}
+	o->duration_ns = (uint64_t)(d * 1e9);
+	return -1;
+}
+
+/* One option (getopt_long's c and optarg): -1, or the exit status. */
+static int rec_option(struct rec_opts *o, int c, char *arg, const char *word)
+{
+	switch (c) {
+	case 'e':
+		/* RINGTRACE_EVENTS is one comma list; ';' has no place in an
+		 * event pattern and would cut a RINGTRACE_FILTERS entry. */
+		if (check_list_arg("-e", arg, 0) < 0)
+			return 2;
+		if (append(&o->events, ",", arg, "", "") < 0)
+			return 1;
+		o->last_e = arg;
+		o->last_e_filtered = 0;
+		return -1;
+	case 'f':
+		return rec_filter_arg(o, arg);
+	case 'T':
+		if (check_list_arg("--trigger", arg, 0) < 0)
+			return 2;
+		return append(&o->triggers, ";", arg, "", "") < 0 ? 1 : -1;
+	case 'o':
+		o->out = arg;
+		return -1;
+	case 'w':
+		o->overwrite = 1;
+		return -1;
+	case 'b':
+		o->bufsize = arg;
+		return -1;
+	case 'S':
+		o->pagesize = arg;
+		return -1;
+	case 'G':
+		return (o->group = group_arg(arg)) < 0 ? 2 : -1;
+	case 'q':
+		o->quiet = 1;
+		return -1;
+	case 'p':
+		o->pids = arg;
+		return -1;
+	case 'a':
+		o->all = 1;
+		return -1;
+	case 'k':
+		if (o->nk == 64) {
+			fprintf(stderr, "ringtrace record: at most 64 -k\n");
+			return 2;
+		}
+		o->kspecs[o->nk++] = arg;
+		return -1;
+	case 'K':
+		o->kall = 1;
+		return -1;
+	case 'B':
+		o->kbuf = arg;
+		return -1;
+	case 'D':
+		return rec_duration_arg(o, arg);
+	case 'h':
+		record_usage(stdout);
+		return 0;
+	default:
+		fprintf(stderr, "ringtrace record: unknown option or missing value: %s\n", word);
+		record_usage(stderr);
+		return 2;
+	}
+}
+
+/* The command line into o: -1, or the exit status. */
+static int rec_parse(struct rec_opts *o, int argc, char **argv)
+{
 	static const struct option longopts[] = {
 		{"events", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
@@ -407,225 +516,145 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	optind = 1;
 	/* '+': stop at the first non-option (the command). */
 	while ((c = getopt_long(argc, argv, "+:ae:f:k:o:p:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			/* RINGTRACE_EVENTS is one comma list; ';' has no place in an
-			 * event pattern and would cut a RINGTRACE_FILTERS entry. */
-			if (check_list_arg("-e", optarg, 0) < 0)
-				return 2;
-			if (append(events, ",", optarg, "", "") < 0)
-				return 1;
-			last_e = optarg;
-			last_e_filtered = 0;
-			break;
-		case 'f':
-			if (!last_e) {
-				fprintf(stderr,
-					"ringtrace record: -f '%s' must follow the -e EVENTS it "
-					"filters (e.g. -e 'req_*' -f 'len > 64')\n",
-					optarg);
-				return 2;
-			}
-			if (last_e_filtered) {
-				fprintf(stderr,
-					"ringtrace record: a second -f for -e '%s' (one filter per "
-					"-e; to combine conditions use && or ||)\n",
-					last_e);
-				return 2;
-			}
-			/* A filter on "a,-b" would say nothing about b. */
-			if (last_e[0] == '-' || strstr(last_e, ",-")) {
-				fprintf(stderr,
-					"ringtrace record: -f '%s' follows -e '%s', which disables "
-					"events: give the filtered events an -e of their own\n",
-					optarg, last_e);
-				return 2;
-			}
-			if (check_list_arg("-f", optarg, 1) < 0)
-				return 2;
-			if (append(filters, ";", last_e, ":", optarg) < 0)
-				return 1;
-			last_e_filtered = 1;
-			break;
-		case 'T':
-			if (check_list_arg("--trigger", optarg, 0) < 0)
-				return 2;
-			if (append(triggers, ";", optarg, "", "") < 0)
-				return 1;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'w':
-			overwrite = 1;
-			break;
-		case 'b':
-			bufsize = optarg;
-			break;
-		case 'S':
-			pagesize = optarg;
-			break;
-		case 'G':
-			if ((group = group_arg(optarg)) < 0)
-				return 2;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'p':
-			pids = optarg;
-			break;
-		case 'a':
-			all = 1;
-			break;
-		case 'k':
-			if (nk == 64) {
-				fprintf(stderr, "ringtrace record: at most 64 -k\n");
-				return 2;
-			}
-			kspecs[nk++] = optarg;
-			break;
-		case 'K':
-			kall = 1;
-			break;
-		case 'B':
-			kbuf = optarg;
-			break;
-		case 'D': {
-			char *end;
-			errno = 0;
-			double d = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(d > 0) || d > 1e7) {
-				fprintf(stderr,
-					"ringtrace record: --duration '%s': expected seconds "
-					"(e.g. 10 or 0.5)\n",
-					optarg);
-				return 2;
-			}
-			duration_ns = (uint64_t)(d * 1e9);
-			break;
-		}
-		case 'h':
-			record_usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "ringtrace record: unknown option or missing value: %s\n",
-				argv[optind - 1]);
-			record_usage(stderr);
-			return 2;
-		}
+		int rc = rec_option(o, c, optarg, argv[optind - 1]);
+		if (rc >= 0)
+			return rc;
 	}
-	if (pids && all) {
+	o->cmd = optind < argc ? argv + optind : NULL;
+	return -1;
+}
+
+/* What to record, and with what: -1 if it makes sense, else 2 (said). */
+static int rec_check_modes(struct rec_opts *o)
+{
+	if (o->pids && o->all) {
 		fprintf(stderr, "ringtrace record: -p PID or -a, not both\n");
 		return 2;
 	}
-	if (pids && optind < argc) {
+	if (o->pids && o->cmd) {
 		fprintf(stderr, "ringtrace record: -p PID or a command to run, not both "
 				"(-a -- CMD records a command and the programs it starts)\n");
 		return 2;
 	}
-	int konly = nk && !pids && !all && optind >= argc; /* -k alone: the kernel's events */
-	if (!pids && !all && duration_ns && !konly) {
+	o->konly = o->nk && !o->pids && !o->all && !o->cmd;
+	if (!o->pids && !o->all && o->duration_ns && !o->konly) {
 		fprintf(stderr,
 			"ringtrace record: --duration is for -p PID, -a and -k alone (a command "
 			"records until it exits)\n");
 		return 2;
 	}
-	if (!pids && !all && optind >= argc && !konly) {
+	if (!o->pids && !o->all && !o->cmd && !o->konly) {
 		fprintf(stderr, "ringtrace record: no command to run (ringtrace record [options] "
 				"-- CMD, or -p PID)\n");
 		return 2;
 	}
-	/* Checked here, by the rules the library applies to the same strings
-	 * (RINGTRACE_BUFFER_SIZE, RINGTRACE_PAGE_SIZE), so that a bad value is
-	 * a usage error before CMD runs, not a trace that never starts. */
+	return -1;
+}
+
+/*
+ * The sizes, checked here by the rules the library applies to the same
+ * strings (RINGTRACE_BUFFER_SIZE, RINGTRACE_PAGE_SIZE), so that a bad
+ * value is a usage error before CMD runs, not a trace that never starts;
+ * and -k's. -1, or 2 (said).
+ */
+static int rec_check_sizes(struct rec_opts *o)
+{
 	uint64_t pool = 0, page = 0;
 	char why[200];
 	const char *bad = NULL;
-	if (bufsize && rt_parse_size_in(bufsize, 1, UINT64_MAX, &pool, why, sizeof(why)) < 0)
+	if (o->bufsize && rt_parse_size_in(o->bufsize, 1, UINT64_MAX, &pool, why, sizeof(why)) < 0)
 		bad = "--buffer-size";
-	else if (pagesize && rt_parse_size_in(pagesize, 1, UINT64_MAX, &page, why, sizeof(why)) < 0)
+	else if (o->pagesize &&
+		 rt_parse_size_in(o->pagesize, 1, UINT64_MAX, &page, why, sizeof(why)) < 0)
 		bad = "--page-size";
 	else if (arg_pool_geometry(pool, page, why, sizeof(why)) < 0)
-		bad = pagesize && bufsize ? "--buffer-size with --page-size"
-		      : pagesize          ? "--page-size (with the default buffer size)"
-					  : "--buffer-size (with the default page size)";
+		bad = o->pagesize && o->bufsize ? "--buffer-size with --page-size"
+		      : o->pagesize             ? "--page-size (with the default buffer size)"
+						: "--buffer-size (with the default page size)";
 	if (bad) {
 		fprintf(stderr, "ringtrace record: %s: %s\n", bad, why);
 		return 2;
 	}
-	char defdir[64];
-	if (!out) {
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		strftime(defdir, sizeof(defdir), "ringtrace-%Y%m%d-%H%M%S", &tm);
-		out = defdir;
-	}
-	if (nk && kr_available(why, sizeof(why)) < 0) {
+	if (o->nk && kr_available(why, sizeof(why)) < 0) {
 		fprintf(stderr, "ringtrace record: -k: %s\n", why);
 		return 2;
 	}
-	if (!nk && (kall || kbuf)) {
+	if (!o->nk && (o->kall || o->kbuf)) {
 		fprintf(stderr, "ringtrace record: --kernel-all and --kernel-buffer go with -k\n");
 		return 2;
 	}
-	uint64_t kbuf_bytes = 4u << 20;
-	if (kbuf &&
-	    rt_parse_size_in(kbuf, 4096, (uint64_t)1 << 40, &kbuf_bytes, why, sizeof(why)) < 0) {
+	o->kbuf_bytes = 4u << 20;
+	if (o->kbuf && rt_parse_size_in(o->kbuf, 4096, (uint64_t)1 << 40, &o->kbuf_bytes, why,
+					sizeof(why)) < 0) {
 		fprintf(stderr, "ringtrace record: --kernel-buffer: %s\n", why);
 		return 2;
 	}
-	if (konly)
-		return record_kernel_only(out, kspecs, nk, (size_t)(kbuf_bytes >> 10), group,
-					  duration_ns, quiet);
-	if (pids || all) {
-		struct at_settings as = {.pids = pids,
-					 .all = all,
-					 .argv = all && optind < argc ? argv + optind : NULL,
-					 .out = out,
-					 .events = *events,
-					 .filters = *filters,
-					 .triggers = *triggers,
-					 .bufsize = bufsize,
-					 .pagesize = pagesize,
-					 .overwrite = overwrite,
-					 .quiet = quiet,
-					 .group = group,
-					 .duration_ns = duration_ns,
-					 .kspecs = kspecs,
-					 .nk = nk,
-					 .kbuf_kb = (size_t)(kbuf_bytes >> 10),
-					 .kall = kall};
-		return at_record(&as);
-	}
+	return -1;
+}
+
+/* -p / -a: the running programs (src/collect/programs.c). */
+static int record_programs(const struct rec_opts *o)
+{
+	struct co_settings cs = {.pids = o->pids,
+				 .all = o->all,
+				 .argv = o->all ? o->cmd : NULL,
+				 .out = o->out,
+				 .events = o->events,
+				 .filters = o->filters,
+				 .triggers = o->triggers,
+				 .bufsize = o->bufsize,
+				 .pagesize = o->pagesize,
+				 .overwrite = o->overwrite,
+				 .quiet = o->quiet,
+				 .group = o->group,
+				 .duration_ns = o->duration_ns,
+				 .kspecs = o->kspecs,
+				 .nk = o->nk,
+				 .kbuf_kb = (size_t)(o->kbuf_bytes >> 10),
+				 .kall = o->kall};
+	return co_record_programs(&cs);
+}
+
+/* A recording of -- CMD: where its trace goes and what became of it. */
+struct rec_run {
+	char shm[64];
+	struct kr *kr;    /* -k: the kernel's events, or NULL */
+	char cname[16];   /* -k: CMD's name, for its trace directory */
+	char tdir[4200];  /* -k: CMD's trace directory in the collection */
+	const char *tout; /* CMD's trace: out, or tdir with -k */
+	pid_t pid;
+	int status;
+	int have; /* CMD's trace is complete */
+};
+
+static void rec_kernel_abort(struct rec_run *r)
+{
+	kr_abort(r->kr);
+	r->kr = NULL;
+}
+
+/*
+ * Before CMD runs: the output directory free, its pool's name, the signal
+ * handlers (first: a Ctrl-C, SIGTERM or hang-up while the kernel instance
+ * is being made, which a big --kernel-buffer makes slow, must not kill the
+ * recorder with the instance half made; it is noted in early_sig and the
+ * recording does not start), and with -k the collection's directory and
+ * the kernel instance, running before CMD does so that its first events
+ * are there. -1, or the exit status.
+ */
+static int rec_prepare(const struct rec_opts *o, struct rec_run *r)
+{
 	struct stat st;
 	char meta[4200];
-	snprintf(meta, sizeof(meta), "%s/metadata", out);
+	snprintf(meta, sizeof(meta), "%s/metadata", o->out);
 	if (stat(meta, &st) == 0) {
 		fprintf(stderr,
-			"ringtrace record: %s already holds a trace; choose another -o DIR\n", out);
+			"ringtrace record: %s already holds a trace; choose another -o DIR\n",
+			o->out);
 		return 1;
 	}
-	char shm[64];
-	if (random_shm_name(shm, sizeof(shm)) < 0)
+	if (co_shm_name(r->shm, sizeof(r->shm)) < 0)
 		return 1;
-	/*
-	 * -k: DIR is a collection (CMD's trace in DIR/<command>-<pid>, the
-	 * kernel's in DIR/kernel), and the kernel instance runs before CMD
-	 * does, so that its first events are there.
-	 */
-	struct kr *kr = NULL;
-	int kdone = 0; /* DIR/kernel written */
-	char cname[16] = "", tdir[4200];
-	(void)kr;
-	const char *tout = out;
-	/*
-	 * The handlers first: a Ctrl-C, SIGTERM or hang-up while the kernel
-	 * instance is being made (a big --kernel-buffer takes a while) must
-	 * not kill the recorder with the instance half made; it is noted
-	 * (early_sig) and the recording does not start.
-	 */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
@@ -634,291 +663,273 @@ static int cmd_record(int argc, char **argv, char **events, char **filters, char
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
-	if (nk) {
-		int ofd = at_outdir(out, group);
+	if (o->nk) {
+		int ofd = co_outdir(o->out, o->group);
 		if (ofd < 0)
 			return 1;
 		close(ofd);
-		const char *b = strrchr(argv[optind], '/');
-		snprintf(cname, sizeof(cname), "%s", b ? b + 1 : argv[optind]);
+		const char *b = strrchr(o->cmd[0], '/');
+		snprintf(r->cname, sizeof(r->cname), "%s", b ? b + 1 : o->cmd[0]);
 		char kwhy[512];
-		if (kr_start(&kr, out, kspecs, nk, (size_t)(kbuf_bytes >> 10), kall, kwhy,
-			     sizeof(kwhy)) < 0) {
+		if (kr_start(&r->kr, o->out, o->kspecs, o->nk, (size_t)(o->kbuf_bytes >> 10),
+			     o->kall, kwhy, sizeof(kwhy)) < 0) {
 			fprintf(stderr,
 				"ringtrace record: -k: %s; recording the user events only\n", kwhy);
-			kr = NULL;
+			r->kr = NULL;
 		}
 	}
 	if (early_sig) {
-		kr_abort(kr);
+		rec_kernel_abort(r);
 		fprintf(stderr, "ringtrace record: stopped by signal %d before %s started\n",
-			(int)early_sig, argv[optind]);
+			(int)early_sig, o->cmd[0]);
 		return 128 + early_sig;
 	}
+	return -1;
+}
 
-	uint64_t t0 = 0;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	pid_t pid = fork();
-	if (pid < 0) {
+/* In the child: the recorder's settings in the environment, then CMD. */
+static void rec_exec(const struct rec_opts *o, struct rec_run *r)
+{
+	if (o->nk) {
+		char name[64];
+		co_dirname(name, sizeof(name), r->cname, getpid());
+		snprintf(r->tdir, sizeof(r->tdir), "%s/%s", o->out, name);
+		setenv("RINGTRACE_OUTPUT", r->tdir, 1);
+	} else {
+		setenv("RINGTRACE_OUTPUT", o->out, 1);
+	}
+	setenv("RINGTRACE_EVENTS", o->events ? o->events : "*", 1);
+	if (o->filters)
+		setenv("RINGTRACE_FILTERS", o->filters, 1);
+	if (o->triggers)
+		setenv("RINGTRACE_TRIGGERS", o->triggers, 1);
+	setenv("RINGTRACE_MODE", o->overwrite ? "overwrite" : "discard", 1);
+	setenv("RINGTRACE_SHM", r->shm, 1);
+	if (o->bufsize)
+		setenv("RINGTRACE_BUFFER_SIZE", o->bufsize, 1);
+	if (o->pagesize)
+		setenv("RINGTRACE_PAGE_SIZE", o->pagesize, 1);
+	if (o->group >= 0) { /* (else RINGTRACE_GROUP as inherited, if any) */
+		char g[32];
+		snprintf(g, sizeof(g), "%ld", o->group);
+		setenv("RINGTRACE_GROUP", g, 1);
+	}
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
+	execvp(o->cmd[0], o->cmd);
+	fprintf(stderr, "ringtrace record: cannot run %s: %s\n", o->cmd[0], strerror(errno));
+	_exit(127);
+}
+
+/* CMD started: -1, or the exit status. */
+static int rec_spawn(const struct rec_opts *o, struct rec_run *r)
+{
+	r->tout = o->out;
+	r->pid = fork();
+	if (r->pid < 0) {
 		fprintf(stderr, "ringtrace record: fork: %s\n", strerror(errno));
-		kr_abort(kr);
+		rec_kernel_abort(r);
 		return 1;
 	}
-	if (pid == 0) {
-		if (nk) {
-			char name[64];
-			at_dirname(name, sizeof(name), cname, getpid());
-			snprintf(tdir, sizeof(tdir), "%s/%s", out, name);
-			setenv("RINGTRACE_OUTPUT", tdir, 1);
-		} else {
-			setenv("RINGTRACE_OUTPUT", out, 1);
-		}
-		setenv("RINGTRACE_EVENTS", *events ? *events : "*", 1);
-		if (*filters)
-			setenv("RINGTRACE_FILTERS", *filters, 1);
-		if (*triggers)
-			setenv("RINGTRACE_TRIGGERS", *triggers, 1);
-		setenv("RINGTRACE_MODE", overwrite ? "overwrite" : "discard", 1);
-		setenv("RINGTRACE_SHM", shm, 1);
-		if (bufsize)
-			setenv("RINGTRACE_BUFFER_SIZE", bufsize, 1);
-		if (pagesize)
-			setenv("RINGTRACE_PAGE_SIZE", pagesize, 1);
-		if (group >= 0) { /* (else RINGTRACE_GROUP as inherited, if any) */
-			char g[32];
-			snprintf(g, sizeof(g), "%ld", group);
-			setenv("RINGTRACE_GROUP", g, 1);
-		}
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGUSR2, SIG_DFL);
-		execvp(argv[optind], argv + optind);
-		fprintf(stderr, "ringtrace record: cannot run %s: %s\n", argv[optind],
-			strerror(errno));
-		_exit(127);
-	}
-	child_pid = pid;
-	if (nk) {
+	if (r->pid == 0)
+		rec_exec(o, r);
+	child_pid = r->pid;
+	if (o->nk) {
 		char name[64];
-		at_dirname(name, sizeof(name), cname, pid);
-		snprintf(tdir, sizeof(tdir), "%s/%s", out, name);
-		tout = tdir;
-		kr_follow(kr, pid);
+		co_dirname(name, sizeof(name), r->cname, r->pid);
+		snprintf(r->tdir, sizeof(r->tdir), "%s/%s", o->out, name);
+		r->tout = r->tdir;
+		kr_follow(r->kr, r->pid);
 	}
+	return -1;
+}
 
-	/* Live status on a terminal, from the child's pool (mapped by name). */
-	int live = !quiet && isatty(STDERR_FILENO);
+static uint64_t rec_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * One live status line from CMD's pool (mapped by name once it is there
+ * and is the program's): 0, or -1 if the pool is damaged (said once; the
+ * program's library says what it does about it).
+ */
+static int rec_live_line(const struct rec_opts *o, struct rec_run *r, ringtrace_rb **rb,
+			 uint64_t *last_hit, uint64_t *last_t)
+{
+	char why[512]; /* (not there yet, or not the program's: no live view) */
+	if (!*rb && co_pool_attach(r->shm, geteuid(), rb, why, sizeof(why)) < 0)
+		*rb = NULL;
+	if (!*rb)
+		return 0;
+	struct ringtrace_rb_stats s;
+	if (ringtrace_rb_get_stats(*rb, &s) < 0) {
+		fprintf(stderr, "\nringtrace record: live status stopped: %s\n",
+			ringtrace_last_error());
+		ringtrace_rb_destroy(*rb);
+		*rb = NULL;
+		return -1;
+	}
+	uint64_t now = rec_now_ns();
+	double rate = now > *last_t ? (double)(s.hit - *last_hit) * 1e9 / (double)(now - *last_t)
+				    : 0;
+	*last_hit = s.hit;
+	*last_t = now;
+	fprintf(stderr,
+		"\rringtrace: %.2f M events/s, %" PRIu64 " events, %.1f MB written, %" PRIu64
+		" lost   ",
+		rate / 1e6, s.hit, (double)dir_bytes(o->out) / 1e6, s.missed + s.overrun);
+	return 0;
+}
+
+/* Until CMD exits, with a live status on a terminal: -1, or the exit status. */
+static int rec_wait(const struct rec_opts *o, struct rec_run *r)
+{
+	int live = !o->quiet && isatty(STDERR_FILENO);
 	ringtrace_rb *rb = NULL;
-	uint64_t last_hit = 0, last_t = t0;
-	int status = 0;
+	uint64_t last_hit = 0, last_t = rec_now_ns();
 	for (;;) {
-		pid_t w = waitpid(pid, &status, live ? WNOHANG : 0);
-		if (w == pid)
+		pid_t w = waitpid(r->pid, &r->status, live ? WNOHANG : 0);
+		if (w == r->pid)
 			break;
 		if (w < 0 && errno != EINTR) {
 			fprintf(stderr, "ringtrace record: waitpid: %s\n", strerror(errno));
-			kr_abort(kr);
+			rec_kernel_abort(r);
 			return 1;
 		}
 		if (!live)
 			continue;
 		struct timespec d = {0, 500 * 1000 * 1000};
 		nanosleep(&d, NULL);
-		char why[512]; /* (not there yet, or not the program's: no live view) */
-		if (!rb && ringtrace_pool_attach(shm, geteuid(), &rb, why, sizeof(why)) < 0)
-			rb = NULL;
-		if (rb) {
-			struct ringtrace_rb_stats s;
-			/* The pool is the program's: damaged, it is said once and
-			 * left alone (the program's library says what it does). */
-			if (ringtrace_rb_get_stats(rb, &s) < 0) {
-				fprintf(stderr, "\nringtrace record: live status stopped: %s\n",
-					ringtrace_last_error());
-				ringtrace_rb_destroy(rb);
-				rb = NULL;
-				live = 0;
-				continue;
-			}
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-			double rate = now > last_t ? (double)(s.hit - last_hit) * 1e9 /
-							     (double)(now - last_t)
-						   : 0;
-			last_hit = s.hit;
-			last_t = now;
-			fprintf(stderr,
-				"\rringtrace: %.2f M events/s, %" PRIu64
-				" events, %.1f MB written, %" PRIu64 " lost   ",
-				rate / 1e6, s.hit, (double)dir_bytes(out) / 1e6,
-				s.missed + s.overrun);
-		}
+		if (rec_live_line(o, r, &rb, &last_hit, &last_t) < 0)
+			live = 0;
 	}
 	if (rb)
 		ringtrace_rb_destroy(rb);
 	if (live)
 		fputc('\n', stderr);
 	child_pid = 0;
-	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-
-	int have;
-	meta_stat(tout, "hit", &have);
-	char live_meta[4300];
-	snprintf(live_meta, sizeof(live_meta), "%s/metadata", tout);
-	if (!have && access(live_meta, R_OK) == 0) {
-		/* It died without stopping its session: its live metadata and
-		 * its pool (still named) hold the rest. */
-		if (WIFSIGNALED(status))
-			fprintf(stderr,
-				"ringtrace record: %s was killed by signal %d (%s); recovering its trace\n",
-				argv[optind], WTERMSIG(status), strsignal(WTERMSIG(status)));
-		else
-			fprintf(stderr,
-				"ringtrace record: %s exited (status %d) without stopping its recorder; recovering its trace\n",
-				argv[optind], WEXITSTATUS(status));
-		if (ringtrace_recover(shm, tout, quiet) == 0)
-			meta_stat(tout, "hit", &have);
-	}
-	shm_unlink(shm); /* if the program died without removing it */
-	if (kr) {
-		/* The kernel's trace, on the clock conversion CMD's trace declares
-		 * (the same counter: docs/kernel.md); without CMD's trace (a
-		 * program not linked with libringtrace: only its kernel events),
-		 * the recorder's own calibration. */
-		ringtrace_trace *t = NULL;
-		struct ringtrace_trace_clock clk;
-		int with = have && ringtrace_trace_open(tout, NULL, NULL, &t) == 0;
-		if (with)
-			clk = *ringtrace_trace_clock(t);
-		if (t)
-			ringtrace_trace_close(t);
-		if (kr_finish(kr, out, with ? &clk : NULL, quiet) < 0) {
-			if (code == 0)
-				code = 1;
-		} else {
-			kdone = 1;
-		}
-		kr_abort(kr);
-	}
-	if (!have && kdone) {
-		/* (-k on a program not linked with libringtrace: its kernel
-		 * events are the recording) */
-		if (!quiet)
-			fprintf(stderr,
-				"ringtrace record: %s wrote no user-space trace (not linked with "
-				"libringtrace?): its kernel events only, in %s/kernel\n",
-				argv[optind], out);
-		return code;
-	}
-	if (!have) {
-		fprintf(stderr,
-			"ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "
-			"and did it exit normally (status %d)?\n",
-			argv[optind], tout, code);
-		return code ? code : 1;
-	}
-	if (!quiet)
-		print_summary(tout, out);
-	return code;
-}
-
-int ringtrace_cmd_record(int argc, char **argv)
-{
-	char *events = NULL, *filters = NULL, *triggers = NULL;
-	int rc = cmd_record(argc, argv, &events, &filters, &triggers);
-	free(events);
-	free(filters);
-	free(triggers);
-	return rc;
-}
-
-int ringtrace_cmd_snapshot(int argc, char **argv)
-{
-	if (argc == 2 && cmd_is_help(argv[1])) {
-		printf("usage: ringtrace snapshot PID\n\n"
-		       "Ask a program recording with `ringtrace record` (or RINGTRACE_OUTPUT=DIR) to\n"
-		       "write the current content of its buffer as a trace in DIR.snapshot-N, while\n"
-		       "it goes on recording: the flight recorder's dump. Sends SIGUSR2.\n");
-		return 0;
-	}
-	if (argc != 2) {
-		fprintf(stderr, "usage: ringtrace snapshot PID\n");
-		return 2;
-	}
-	int pid;
-	char why[200];
-	if (arg_pid(argv[1], &pid, why, sizeof(why)) < 0) {
-		fprintf(stderr, "ringtrace snapshot: PID: %s\n", why);
-		return 2;
-	}
-	if (kill((pid_t)pid, SIGUSR2) < 0) {
-		fprintf(stderr, "ringtrace snapshot: process %d: %s\n", pid, strerror(errno));
-		return 1;
-	}
-	return 0;
+	return -1;
 }
 
 /*
- * ringtrace list -- CMD: the events a program defines. The program runs
- * (give it arguments that make it exit soon) with the recorder on and every
- * event disabled; the registry it had at exit is in the metadata, which
- * `ringtrace list` then shows.
+ * CMD's trace complete: if it died without stopping its session, its live
+ * metadata and its pool (still named) hold the rest, recovered here. The
+ * pool's name removed (if the program died without removing it).
  */
-int ringtrace_cmd_list_program(int argc, char **argv)
+static void rec_complete(const struct rec_opts *o, struct rec_run *r)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: ringtrace list -- CMD [ARGS...]\n");
-		return 2;
+	meta_stat(r->tout, "hit", &r->have);
+	char live_meta[4300];
+	snprintf(live_meta, sizeof(live_meta), "%s/metadata", r->tout);
+	if (!r->have && access(live_meta, R_OK) == 0) {
+		if (WIFSIGNALED(r->status))
+			fprintf(stderr,
+				"ringtrace record: %s was killed by signal %d (%s); recovering its "
+				"trace\n",
+				o->cmd[0], WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
+		else
+			fprintf(stderr,
+				"ringtrace record: %s exited (status %d) without stopping its "
+				"recorder; recovering its trace\n",
+				o->cmd[0], WEXITSTATUS(r->status));
+		if (co_recover(r->shm, r->tout, o->quiet, 0) == 0)
+			meta_stat(r->tout, "hit", &r->have);
 	}
-	char tmp[] = "/tmp/ringtrace-list-XXXXXX";
-	if (!mkdtemp(tmp)) {
-		fprintf(stderr, "ringtrace list: cannot create a temporary directory: %s\n",
-			strerror(errno));
-		return 1;
+	shm_unlink(r->shm);
+}
+
+/*
+ * -k: the kernel's trace, on the clock conversion CMD's trace declares
+ * (the same counter: docs/kernel.md); without CMD's trace (a program not
+ * linked with libringtrace: only its kernel events), the recorder's own
+ * calibration. 1 if DIR/kernel was written, 0 if not, -1 if it failed.
+ */
+static int rec_kernel_finish(const struct rec_opts *o, struct rec_run *r)
+{
+	if (!r->kr)
+		return 0;
+	ringtrace_trace *t = NULL;
+	struct ringtrace_trace_clock clk;
+	int with = r->have && ringtrace_trace_open(r->tout, NULL, NULL, &t) == 0;
+	if (with)
+		clk = *ringtrace_trace_clock(t);
+	if (t)
+		ringtrace_trace_close(t);
+	int rc = kr_finish(r->kr, o->out, with ? &clk : NULL, o->quiet) < 0 ? -1 : 1;
+	rec_kernel_abort(r);
+	return rc;
+}
+
+/* -- CMD: run it with the recorder on; the exit status (CMD's). */
+static int record_command(const struct rec_opts *o)
+{
+	struct rec_run r;
+	memset(&r, 0, sizeof(r));
+	int rc = rec_prepare(o, &r);
+	if (rc < 0)
+		rc = rec_spawn(o, &r);
+	if (rc < 0)
+		rc = rec_wait(o, &r);
+	if (rc >= 0)
+		return rc;
+	int code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 128 + WTERMSIG(r.status);
+	rec_complete(o, &r);
+	int kdone = rec_kernel_finish(o, &r);
+	if (kdone < 0 && code == 0)
+		code = 1;
+	if (!r.have && kdone > 0) {
+		/* (-k on a program not linked with libringtrace: its kernel
+		 * events are the recording) */
+		if (!o->quiet)
+			fprintf(stderr,
+				"ringtrace record: %s wrote no user-space trace (not linked with "
+				"libringtrace?): its kernel events only, in %s/kernel\n",
+				o->cmd[0], o->out);
+		return code;
 	}
-	char dir[64];
-	snprintf(dir, sizeof(dir), "%s/t", tmp);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "ringtrace list: fork: %s\n", strerror(errno));
-		return 1;
-	}
-	if (pid == 0) {
-		setenv("RINGTRACE_OUTPUT", dir, 1);
-		setenv("RINGTRACE_EVENTS", "-*", 1);
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, STDOUT_FILENO);
-		execvp(argv[1], argv + 1);
-		fprintf(stderr, "ringtrace list: cannot run %s: %s\n", argv[1], strerror(errno));
-		_exit(127);
-	}
-	int status, rc = 1;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	char meta[128];
-	snprintf(meta, sizeof(meta), "%s/metadata", dir);
-	struct stat st;
-	if (stat(meta, &st) != 0) {
+	if (!r.have) {
 		fprintf(stderr,
-			"ringtrace list: %s defined no events we could see: is it linked with "
-			"libringtrace, and did it exit normally?\n",
-			argv[1]);
-	} else {
-		pid_t p2 = fork();
-		if (p2 == 0) {
-			execl("/proc/self/exe", "ringtrace", "list", dir, (char *)NULL);
-			_exit(127);
-		}
-		while (p2 > 0 && waitpid(p2, &status, 0) < 0 && errno == EINTR)
-			;
-		rc = p2 > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+			"ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "
+			"and did it exit normally (status %d)?\n",
+			o->cmd[0], r.tout, code);
+		return code ? code : 1;
 	}
-	char cmd[160];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	if (system(cmd) != 0)
-		fprintf(stderr, "ringtrace list: could not remove %s\n", tmp);
+	if (!o->quiet)
+		print_summary(r.tout, o->out);
+	return code;
+}
+
+int verb_record(int argc, char **argv)
+{
+	struct rec_opts o;
+	memset(&o, 0, sizeof(o));
+	o.group = -1;
+	int rc = rec_parse(&o, argc, argv);
+	if (rc < 0)
+		rc = rec_check_modes(&o);
+	if (rc < 0)
+		rc = rec_check_sizes(&o);
+	if (rc < 0 && !o.out) {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(o.defdir, sizeof(o.defdir), "ringtrace-%Y%m%d-%H%M%S", &tm);
+		o.out = o.defdir;
+	}
+	if (rc < 0 && o.konly)
+		rc = record_kernel_only(o.out, o.kspecs, o.nk, (size_t)(o.kbuf_bytes >> 10),
+					o.group, o.duration_ns, o.quiet);
+	else if (rc < 0 && (o.pids || o.all))
+		rc = record_programs(&o);
+	else if (rc < 0)
+		rc = record_command(&o);
+	free(o.events);
+	free(o.filters);
+	free(o.triggers);
 	return rc;
 }

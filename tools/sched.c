@@ -20,8 +20,9 @@
 
 #include "analysis/analysis_api.h"
 #include "args.h"
-#include "commands.h"
+#include "base/base.h"
 #include "output.h"
+#include "verbs.h"
 
 static const char *prog = "ringtrace sched";
 
@@ -56,7 +57,7 @@ static void on_error(void *arg, const char *msg)
 {
 	(void)arg;
 	fflush(stdout);
-	fprintf(stderr, "%s: %s\n", prog, out_esc(msg));
+	fprintf(stderr, "%s: %s\n", prog, rt_esc(msg));
 }
 
 /* A time as report prints it: SECONDS.MICROS of CLOCK_MONOTONIC. */
@@ -94,15 +95,15 @@ static void print_user_event(const char *what, const struct sm_user_event *u, ui
 		return;
 	}
 	uint64_t d = after ? (u->ns > ref ? u->ns - ref : 0) : (ref > u->ns ? ref - u->ns : 0);
-	printf("            %s %s at %s (%.3f ms %s)\n", what, out_esc(u->name),
+	printf("            %s %s at %s (%.3f ms %s)\n", what, rt_esc(u->name),
 	       when(u->ns, b, sizeof(b)), ms(d), after ? "after it" : "before it");
 }
 
 static void print_stretches(const struct sm_thread *t, const char *trace)
 {
 	char b1[40], b2[40];
-	printf("  %" PRId64 " %s%s%s%s\n", t->tid, out_esc(t->comm), trace ? " [" : "",
-	       trace ? out_esc(trace) : "", trace ? "]" : "");
+	printf("  %" PRId64 " %s%s%s%s\n", t->tid, rt_esc(t->comm), trace ? " [" : "",
+	       trace ? rt_esc(trace) : "", trace ? "]" : "");
 	for (uint32_t i = 0; i < t->ntop; i++) {
 		const struct sm_stretch *s = &t->top[i];
 		printf("    %2u %10.3f ms  %s .. %s  ", i + 1, ms(s->end - s->start),
@@ -152,7 +153,7 @@ static int sched_print(struct sm_model *m, const struct coll *c, int kt, int all
 	char b1[40], b2[40];
 	printf("kernel trace %s: %.6f s (%s .. %s), %" PRIu64 " sched_switch, %" PRIu64
 	       " wake-ups\n",
-	       out_esc(c->dirs[kt]), (double)(st->last_ns - st->first_ns) / 1e9,
+	       rt_esc(c->dirs[kt]), (double)(st->last_ns - st->first_ns) / 1e9,
 	       when(st->first_ns, b1, sizeof(b1)), when(st->last_ns, b2, sizeof(b2)), st->switches,
 	       st->wakeups);
 	if (all && c->n == 1)
@@ -181,9 +182,9 @@ static int sched_print(struct sm_model *m, const struct coll *c, int kt, int all
 		print_us(sm_latency_quantile(t, 0.5), t->lat_count > 0);
 		print_us(sm_latency_quantile(t, 0.99), t->lat_count > 0);
 		print_us(t->lat_max, t->lat_count > 0);
-		printf("  %s", t->comm[0] ? out_esc(t->comm) : "?");
+		printf("  %s", t->comm[0] ? rt_esc(t->comm) : "?");
 		if (t->tag >= 0)
-			printf(" [%s]", out_esc(c->names[t->tag]));
+			printf(" [%s]", rt_esc(c->names[t->tag]));
 		if (!t->events)
 			printf(" (no scheduling events)");
 		putchar('\n');
@@ -248,7 +249,7 @@ static int sched_print(struct sm_model *m, const struct coll *c, int kt, int all
 	return 0;
 }
 
-int ringtrace_cmd_sched(int argc, char **argv)
+int verb_sched(int argc, char **argv)
 {
 	const char *dir = NULL;
 	int all = 0;
@@ -300,7 +301,7 @@ int ringtrace_cmd_sched(int argc, char **argv)
 		fprintf(stderr,
 			"%s: %s holds no kernel trace (record with -k sched:sched_switch -k "
 			"sched:sched_wakeup)\n",
-			prog, out_esc(dir));
+			prog, rt_esc(dir));
 		coll_close(&c);
 		return 1;
 	}
@@ -308,7 +309,7 @@ int ringtrace_cmd_sched(int argc, char **argv)
 		fprintf(stderr,
 			"%s: the kernel trace %s has no sched_switch events (record with -k "
 			"sched:sched_switch -k sched:sched_wakeup)\n",
-			prog, out_esc(c.dirs[kt]));
+			prog, rt_esc(c.dirs[kt]));
 		coll_close(&c);
 		return 1;
 	}
@@ -359,7 +360,7 @@ int ringtrace_cmd_sched(int argc, char **argv)
 		fprintf(stderr,
 			"%s: the kernel trace %s has no sched_switch events (record with -k "
 			"sched:sched_switch -k sched:sched_wakeup)\n",
-			prog, out_esc(c.dirs[kt]));
+			prog, rt_esc(c.dirs[kt]));
 		rc = 1;
 	} else {
 		static char obuf[1 << 16];
@@ -376,7 +377,7 @@ int ringtrace_cmd_sched(int argc, char **argv)
 		uint64_t e = ringtrace_trace_errors(c.t[i]);
 		if (e) {
 			fprintf(stderr, "%s: %s: %" PRIu64 " error%s found in the trace\n", prog,
-				out_esc(c.dirs[i]), e, e == 1 ? "" : "s");
+				rt_esc(c.dirs[i]), e, e == 1 ? "" : "s");
 			rc = 1;
 		}
 	}

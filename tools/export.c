@@ -28,9 +28,10 @@
 #include <unistd.h>
 
 #include "analysis/analysis_api.h"
-#include "commands.h"
+#include "base/base.h"
 #include "output.h"
 #include "ringtrace/trace.h"
+#include "verbs.h"
 
 static void export_usage(FILE *f)
 {
@@ -50,7 +51,7 @@ static void export_usage(FILE *f)
 static void on_error(void *arg, const char *msg)
 {
 	(void)arg;
-	fprintf(stderr, "ringtrace export: %s\n", out_esc(msg));
+	fprintf(stderr, "ringtrace export: %s\n", rt_esc(msg));
 }
 
 static const char *kind(mode_t m)
@@ -92,7 +93,7 @@ static FILE *open_output(const char *out, char *tmp, size_t size)
 	return f;
 }
 
-int ringtrace_cmd_export(int argc, char **argv)
+int verb_export(int argc, char **argv)
 {
 	const char *format = NULL, *out = NULL;
 	static const struct option longopts[] = {

@@ -31,11 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach_client.h"
-#include "cmd_attach.h"
-#include "commands.h"
+#include "base/base.h"
+#include "collect/collect_api.h"
 #include "kernel/kernel_api.h"
-#include "output.h"
 #include "ringtrace/ctf.h"
 #include "ringtrace/error.h"
 
@@ -129,78 +127,6 @@ static int at_parse_pids(const char *list, pid_t *pids, int max)
 	}
 }
 
-/*
- * The output directory: made (0700, or 0750 with the group), or an
- * existing one taken if it is a directory of ours, writable by nobody
- * else and empty. Its descriptor, or -1 having said why.
- */
-int at_outdir(const char *out, long group)
-{
-	mode_t mode = group >= 0 ? 0750 : 0700;
-	int created = mkdir(out, mode) == 0;
-	if (!created && errno != EEXIST) {
-		fprintf(stderr, "ringtrace record: cannot create %s: %s\n", out, strerror(errno));
-		return -1;
-	}
-	int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "ringtrace record: %s: %s (a directory, never followed)\n", out,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	const char *why = NULL;
-	if (st.st_uid != geteuid())
-		why = "belongs to another user";
-	else if (created && ((group >= 0 && fchown(fd, (uid_t)-1, (gid_t)group) < 0) ||
-			     fchmod(fd, mode) < 0 || fstat(fd, &st) < 0))
-		why = strerror(errno);
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		why = "is writable by others";
-	if (!why && !created) {
-		int dfd = dup(fd);
-		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-		struct dirent *e;
-		while (d && (e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-				why = "is not empty (a trace is written only into an empty or new "
-				      "directory)";
-				break;
-			}
-		if (d)
-			closedir(d);
-		else if (dfd >= 0)
-			close(dfd);
-	}
-	if (why) {
-		fprintf(stderr, "ringtrace record: output directory %s %s\n", out, why);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* comm as a file name: [A-Za-z0-9._-] kept, anything else '_'. */
-void at_dirname(char *buf, size_t n, const char *comm, pid_t pid)
-{
-	char c[16];
-	size_t k = 0;
-	for (; comm[k] && k < sizeof(c) - 1; k++) {
-		char x = comm[k];
-		c[k] = (x >= 'a' && x <= 'z') || (x >= 'A' && x <= 'Z') || (x >= '0' && x <= '9') ||
-				       x == '.' || x == '_' || x == '-'
-			       ? x
-			       : '_';
-	}
-	c[k] = 0;
-	if (!k || c[0] == '.')
-		snprintf(buf, n, "prog-%d", (int)pid);
-	else
-		snprintf(buf, n, "%s-%d", c, (int)pid);
-}
-
 /* Append "KEY=VALUE\0" to the RECORD payload: 0, or -1 if it does not fit. */
 static int at_put(char *buf, uint32_t *len, const char *key, const char *val)
 {
@@ -212,21 +138,20 @@ static int at_put(char *buf, uint32_t *len, const char *key, const char *val)
 }
 
 /*
- * Reach program p and make it record into outfd/<name>: 0 with p->fd the
- * live connection, or -1 having said why (nothing left behind).
+ * Program p's owner checked (its own user or root may record it), its
+ * socket found and its HELLO read: 0 with the connection in *fd and its
+ * /proc entry's owner and group in *st, or -1 having said why.
  */
-static int at_attach(struct at_prog *p, int outfd, const char *out, const struct at_settings *o)
+static int at_hello(struct at_prog *p, struct stat *st, int *fd)
 {
-	char path[512], why[600];
-	struct stat st;
-	char proc[32];
+	char path[512], why[600], proc[32];
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)p->pid);
-	if (stat(proc, &st) < 0) {
+	if (stat(proc, st) < 0) {
 		fprintf(stderr, "ringtrace record: pid %d: %s\n", (int)p->pid,
 			errno == ENOENT ? "no such process" : strerror(errno));
 		return -1;
 	}
-	p->uid = st.st_uid;
+	p->uid = st->st_uid;
 	if (geteuid() != 0 && p->uid != geteuid()) {
 		fprintf(stderr,
 			"ringtrace record: pid %d runs as uid %u: only its own user or root may "
@@ -234,7 +159,7 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 			(int)p->pid, (unsigned)p->uid);
 		return -1;
 	}
-	int dfd = attach_find(p->pid, p->uid, path, sizeof(path), why, sizeof(why));
+	int dfd = co_attach_find(p->pid, p->uid, path, sizeof(path), why, sizeof(why));
 	if (dfd < 0) {
 		fprintf(stderr, "ringtrace record: pid %d: %s\n", (int)p->pid, why);
 		return -1;
@@ -242,8 +167,7 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 	char sock[32];
 	snprintf(sock, sizeof(sock), "%d.sock", (int)p->pid);
 	struct ringtrace_attach_hello h;
-	int fd;
-	int r = attach_hello(dfd, sock, p->pid, p->uid, &h, &fd, why, sizeof(why));
+	int r = co_attach_hello(dfd, sock, p->pid, p->uid, &h, fd, why, sizeof(why));
 	close(dfd);
 	if (r != 0) {
 		fprintf(stderr, "ringtrace record: pid %d: %s\n", (int)p->pid,
@@ -264,22 +188,32 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 	if (h.recording) {
 		fprintf(stderr,
 			"ringtrace record: pid %d (%s): busy: a session records it already\n",
-			(int)p->pid, out_esc(p->comm));
-		close(fd);
+			(int)p->pid, rt_esc(p->comm));
+		close(*fd);
 		return -1;
 	}
-	/* Its trace directory, the program's user's: it creates the files. */
-	at_dirname(p->name, sizeof(p->name), p->comm, p->pid);
-	mode_t mode = o->group >= 0 ? 0750 : 0700;
+	return 0;
+}
+
+/*
+ * p's trace directory outfd/<comm>-<pid>, the program's user's (it
+ * creates the files), with the recording's group if one was given: its
+ * descriptor, or -1 having said why (nothing left behind).
+ */
+static int at_make_dir(struct at_prog *p, int outfd, const char *out, const struct stat *st,
+		       long group)
+{
+	co_dirname(p->name, sizeof(p->name), p->comm, p->pid);
+	mode_t mode = group >= 0 ? 0750 : 0700;
 	int sub = -1;
 	const char *step = "mkdir";
 	if (mkdirat(outfd, p->name, mode) == 0) {
 		step = "open";
 		sub = openat(outfd, p->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0 && ((step = "chown"),
-				 (p->uid != geteuid() || o->group >= 0) &&
-					 fchown(sub, p->uid,
-						o->group >= 0 ? (gid_t)o->group : st.st_gid) < 0)) {
+		if (sub >= 0 &&
+		    ((step = "chown"),
+		     (p->uid != geteuid() || group >= 0) &&
+			     fchown(sub, p->uid, group >= 0 ? (gid_t)group : st->st_gid) < 0)) {
 			close(sub);
 			sub = -1;
 		} else if (sub >= 0 && ((step = "chmod"), fchmod(sub, mode) < 0)) {
@@ -289,12 +223,20 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 	}
 	if (sub < 0) {
 		fprintf(stderr, "ringtrace record: pid %d (%s): %s %s/%s: %s\n", (int)p->pid,
-			out_esc(p->comm), step, out, p->name, strerror(errno));
+			rt_esc(p->comm), step, out, p->name, strerror(errno));
 		unlinkat(outfd, p->name, AT_REMOVEDIR);
-		close(fd);
-		return -1;
 	}
-	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD];
+	return sub;
+}
+
+/*
+ * The RECORD payload for p (KEY=VALUE strings: its directory, the
+ * settings, the recording's clock, its pool's name, made here) in buf:
+ * its length, or -1 having said why.
+ */
+static int64_t at_payload(struct at_prog *p, const char *out, const struct co_settings *o,
+			  char *buf)
+{
 	uint32_t len = 0;
 	char dir[4200];
 	snprintf(dir, sizeof(dir), "%s/%s", out, p->name);
@@ -309,52 +251,79 @@ static int at_attach(struct at_prog *p, int outfd, const char *out, const struct
 	snprintf(clk, sizeof(clk), "%" PRIu64 ":%" PRIu64 ":%" PRIu64, at_clock.freq,
 		 at_clock.base_ticks, at_clock.base_ns);
 	bad = bad || (at_clock.set && at_put(buf, &len, "CLOCK", clk) < 0);
-	if (random_shm_name(p->shm, sizeof(p->shm)) < 0) {
-		close(sub);
-		unlinkat(outfd, p->name, AT_REMOVEDIR);
-		close(fd);
+	if (co_shm_name(p->shm, sizeof(p->shm)) < 0)
 		return -1;
-	}
-	bad = bad || at_put(buf, &len, "SHM", p->shm) < 0;
-	if (bad) {
+	if (bad || at_put(buf, &len, "SHM", p->shm) < 0) {
 		fprintf(stderr,
 			"ringtrace record: the settings (events, filters, triggers) are longer "
 			"than the %u bytes a program takes\n",
 			RINGTRACE_ATTACH_MAX_PAYLOAD);
-		close(sub);
-		unlinkat(outfd, p->name, AT_REMOVEDIR);
-		close(fd);
 		return -1;
 	}
-	/* The output directory too, where snapshots are made beside the
-	 * trace; not to another user's program (root records it): it could
-	 * not write there, and would see the other programs' names. */
+	return len;
+}
+
+/*
+ * RECORD sent to p on fd with its directory sub (and the output directory
+ * outfd, where snapshots are made beside the trace: not to another user's
+ * program, which could not write there and would see the other programs'
+ * names), and its answer read: 0 if OK, or -1 having said why.
+ */
+static int at_send_record(struct at_prog *p, int fd, int sub, int outfd, const char *buf,
+			  uint32_t len)
+{
 	int fds[2] = {sub, outfd};
 	unsigned nfds = p->uid == geteuid() ? 2 : 1;
 	at_timeout(fd, AT_START_TIMEOUT_S);
 	uint32_t type = 0, rl = 0;
 	char reply[RINGTRACE_ATTACH_MAX_PAYLOAD];
-	r = ringtrace_attach_send_fds(fd, RINGTRACE_ATTACH_RECORD, buf, len, fds, nfds);
-	close(sub);
+	int r = ringtrace_attach_send_fds(fd, RINGTRACE_ATTACH_RECORD, buf, len, fds, nfds);
 	if (r == 0)
 		r = ringtrace_attach_recv(fd, &type, reply, sizeof(reply), &rl);
 	if (r == 0 && type == RINGTRACE_ATTACH_OK)
-		return p->fd = fd, 0;
+		return 0;
 	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		fprintf(stderr, "ringtrace record: pid %d (%s): no answer within %d s\n",
-			(int)p->pid, out_esc(p->comm), AT_START_TIMEOUT_S);
+			(int)p->pid, rt_esc(p->comm), AT_START_TIMEOUT_S);
 	else if (r < 0)
 		fprintf(stderr,
 			"ringtrace record: pid %d (%s): the connection ended during the attach "
 			"(the program exited?): %s\n",
-			(int)p->pid, out_esc(p->comm), ringtrace_last_error());
+			(int)p->pid, rt_esc(p->comm), ringtrace_last_error());
 	else if (type == RINGTRACE_ATTACH_ERROR && rl > 0) {
 		reply[rl - 1] = 0;
-		fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
-			out_esc(p->comm), out_esc(reply));
+		fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid, rt_esc(p->comm),
+			rt_esc(reply));
 	} else
 		fprintf(stderr, "ringtrace record: pid %d (%s): an answer of type %u, not OK\n",
-			(int)p->pid, out_esc(p->comm), type);
+			(int)p->pid, rt_esc(p->comm), type);
+	return -1;
+}
+
+/*
+ * Reach program p and make it record into outfd/<name>: 0 with p->fd the
+ * live connection, or -1 having said why (nothing left behind but what a
+ * program that failed half-way wrote).
+ */
+static int at_attach(struct at_prog *p, int outfd, const char *out, const struct co_settings *o)
+{
+	struct stat st;
+	int fd;
+	if (at_hello(p, &st, &fd) < 0)
+		return -1;
+	int sub = at_make_dir(p, outfd, out, &st, o->group);
+	if (sub < 0) {
+		close(fd);
+		return -1;
+	}
+	char buf[RINGTRACE_ATTACH_MAX_PAYLOAD];
+	int64_t len = at_payload(p, out, o, buf);
+	int r = len < 0 ? -1 : at_send_record(p, fd, sub, outfd, buf, (uint32_t)len);
+	close(sub);
+	if (r == 0) {
+		p->fd = fd;
+		return 0;
+	}
 	close(fd);
 	/* (empty unless the program failed half-way: then what it wrote stays) */
 	unlinkat(outfd, p->name, AT_REMOVEDIR);
@@ -432,7 +401,7 @@ static void at_wait_dead(pid_t pid)
 }
 
 /* What became of program p: said on stderr; 0, or -1 if its trace is not complete. */
-static int at_report(const struct at_prog *p, const struct at_settings *o)
+static int at_report(const struct at_prog *p, const struct co_settings *o)
 {
 	int rc = 0;
 	if (!p->name[0] || (!p->stopped && !p->ended))
@@ -442,15 +411,15 @@ static int at_report(const struct at_prog *p, const struct at_settings *o)
 	if (p->stopped) {
 		if (p->st.status < 0) {
 			fprintf(stderr, "ringtrace record: pid %d (%s): %s\n", (int)p->pid,
-				out_esc(p->comm), out_esc(p->st.error));
+				rt_esc(p->comm), rt_esc(p->st.error));
 			rc = -1;
 		}
 		if (!o->quiet)
 			fprintf(stderr,
 				"ringtrace: pid %d (%s): %" PRIu64 " events recorded, %" PRIu64
 				" dropped, %" PRIu64 " overwritten; %.1f MB in %s\n",
-				(int)p->pid, out_esc(p->comm), p->st.hit, p->st.missed,
-				p->st.overrun, (double)p->st.bytes / 1e6, out_esc(dir));
+				(int)p->pid, rt_esc(p->comm), p->st.hit, p->st.missed,
+				p->st.overrun, (double)p->st.bytes / 1e6, rt_esc(dir));
 		return rc;
 	}
 	/* It went first: exited (its exit handler finished the trace), or
@@ -462,19 +431,19 @@ static int at_report(const struct at_prog *p, const struct at_settings *o)
 			fprintf(stderr,
 				"ringtrace: pid %d (%s) exited; its trace is complete: %" PRIu64
 				" events in %s\n",
-				(int)p->pid, out_esc(p->comm), v, out_esc(dir));
+				(int)p->pid, rt_esc(p->comm), v, rt_esc(dir));
 	} else {
 		fprintf(stderr,
 			"ringtrace record: pid %d (%s) ended without finishing its trace (it "
 			"crashed or was killed); recovering its events into %s\n",
-			(int)p->pid, out_esc(p->comm), out_esc(dir));
+			(int)p->pid, rt_esc(p->comm), rt_esc(dir));
 		at_wait_dead(p->pid);
-		if (ringtrace_recover(p->shm, dir, o->quiet) == 0 &&
+		if (co_recover(p->shm, dir, o->quiet, 0) == 0 &&
 		    ringtrace_ctf_get_stat(dir, "hit", &v) == 1) {
 			if (!o->quiet)
 				fprintf(stderr,
 					"ringtrace: pid %d (%s): %" PRIu64 " events in %s\n",
-					(int)p->pid, out_esc(p->comm), v, out_esc(dir));
+					(int)p->pid, rt_esc(p->comm), v, rt_esc(dir));
 		} else {
 			rc = -1;
 		}
@@ -537,7 +506,7 @@ static void at_find_dirs(struct at_dir *ds, int *n, int ino)
 		return;
 	}
 	struct at_dirs_arg a = {ds, n, ino};
-	attach_each_user_dir(at_add_user_dir, &a);
+	co_each_user_dir(at_add_user_dir, &a);
 }
 
 /* 1 if pid descends from root (bounded walk up the parents), else 0. */
@@ -569,7 +538,7 @@ static int at_descends(pid_t pid, pid_t root)
 
 /* The recording: the programs, where their traces go, and how it ends. */
 struct at_run {
-	const struct at_settings *o;
+	const struct co_settings *o;
 	int outfd;
 	struct at_prog ps[AT_MAX_PROGRAMS];
 	int n, live, failed;
@@ -728,24 +697,20 @@ static void at_kernel_end(struct at_run *R, int discard)
 		unlinkat(R->outfd, "kernel", AT_REMOVEDIR);
 }
 
-int at_record(const struct at_settings *o)
+/*
+ * The start: the output directory, the signal pipe and handlers, the
+ * kernel instance (-k: before the first program is attached to, so that
+ * its events from then on are there). 0, or -1 having said why.
+ */
+static int at_start(struct at_run *R)
 {
-	static struct at_run R;
-	memset(&R, 0, sizeof(R));
-	memset(&at_clock, 0, sizeof(at_clock));
-	R.o = o;
-	R.ino = -1;
-	pid_t pids[AT_MAX_PROGRAMS];
-	int n = 0;
-	if (o->pids && (n = at_parse_pids(o->pids, pids, AT_MAX_PROGRAMS)) < 0)
-		return 2;
-	uint64_t t0 = at_now_ns();
-	if ((R.outfd = at_outdir(o->out, o->group)) < 0)
-		return 1;
+	const struct co_settings *o = R->o;
+	if ((R->outfd = co_outdir(o->out, o->group)) < 0)
+		return -1;
 	if (pipe2(at_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		fprintf(stderr, "ringtrace record: pipe: %s\n", strerror(errno));
-		close(R.outfd);
-		return 1;
+		close(R->outfd);
+		return -1;
 	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -757,85 +722,125 @@ int at_record(const struct at_settings *o)
 	sa.sa_flags |= SA_NOCLDSTOP;  /* (a command stopped and continued is not its end) */
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
-	/* -k: the kernel instance runs before the first program is attached
-	 * to, so that its events from then on are there. */
 	if (o->nk) {
 		char kwhy[512];
-		if (kr_start(&R.kr, o->out, o->kspecs, o->nk, o->kbuf_kb, o->kall, kwhy,
+		if (kr_start(&R->kr, o->out, o->kspecs, o->nk, o->kbuf_kb, o->kall, kwhy,
 			     sizeof(kwhy)) < 0) {
 			fprintf(stderr,
 				"ringtrace record: -k: %s; recording the user events only\n", kwhy);
-			R.kr = NULL;
+			R->kr = NULL;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Attach to the programs: -a: those running (of the command's tree, with
+ * -- CMD, which is started here), -p: those named. 0, or -1 (the command
+ * could not be run).
+ */
+static int at_attach_first(struct at_run *R, const pid_t *pids, int n)
+{
+	const struct co_settings *o = R->o;
 	if (o->all) {
-		R.ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-		at_find_dirs(R.dirs, &R.ndirs, R.ino);
+		R->ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+		at_find_dirs(R->dirs, &R->ndirs, R->ino);
 		if (o->argv) {
-			R.cmd = at_cmd_pid = at_run_cmd(o->argv);
-			if (R.cmd < 0) {
-				at_kernel_end(&R, 1);
-				at_run_close(&R);
-				return 1;
-			}
-			kr_follow(R.kr, R.cmd); /* (and what it starts, as forks) */
+			R->cmd = at_cmd_pid = at_run_cmd(o->argv);
+			if (R->cmd < 0)
+				return -1;
+			kr_follow(R->kr, R->cmd); /* (and what it starts, as forks) */
 		}
-		at_scan(&R);
+		at_scan(R);
 	}
 	for (int i = 0; i < n; i++)
-		at_take(&R, pids[i]);
-	uint64_t t_attached = at_now_ns();
-	if (!o->all && !R.live) {
-		at_kernel_end(&R, 1);
-		close(R.outfd);
-		rmdir(o->out); /* (only if we left it empty) */
-		return 1;
-	}
-	if (!o->quiet) {
-		if (o->all)
-			fprintf(stderr,
-				"ringtrace record: recording %s%s into %s (%d running, attached in "
-				"%.1f ms); Ctrl-C to stop\n",
-				R.cmd ? "the command and the programs it starts"
-				      : "every program and those that start",
-				!R.cmd && geteuid() == 0 ? " (every user's)" : "", o->out, R.live,
-				(double)(t_attached - t0) / 1e6);
-		else
-			fprintf(stderr,
-				"ringtrace record: recording %d program%s into %s (attached in "
-				"%.1f ms); Ctrl-C to stop\n",
-				R.live, R.live == 1 ? "" : "s", o->out,
-				(double)(t_attached - t0) / 1e6);
-	}
+		at_take(R, pids[i]);
+	return 0;
+}
 
-	/* Until a signal, the duration, every program gone (-p) or the
-	 * command's exit (-a -- CMD). */
-	uint64_t deadline = o->duration_ns ? t_attached + o->duration_ns : 0;
-	uint64_t next_scan = at_now_ns() + 1000000000ull;
-	for (;;) {
-		if (R.cmd > 0) {
-			int st;
-			pid_t w = waitpid(R.cmd, &st, WNOHANG);
-			if (w == R.cmd) {
-				R.cmd_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				R.cmd = -R.cmd; /* (done; its descendants stay filtered by it) */
-				break;
-			}
+static void at_say_started(const struct at_run *R, uint64_t t0, uint64_t t_attached)
+{
+	const struct co_settings *o = R->o;
+	if (o->quiet)
+		return;
+	if (o->all)
+		fprintf(stderr,
+			"ringtrace record: recording %s%s into %s (%d running, attached in "
+			"%.1f ms); Ctrl-C to stop\n",
+			R->cmd ? "the command and the programs it starts"
+			       : "every program and those that start",
+			!R->cmd && geteuid() == 0 ? " (every user's)" : "", o->out, R->live,
+			(double)(t_attached - t0) / 1e6);
+	else
+		fprintf(stderr,
+			"ringtrace record: recording %d program%s into %s (attached in %.1f ms); "
+			"Ctrl-C to stop\n",
+			R->live, R->live == 1 ? "" : "s", o->out, (double)(t_attached - t0) / 1e6);
+}
+
+/* The command's exit status, if it exited (-a -- CMD): 1 then, else 0. */
+static int at_cmd_exited(struct at_run *R)
+{
+	int st;
+	if (R->cmd <= 0 || waitpid(R->cmd, &st, WNOHANG) != R->cmd)
+		return 0;
+	R->cmd_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	R->cmd = -R->cmd; /* (done; its descendants stay filtered by it) */
+	return 1;
+}
+
+/*
+ * What poll() said: the signal pipe drained, a rendezvous directory that
+ * changed (-a) noted in *rescan, a program whose connection spoke (it says
+ * nothing unasked: this is its end, it exited or broke the conversation)
+ * marked ended.
+ */
+static void at_polled(struct at_run *R, struct pollfd *pf, const int *idx, int k, int *rescan)
+{
+	if (pf[0].revents & POLLIN) {
+		char b[64];
+		while (read(at_pipe[0], b, sizeof(b)) > 0)
+			;
+	}
+	for (int j = 1; j < k; j++) {
+		if (!pf[j].revents)
+			continue;
+		if (idx[j] == -2) {
+			char b[4096];
+			while (read(R->ino, b, sizeof(b)) > 0)
+				;
+			*rescan = 1;
+			continue;
 		}
-		if (at_signal || (!o->all && !R.live))
-			break;
+		struct at_prog *p = &R->ps[idx[j]];
+		p->ended = 1;
+		close(p->fd);
+		p->fd = -1;
+		R->live--;
+	}
+}
+
+/*
+ * Until a signal, the deadline (0: none), every program gone (-p) or the
+ * command's exit (-a -- CMD); -a: new programs attached to as their
+ * sockets appear (inotify), and a rescan each second.
+ */
+static void at_wait(struct at_run *R, uint64_t deadline)
+{
+	const struct co_settings *o = R->o;
+	uint64_t next_scan = at_now_ns() + 1000000000ull;
+	while (!at_cmd_exited(R) && !at_signal && (o->all || R->live)) {
 		struct pollfd pf[AT_MAX_PROGRAMS + 2];
 		int idx[AT_MAX_PROGRAMS + 2], k = 0;
 		pf[k] = (struct pollfd){at_pipe[0], POLLIN, 0};
 		idx[k++] = -1;
-		if (R.ino >= 0) {
-			pf[k] = (struct pollfd){R.ino, POLLIN, 0};
+		if (R->ino >= 0) {
+			pf[k] = (struct pollfd){R->ino, POLLIN, 0};
 			idx[k++] = -2;
 		}
-		for (int i = 0; i < R.n; i++)
-			if (R.ps[i].fd >= 0 && !R.ps[i].ended) {
-				pf[k] = (struct pollfd){R.ps[i].fd, POLLIN, 0};
+		for (int i = 0; i < R->n; i++)
+			if (R->ps[i].fd >= 0 && !R->ps[i].ended) {
+				pf[k] = (struct pollfd){R->ps[i].fd, POLLIN, 0};
 				idx[k++] = i;
 			}
 		uint64_t now = at_now_ns();
@@ -850,123 +855,84 @@ int at_record(const struct at_settings *o)
 			fprintf(stderr, "ringtrace record: poll: %s\n", strerror(errno));
 			break;
 		}
-		if (r > 0 && (pf[0].revents & POLLIN)) {
-			char b[64];
-			while (read(at_pipe[0], b, sizeof(b)) > 0)
-				;
-		}
 		int rescan = o->all && at_now_ns() >= next_scan;
-		for (int j = 1; r > 0 && j < k; j++) {
-			if (!pf[j].revents)
-				continue;
-			if (idx[j] == -2) {
-				char b[4096];
-				while (read(R.ino, b, sizeof(b)) > 0)
-					;
-				rescan = 1;
-				continue;
-			}
-			/* The program says nothing unasked: this is its end (it
-			 * exited, or broke the conversation). */
-			struct at_prog *p = &R.ps[idx[j]];
-			p->ended = 1;
-			close(p->fd);
-			p->fd = -1;
-			R.live--;
-		}
+		if (r > 0)
+			at_polled(R, pf, idx, k, &rescan);
 		if (rescan) {
 			if (geteuid() == 0)
-				at_find_dirs(R.dirs, &R.ndirs, R.ino);
-			at_scan(&R);
+				at_find_dirs(R->dirs, &R->ndirs, R->ino);
+			at_scan(R);
 			next_scan = at_now_ns() + 1000000000ull;
 		}
 	}
-	uint64_t t_stop = at_now_ns();
-	at_stop_all(R.ps, R.n);
-	uint64_t t_stopped = at_now_ns();
-	if (R.cmd > 0) {
-		/* stopped by a signal or the duration: the command goes on; we
-		 * wait for it, as `record -- CMD` does */
-		int st;
-		while (waitpid(R.cmd, &st, 0) < 0 && errno == EINTR)
-			;
-		R.cmd_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	}
-	at_kernel_end(&R, 0);
-	at_run_close(&R);
+}
 
+/*
+ * The end: every program stopped, the command waited for (stopped by a
+ * signal or the duration, it goes on; we wait for it, as `record -- CMD`
+ * does), the kernel's trace written, and what became of each program said.
+ * The exit status.
+ */
+static int at_finish(struct at_run *R)
+{
+	const struct co_settings *o = R->o;
+	uint64_t t_stop = at_now_ns();
+	at_stop_all(R->ps, R->n);
+	uint64_t t_stopped = at_now_ns();
+	if (R->cmd > 0) {
+		int st;
+		while (waitpid(R->cmd, &st, 0) < 0 && errno == EINTR)
+			;
+		R->cmd_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	at_kernel_end(R, 0);
+	at_run_close(R);
 	/* -p: every program asked for must have been recorded; -a: those
 	 * that could not be (exited meanwhile, busy) were said, not failures. */
-	int rc = !o->all && R.failed ? 1 : 0;
-	for (int i = 0; i < R.n; i++) {
-		if (at_report(&R.ps[i], o) < 0)
+	int rc = !o->all && R->failed ? 1 : 0;
+	for (int i = 0; i < R->n; i++) {
+		if (at_report(&R->ps[i], o) < 0)
 			rc = 1;
 		/* (the program removes its pool when it stops; not when it died) */
-		if (R.ps[i].shm[0])
-			shm_unlink(R.ps[i].shm);
+		if (R->ps[i].shm[0])
+			shm_unlink(R->ps[i].shm);
 	}
 	if (!o->quiet)
 		fprintf(stderr, "ringtrace record: detached in %.1f ms\n",
 			(double)(t_stopped - t_stop) / 1e6);
 	if (o->all && o->argv)
-		return R.cmd_status ? R.cmd_status : rc;
+		return R->cmd_status ? R->cmd_status : rc;
 	return rc;
 }
 
-/*
- * ringtrace list -p PID: the program's events, as a trace's metadata has
- * them: the program is attached to with every event disabled (a small
- * pool; nothing is recorded) and detached at once, and the trace it wrote
- * (metadata only) is listed, then removed.
- */
-int ringtrace_cmd_list_pid(const char *pid)
+int co_record_programs(const struct co_settings *o)
 {
-	char tmp[] = "/tmp/ringtrace-list-XXXXXX";
-	if (!mkdtemp(tmp)) {
-		fprintf(stderr, "ringtrace list: cannot create a temporary directory: %s\n",
-			strerror(errno));
+	static struct at_run R;
+	memset(&R, 0, sizeof(R));
+	memset(&at_clock, 0, sizeof(at_clock));
+	at_signal = 0;
+	R.o = o;
+	R.ino = -1;
+	pid_t pids[AT_MAX_PROGRAMS];
+	int n = 0;
+	if (o->pids && (n = at_parse_pids(o->pids, pids, AT_MAX_PROGRAMS)) < 0)
+		return 2;
+	uint64_t t0 = at_now_ns();
+	if (at_start(&R) < 0)
+		return 1;
+	if (at_attach_first(&R, pids, n) < 0) {
+		at_kernel_end(&R, 1);
+		at_run_close(&R);
 		return 1;
 	}
-	char out[64];
-	snprintf(out, sizeof(out), "%s/t", tmp);
-	struct at_settings o;
-	memset(&o, 0, sizeof(o));
-	o.pids = pid;
-	o.out = out;
-	o.events = "-*";
-	o.bufsize = "1m";
-	o.pagesize = "64k";
-	o.quiet = 1;
-	o.group = -1;
-	o.duration_ns = 1; /* (stop as soon as it records) */
-	int rc = at_record(&o);
-	if (rc == 2)
-		fprintf(stderr, "ringtrace list: -p PID: one process id\n");
-	char dir[128] = "";
-	DIR *d = rc == 0 ? opendir(out) : NULL;
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			snprintf(dir, sizeof(dir), "%s/%.60s", out, e->d_name);
-	if (d)
-		closedir(d);
-	if (rc == 0 && dir[0]) {
-		fflush(stdout);
-		pid_t p = fork();
-		if (p == 0) {
-			execl("/proc/self/exe", "ringtrace", "list", dir, (char *)NULL);
-			_exit(127);
-		}
-		int status;
-		while (p > 0 && waitpid(p, &status, 0) < 0 && errno == EINTR)
-			;
-		rc = p > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-	} else if (rc == 0) {
-		rc = 1;
+	uint64_t t_attached = at_now_ns();
+	if (!o->all && !R.live) {
+		at_kernel_end(&R, 1);
+		at_run_close(&R);
+		rmdir(o->out); /* (only if we left it empty) */
+		return 1;
 	}
-	char cmd[160];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	if (system(cmd) != 0)
-		fprintf(stderr, "ringtrace list: could not remove %s\n", tmp);
-	return rc;
+	at_say_started(&R, t0, t_attached);
+	at_wait(&R, o->duration_ns ? t_attached + o->duration_ns : 0);
+	return at_finish(&R);
 }

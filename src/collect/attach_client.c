@@ -1,6 +1,7 @@
 /*
- * The recorder's side of attaching: see attach_client.h. Used by the
- * ringtrace command only (public headers and libringtrace_read).
+ * The recorder's side of attaching (collect_api.h): finding a program's
+ * socket and reading its HELLO, for `ringtrace ps`, `record -p` and
+ * `list -p`.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -14,12 +15,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "attach_client.h"
-#include "output.h"
+#include "base/base.h"
+#include "collect/collect_api.h"
 #include "ringtrace/error.h"
 
-int attach_hello(int dirfd, const char *name, pid_t pid, uid_t uid,
-		 struct ringtrace_attach_hello *h, int *out, char *why, size_t wn)
+int co_attach_hello(int dirfd, const char *name, pid_t pid, uid_t uid,
+		    struct ringtrace_attach_hello *h, int *out, char *why, size_t wn)
 {
 	*out = -1;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -62,7 +63,7 @@ int attach_hello(int dirfd, const char *name, pid_t pid, uid_t uid,
 	if (type == RINGTRACE_ATTACH_DENIED) {
 		close(fd);
 		buf[len ? len - 1 : 0] = 0;
-		snprintf(why, wn, "%.250s", out_esc(buf)); /* (the program's words) */
+		snprintf(why, wn, "%.250s", rt_esc(buf)); /* (the program's words) */
 		return -1;
 	}
 	if (type != RINGTRACE_ATTACH_HELLO || len != sizeof(*h)) {
@@ -84,7 +85,7 @@ int attach_hello(int dirfd, const char *name, pid_t pid, uid_t uid,
 	return 0;
 }
 
-int attach_find(pid_t pid, uid_t uid, char *path, size_t pn, char *why, size_t wn)
+int co_attach_find(pid_t pid, uid_t uid, char *path, size_t pn, char *why, size_t wn)
 {
 	/* Where a program of uid puts its socket (docs/attach.md): the
 	 * caller's own directory first (it may be $XDG_RUNTIME_DIR's), then
@@ -144,7 +145,7 @@ static uid_t attach_uid_in(const char *name, const char *prefix)
 	return (uid_t)v;
 }
 
-void attach_each_user_dir(void (*fn)(const char *dir, uid_t uid, void *arg), void *arg)
+void co_each_user_dir(void (*fn)(const char *dir, uid_t uid, void *arg), void *arg)
 {
 	fn("/run/ringtrace", 0, arg);
 	static const struct {
