@@ -1,6 +1,6 @@
 #!/bin/sh
 # The ringtrace command against hostile trace directories and pools
-# (src/base/tdir.c has the rules for files, tools/cmd_record.c for pools):
+# (src/base/tdir.c has the rules for files, src/collect/outdir.c and tools/record.c for pools):
 #  - readers (stat, report, list, export) open only regular files: a FIFO
 #    at stream_1 or at metadata, a symbolic link there, a socket or a
 #    device are errors naming the file, and never hang (each command runs

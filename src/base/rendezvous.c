@@ -1,7 +1,7 @@
 /*
  * The rendezvous directory and the message framing shared by a traced
  * program's listener (src/record/attach.c) and the ringtrace command
- * (tools/cmd_ps.c). include/ringtrace/attach.h has the contract.
+ * (src/collect/attach_client.c). include/ringtrace/attach.h has the contract.
  */
 #define _GNU_SOURCE
 #include <errno.h>

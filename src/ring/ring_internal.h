@@ -352,7 +352,7 @@ struct rt_shm {
 	 * version 4 UUID), never 0, never changed. The recorder writes it
 	 * into the trace's metadata (`trace { uuid }` and the schema block's
 	 * `uuid` line), so that `ringtrace recover` can tell the pool of a
-	 * trace from any other before it writes anything (tools/cmd_recover.c).
+	 * trace from any other before it writes anything (src/collect/recover.c).
 	 * Read once at attach like the geometry; a change is damage.
 	 */
 	uint8_t uuid[16];
