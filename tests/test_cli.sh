@@ -109,6 +109,22 @@ cli_record_summary_equals_stat_with_drops_after_the_last_page() { # case
 		fail "record's headline is not stat's totals ($1 events, $2 dropped, $3 overrun): $(grep 'events recorded' "$tmp/td.err")"
 }
 
+# list -- CMD: the program's events, as the metadata of its trace has them,
+# read in the command's own process; its temporary directory removed
+cli_list_program_shows_its_events_and_leaves_nothing() { # case
+	demo_trace
+	mkdir "$tmp/lt"
+	TMPDIR="$tmp/lt" "$bin/ringtrace" list -- "$bin/ringtrace-demo" --seconds 0.01 --threads 1 \
+		>"$tmp/list.cmd" 2>"$tmp/list.err" || fail "list -- CMD failed: $(cat "$tmp/list.err")"
+	"$bin/ringtrace" list "$tmp/t" >"$tmp/list.dir"
+	sed -n '/^events (/,/^printf sites (/{/^printf sites/!p}' "$tmp/list.cmd" >"$tmp/list.cmd.ev"
+	sed -n '/^events (/,/^printf sites (/{/^printf sites/!p}' "$tmp/list.dir" >"$tmp/list.dir.ev"
+	grep -q '^events ([1-9]' "$tmp/list.cmd.ev" || fail "list -- CMD listed no events: $(cat "$tmp/list.cmd")"
+	cmp -s "$tmp/list.cmd.ev" "$tmp/list.dir.ev" ||
+		fail "list -- CMD and list DIR differ: $(diff "$tmp/list.cmd.ev" "$tmp/list.dir.ev" | head -5)"
+	[ -z "$(ls -A "$tmp/lt")" ] || fail "list -- CMD left $(ls -A "$tmp/lt") behind"
+}
+
 # flight recorder: snapshot a running program
 cli_snapshot_of_a_running_flight_recorder_is_readable() { # case
 	RINGTRACE_OUTPUT="$tmp/fr" RINGTRACE_MODE=overwrite RINGTRACE_BUFFER_SIZE=1m \

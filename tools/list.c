@@ -151,7 +151,7 @@ static int list_dir(int argc, char **argv)
  */
 static int list_program(char **cmd, const char *tmp)
 {
-	char dir[80];
+	char dir[4200];
 	snprintf(dir, sizeof(dir), "%s/t", tmp);
 	fflush(stdout);
 	pid_t pid = fork();
@@ -172,7 +172,7 @@ static int list_program(char **cmd, const char *tmp)
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	char meta[128];
+	char meta[4300];
 	snprintf(meta, sizeof(meta), "%s/metadata", dir);
 	struct stat st;
 	if (stat(meta, &st) != 0) {
@@ -192,7 +192,7 @@ static int list_program(char **cmd, const char *tmp)
  */
 static int list_pid(const char *pid, const char *tmp)
 {
-	char out[80];
+	char out[4200];
 	snprintf(out, sizeof(out), "%s/t", tmp);
 	struct co_settings o;
 	memset(&o, 0, sizeof(o));
@@ -210,7 +210,7 @@ static int list_pid(const char *pid, const char *tmp)
 	if (rc != 0)
 		return rc;
 	/* (one program: one trace directory in the collection) */
-	char dir[160] = "";
+	char dir[4300] = "";
 	DIR *d = opendir(out);
 	struct dirent *e;
 	while (d && (e = readdir(d)))
@@ -231,7 +231,7 @@ int verb_list(int argc, char **argv)
 		fprintf(stderr, "usage: ringtrace list -- CMD [ARGS...]\n");
 		return 2;
 	}
-	char tmp[64];
+	char tmp[4096];
 	if (co_tmpdir(tmp, sizeof(tmp)) < 0)
 		return 1;
 	int rc = pid ? list_pid(argv[2], tmp) : list_program(argv + 2, tmp);

@@ -70,8 +70,8 @@ void co_dirname(char *buf, size_t n, const char *comm, pid_t pid);
  * buf: 0, or -1 having said why. */
 int co_shm_name(char *buf, size_t size);
 /*
- * A private temporary directory (/tmp/ringtrace-list-XXXXXX, 0700) in
- * buf (at least 64 bytes): 0, or -1 having said why.
+ * A private temporary directory ($TMPDIR or /tmp, ringtrace-list-XXXXXX,
+ * 0700) in buf: 0, or -1 having said why.
  */
 int co_tmpdir(char *buf, size_t size);
 /*

@@ -111,9 +111,16 @@ int co_shm_name(char *buf, size_t size)
 
 int co_tmpdir(char *buf, size_t size)
 {
-	snprintf(buf, size, "/tmp/ringtrace-list-XXXXXX");
+	const char *t = getenv("TMPDIR");
+	if (!t || t[0] != '/')
+		t = "/tmp";
+	int n = snprintf(buf, size, "%s/ringtrace-list-XXXXXX", t);
+	if (n < 0 || (size_t)n >= size) {
+		fprintf(stderr, "ringtrace: TMPDIR %s: too long a path\n", t);
+		return -1;
+	}
 	if (!mkdtemp(buf)) {
-		fprintf(stderr, "ringtrace: cannot create a temporary directory: %s\n",
+		fprintf(stderr, "ringtrace: cannot create a temporary directory in %s: %s\n", t,
 			strerror(errno));
 		return -1;
 	}
