@@ -249,11 +249,9 @@ static int sched_print(struct sm_model *m, const struct coll *c, int kt, int all
 	return 0;
 }
 
-int verb_sched(int argc, char **argv)
+/* The command line: -1 with *dir, *all and *top, or the exit status. */
+static int sched_args(int argc, char **argv, const char **dir, int *all, uint64_t *top)
 {
-	const char *dir = NULL;
-	int all = 0;
-	uint64_t top = 5;
 	char why[200];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -262,7 +260,7 @@ int verb_sched(int argc, char **argv)
 			return 0;
 		}
 		if (strcmp(a, "--all") == 0) {
-			all = 1;
+			*all = 1;
 		} else if (strcmp(a, "--top") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr,
@@ -270,7 +268,7 @@ int verb_sched(int argc, char **argv)
 					prog);
 				return 2;
 			}
-			if (arg_u64(argv[++i], SM_TOP_MAX, &top, why, sizeof(why)) < 0) {
+			if (arg_u64(argv[++i], SM_TOP_MAX, top, why, sizeof(why)) < 0) {
 				fprintf(stderr, "%s: --top: %s\nTry 'ringtrace sched --help'.\n",
 					prog, why);
 				return 2;
@@ -279,8 +277,8 @@ int verb_sched(int argc, char **argv)
 			fprintf(stderr, "%s: unknown option %s\nTry 'ringtrace sched --help'.\n",
 				prog, a);
 			return 2;
-		} else if (!dir) {
-			dir = a;
+		} else if (!*dir) {
+			*dir = a;
 		} else {
 			fprintf(stderr,
 				"%s: unexpected argument %s\nTry 'ringtrace sched --help'.\n", prog,
@@ -288,11 +286,61 @@ int verb_sched(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!dir) {
+	if (!*dir) {
 		fprintf(stderr, "%s: missing trace directory\nTry 'ringtrace sched --help'.\n",
 			prog);
 		return 2;
 	}
+	return -1;
+}
+
+/*
+ * One pass over every trace merged by time (as report: the earliest next
+ * record first; one clock conversion for the whole collection): the
+ * kernel's records (trace kt) drive the model, the user events give each
+ * thread's trace and the events around its off-CPU stretches. 0, or -1
+ * out of memory.
+ */
+static int sched_model_pass(struct sm_model *m, const struct coll *c, int kt)
+{
+	struct coll_merge mg;
+	if (coll_merge_init(&mg, c) < 0)
+		return -1;
+	struct ringtrace_trace_record *r;
+	int k;
+	while ((k = coll_merge_next(&mg, &r)) >= 0) {
+		if (k == kt) {
+			sm_kernel_record(m, r);
+		} else if (r->kind == RINGTRACE_TRACE_EVENT) {
+			sm_user_event(m, r->ns, r->tid, ringtrace_trace_event_name(r));
+			struct sm_thread *t = sm_find(m, r->tid);
+			if (t && t->tag < 0)
+				t->tag = k;
+			if (t && !t->comm[0] && r->comm) /* (until the kernel names it) */
+				snprintf(t->comm, sizeof(t->comm), "%s", r->comm);
+		}
+	}
+	coll_merge_free(&mg);
+	sm_finish(m, sm_stats(m)->last_ns);
+	/* the programs' main threads: theirs even if they recorded nothing */
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct ringtrace_trace_process pr;
+		struct sm_thread *t;
+		if ((int)i != kt && ringtrace_trace_process(c->t[i], &pr) == 1 && pr.pid &&
+		    (t = sm_find(m, pr.pid)) && t->tag < 0)
+			t->tag = (int32_t)i;
+	}
+	return 0;
+}
+
+int verb_sched(int argc, char **argv)
+{
+	const char *dir = NULL;
+	int all = 0;
+	uint64_t top = 5;
+	int st = sched_args(argc, argv, &dir, &all, &top);
+	if (st >= 0)
+		return st;
 	struct coll c;
 	if (coll_open(dir, prog, on_error, &c) < 0)
 		return 1;
@@ -318,42 +366,11 @@ int verb_sched(int argc, char **argv)
 	if (c.n == 1)
 		all = 1;
 	struct sm_model *m = sm_new(0, (uint32_t)top);
-	struct coll_merge mg;
-	if (!m || coll_merge_init(&mg, &c) < 0) {
+	if (!m || sched_model_pass(m, &c, kt) < 0) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		sm_free(m);
 		coll_close(&c);
 		return 1;
-	}
-	/*
-	 * One pass over every trace merged by time (as report: the earliest
-	 * next record first; one clock conversion for the whole collection):
-	 * the kernel's records drive the model, the user events give each
-	 * thread's trace and the events around its off-CPU stretches.
-	 */
-	struct ringtrace_trace_record *r;
-	int k;
-	while ((k = coll_merge_next(&mg, &r)) >= 0) {
-		if (k == kt) {
-			sm_kernel_record(m, r);
-		} else if (r->kind == RINGTRACE_TRACE_EVENT) {
-			sm_user_event(m, r->ns, r->tid, ringtrace_trace_event_name(r));
-			struct sm_thread *t = sm_find(m, r->tid);
-			if (t && t->tag < 0)
-				t->tag = k;
-			if (t && !t->comm[0] && r->comm) /* (until the kernel names it) */
-				snprintf(t->comm, sizeof(t->comm), "%s", r->comm);
-		}
-	}
-	coll_merge_free(&mg);
-	sm_finish(m, sm_stats(m)->last_ns);
-	/* the programs' main threads: theirs even if they recorded nothing */
-	for (uint32_t i = 0; i < c.n; i++) {
-		struct ringtrace_trace_process pr;
-		struct sm_thread *t;
-		if ((int)i != kt && ringtrace_trace_process(c.t[i], &pr) == 1 && pr.pid &&
-		    (t = sm_find(m, pr.pid)) && t->tag < 0)
-			t->tag = (int32_t)i;
 	}
 	int rc = 0;
 	if (!sm_stats(m)->switches) {
