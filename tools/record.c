@@ -113,15 +113,11 @@ static int record_kernel_only(const char *out, char *const *specs, int nk, size_
 			"ringtrace record: recording every thread's kernel events into %s/kernel; "
 			"%s\n",
 			out, duration_ns ? "until the duration or Ctrl-C" : "Ctrl-C to stop");
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = rt_mono_ns();
 	while (!konly_stop) {
 		struct timespec d = {0, 50 * 1000 * 1000};
 		nanosleep(&d, NULL);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		uint64_t el = (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000000ull +
-			      (uint64_t)(now.tv_nsec - t0.tv_nsec);
-		if (duration_ns && el >= duration_ns)
+		if (duration_ns && rt_mono_ns() - t0 >= duration_ns)
 			break;
 	}
 	int rc = kr_finish(kr, out, NULL, quiet) < 0 ? 1 : 0;
@@ -746,13 +742,6 @@ static int rec_spawn(const struct rec_opts *o, struct rec_run *r)
 	return -1;
 }
 
-static uint64_t rec_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * One live status line from CMD's pool (mapped by name once it is there
  * and is the program's): 0, or -1 if the pool is damaged (said once; the
@@ -774,7 +763,7 @@ static int rec_live_line(const struct rec_opts *o, struct rec_run *r, ringtrace_
 		*rb = NULL;
 		return -1;
 	}
-	uint64_t now = rec_now_ns();
+	uint64_t now = rt_mono_ns();
 	double rate = now > *last_t ? (double)(s.hit - *last_hit) * 1e9 / (double)(now - *last_t)
 				    : 0;
 	*last_hit = s.hit;
@@ -791,7 +780,7 @@ static int rec_wait(const struct rec_opts *o, struct rec_run *r)
 {
 	int live = !o->quiet && isatty(STDERR_FILENO);
 	ringtrace_rb *rb = NULL;
-	uint64_t last_hit = 0, last_t = rec_now_ns();
+	uint64_t last_hit = 0, last_t = rt_mono_ns();
 	for (;;) {
 		pid_t w = waitpid(r->pid, &r->status, live ? WNOHANG : 0);
 		if (w == r->pid)

@@ -83,13 +83,6 @@ static void at_on_signal(int sig)
 	errno = e;
 }
 
-static uint64_t at_now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static void at_timeout(int fd, int s)
 {
 	struct timeval tv = {s, 0};
@@ -828,7 +821,7 @@ static void at_polled(struct at_run *R, struct pollfd *pf, const int *idx, int k
 static void at_wait(struct at_run *R, uint64_t deadline)
 {
 	const struct co_settings *o = R->o;
-	uint64_t next_scan = at_now_ns() + 1000000000ull;
+	uint64_t next_scan = rt_mono_ns() + 1000000000ull;
 	while (!at_cmd_exited(R) && !at_signal && (o->all || R->live)) {
 		struct pollfd pf[AT_MAX_PROGRAMS + 2];
 		int idx[AT_MAX_PROGRAMS + 2], k = 0;
@@ -843,7 +836,7 @@ static void at_wait(struct at_run *R, uint64_t deadline)
 				pf[k] = (struct pollfd){R->ps[i].fd, POLLIN, 0};
 				idx[k++] = i;
 			}
-		uint64_t now = at_now_ns();
+		uint64_t now = rt_mono_ns();
 		if (deadline && now >= deadline)
 			break;
 		uint64_t until = deadline;
@@ -855,14 +848,14 @@ static void at_wait(struct at_run *R, uint64_t deadline)
 			fprintf(stderr, "ringtrace record: poll: %s\n", strerror(errno));
 			break;
 		}
-		int rescan = o->all && at_now_ns() >= next_scan;
+		int rescan = o->all && rt_mono_ns() >= next_scan;
 		if (r > 0)
 			at_polled(R, pf, idx, k, &rescan);
 		if (rescan) {
 			if (geteuid() == 0)
 				at_find_dirs(R->dirs, &R->ndirs, R->ino);
 			at_scan(R);
-			next_scan = at_now_ns() + 1000000000ull;
+			next_scan = rt_mono_ns() + 1000000000ull;
 		}
 	}
 }
@@ -876,9 +869,9 @@ static void at_wait(struct at_run *R, uint64_t deadline)
 static int at_finish(struct at_run *R)
 {
 	const struct co_settings *o = R->o;
-	uint64_t t_stop = at_now_ns();
+	uint64_t t_stop = rt_mono_ns();
 	at_stop_all(R->ps, R->n);
-	uint64_t t_stopped = at_now_ns();
+	uint64_t t_stopped = rt_mono_ns();
 	if (R->cmd > 0) {
 		int st;
 		while (waitpid(R->cmd, &st, 0) < 0 && errno == EINTR)
@@ -917,7 +910,7 @@ int co_record_programs(const struct co_settings *o)
 	int n = 0;
 	if (o->pids && (n = at_parse_pids(o->pids, pids, AT_MAX_PROGRAMS)) < 0)
 		return 2;
-	uint64_t t0 = at_now_ns();
+	uint64_t t0 = rt_mono_ns();
 	if (at_start(&R) < 0)
 		return 1;
 	if (at_attach_first(&R, pids, n) < 0) {
@@ -925,7 +918,7 @@ int co_record_programs(const struct co_settings *o)
 		at_run_close(&R);
 		return 1;
 	}
-	uint64_t t_attached = at_now_ns();
+	uint64_t t_attached = rt_mono_ns();
 	if (!o->all && !R.live) {
 		at_kernel_end(&R, 1);
 		at_run_close(&R);
