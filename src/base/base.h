@@ -25,7 +25,11 @@
  *            read may use, and read
  *   analysis trace collections, the scheduling model: what kernel may
  *            use, and kernel
- * then the command (tools/), which may use all of these. scripts/check-layers
+ *   collect  recording other processes and recovering their pools (the
+ *            command's machinery): what kernel may use, and kernel (the
+ *            ring only as a process mapping another's pool sees it)
+ * then the command (tools/: a dispatcher, one file per verb, support files
+ * the verbs share), which may use all of these. scripts/check-layers
  * checks it.
  */
 #ifndef RINGTRACE_BASE_H
