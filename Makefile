@@ -57,7 +57,7 @@ deps-build:
 
 # Each stage timed (scripts/timed), the times printed at the end and kept
 # in $(STAGES). The stages run one after another: each uses both cores.
-CHECK_STAGES = check-format check-normal check-asan check-tsan check-fuzz check-release
+CHECK_STAGES = check-format check-functions check-normal check-asan check-tsan check-fuzz check-release
 check:
 	@mkdir -p $(dir $(STAGES)) && rm -f $(STAGES) && date +%s >$(STAGES).start
 	@$(TIMED) deps $(MAKE) --no-print-directory deps
@@ -83,7 +83,7 @@ check-format:
 # generated code aside (each marked and justified; scripts/check-functions
 # says how); the long functions of tests/ and bench/ are listed, not failed.
 check-functions:
-	@python3 scripts/check-functions --info tests --info bench src tools include
+	@$(TIMED) functions python3 scripts/check-functions --info tests --info bench src tools include
 	@echo "== check-functions: no function over 120 lines"
 
 check-normal:

@@ -36,7 +36,7 @@ static const char report_help[] =
 	"Exits 1 if any damage was found (after printing everything readable).\n";
 
 /*
- * A kernel event as ftrace prints it (tools/kfmt.h): the prefix of every
+ * A kernel event as ftrace prints it (src/kernel/kernel_api.h): the prefix of every
  * report line (COMM-TID [CPU] SECONDS.MICROS: EVENT: ), then the fields by
  * the kernel's own print fmt. The length (without a newline; line holds
  * cap + 1 bytes), or -1: then the reader's own line is printed.
@@ -129,7 +129,7 @@ int verb_report(int argc, char **argv)
 	int oom = !sel || !line || coll_merge_init(&mg, &c) < 0;
 	for (uint32_t i = 0; glob && !oom && i < c.n; i++)
 		oom = !(sel[i] = calloc(65536, 1));
-	/* Kernel traces: their events in ftrace's shape (tools/kfmt.h). */
+	/* Kernel traces: their events in ftrace's shape (src/kernel/kernel_api.h). */
 	struct kfmt **kf = calloc(c.n, sizeof(*kf));
 	struct kcomm *names = kcomm_new();
 	oom = oom || !kf || !names;
@@ -143,7 +143,7 @@ int verb_report(int argc, char **argv)
 		fprintf(stderr, "ringtrace report: out of memory\n");
 		return 1;
 	}
-	/* Merged by time (collection.h). */
+	/* Merged by time (src/analysis/analysis_api.h). */
 	struct ringtrace_trace_record *r;
 	int k;
 	while ((k = coll_merge_next(&mg, &r)) >= 0) {
