@@ -107,18 +107,9 @@ struct ctf_run {
 	int nall, all_ok, nprintf;     /* ctf_all and printf events babeltrace2 read */
 };
 
-/*
- * Records events of two writers and then of this thread (with a gap of
- * 2^32 ticks where that takes under 5 s), writes every page to its
- * stream's file with the generated metadata, and reads the trace with
- * ringtrace's decoder and with babeltrace2.
- */
-static void ctf_write_and_read(struct ctf_run *r)
+/* Two writers, then this thread with the gap; ringtrace_printf last. */
+static void ctf_record(struct ctf_run *r)
 {
-	memset(r, 0, sizeof(*r));
-	snprintf(r->dir, sizeof(r->dir), "/tmp/ringtrace-ctf-XXXXXX");
-	char *dir = r->dir;
-	CHECK(mkdtemp(dir) != NULL);
 	struct ringtrace_rb_config cfg;
 	ringtrace_rb_config_init(&cfg);
 	cfg.page_size = 4096;
@@ -153,13 +144,18 @@ static void ctf_write_and_read(struct ctf_run *r)
 	ringtrace_printf("printf %d %s %.2f", 42, "str", 2.5);
 	ringtrace_rb_writer_release(rb);
 	CHECK(ringtrace_events_set_buffer(NULL) == 0);
+}
 
+/* Writes every page to its stream's file and decodes its events. */
+static void ctf_write_pages(struct ctf_run *r, size_t cap)
+{
+	const char *dir = r->dir;
 	/* Write every page, unchanged, to its stream's file; keep our own
 	 * decoding of every event in babeltrace's text shape. */
 	struct ringtrace_event_info num, str;
 	CHECK(ringtrace_event_lookup("ctf_num", &num) == 0);
 	CHECK(ringtrace_event_lookup("ctf_str", &str) == 0);
-	size_t cap = 3 * NEV, n = 0;
+	size_t n = 0;
 	struct line *ours = r->ours = calloc(cap, sizeof(*ours));
 	CHECK(ours != NULL);
 	int npages = 0, nextended = 0, nother = 0;
@@ -205,7 +201,16 @@ static void ctf_write_and_read(struct ctf_run *r)
 		}
 		ringtrace_rb_put_page(rb, p);
 	}
+	r->n = n;
+	r->npages = npages;
+	r->nextended = nextended;
+	r->nother = nother;
+}
 
+/* Reads the trace with babeltrace2; keeps its ctf_num and ctf_str lines. */
+static void ctf_read_babeltrace(struct ctf_run *r, size_t cap)
+{
+	const char *dir = r->dir;
 	char path[128];
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	FILE *mf = fopen(path, "w");
@@ -266,14 +271,27 @@ static void ctf_write_and_read(struct ctf_run *r)
 		snprintf(cmd, sizeof(cmd), "tail -20 %s.stderr", dir);
 		CHECKF(system(cmd) >= 0 && 0, "babeltrace2 failed (status %d) on %s", st, dir);
 	}
-	r->n = n;
 	r->m = m;
-	r->npages = npages;
-	r->nextended = nextended;
-	r->nother = nother;
 	r->nall = nall;
 	r->all_ok = all_ok;
 	r->nprintf = nprintf;
+}
+
+/*
+ * Records events of two writers and then of this thread (with a gap of
+ * 2^32 ticks where that takes under 5 s), writes every page to its
+ * stream's file with the generated metadata, and reads the trace with
+ * ringtrace's decoder and with babeltrace2.
+ */
+static void ctf_write_and_read(struct ctf_run *r)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->dir, sizeof(r->dir), "/tmp/ringtrace-ctf-XXXXXX");
+	CHECK(mkdtemp(r->dir) != NULL);
+	ctf_record(r);
+	size_t cap = 3 * NEV;
+	ctf_write_pages(r, cap);
+	ctf_read_babeltrace(r, cap);
 }
 
 static void ctf_done(struct ctf_run *r)

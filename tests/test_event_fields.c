@@ -393,24 +393,14 @@ static void fields_done(struct fields_rec *f)
 	CHECK(ringtrace_event_disable("fe_*") >= 1);
 }
 
-/* 2. Every field type round-trips: values and offsets, boundary values. */
-static void test_record(void)
+/* The fe_ints events: extremes and -1/1; returns the index after them. */
+static size_t check_rec_ints(const struct evu_list *l, size_t k, uint32_t id_ints)
 {
-	struct fields_rec f;
-	fields_record(&f);
-	const struct evu_list l = f.l;
-	const uint32_t id_ints = evu_id("fe_ints"), id_sc = evu_id("fe_scalars"),
-		       id_arr = evu_id("fe_arrays"), id_var = evu_id("fe_var"),
-		       id_nine = evu_id("fe_nine"), id_expr = evu_id("fe_expr"),
-		       id_f256 = evu_id("fe_fix256"), id_f264 = evu_id("fe_fix264");
-	CHECK_EQ_U64(evu_count_id(&l, evu_id("fe_off")), 0);
-	CHECK_EQ_U64(l.n, 3 + 5 + 1 + nvc + 5 + 1 + 2);
-	size_t k = 0;
 	struct ringtrace_value v[16];
 
 	/* integers */
 	for (int i = 0; i < 3; i++, k++) {
-		const struct evu_event *e = &l.ev[k];
+		const struct evu_event *e = &l->ev[k];
 		CHECK_EQ_U64(e->id, id_ints);
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 8);
 		/* offsets: 0, 2, 4, 8, 16, 18, 20, 24 */
@@ -434,10 +424,17 @@ static void test_record(void)
 				CHECKF(v[f].v.u == 1, "field %d: %" PRIu64, f, v[f].v.u);
 		}
 	}
+	return k;
+}
+
+/* The fe_scalars events: floats, bool, pointer, enums; returns the index after them. */
+static size_t check_rec_scalars(const struct evu_list *l, size_t k, uint32_t id_sc)
+{
+	struct ringtrace_value v[16];
 
 	/* floats, bool, pointer, enums */
 	for (int i = 0; i < 5; i++, k++) {
-		const struct evu_event *e = &l.ev[k];
+		const struct evu_event *e = &l->ev[k];
 		CHECK_EQ_U64(e->id, id_sc);
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 6);
 		/* f@0 b@4 d@8 p@16 st@24 big@28 */
@@ -480,10 +477,17 @@ static void test_record(void)
 			break;
 		}
 	}
+	return k;
+}
+
+/* The fe_arrays event; returns the index after them. */
+static size_t check_rec_arrays(const struct evu_list *l, size_t k, uint32_t id_arr)
+{
+	struct ringtrace_value v[16];
 
 	/* arrays */
 	{
-		const struct evu_event *e = &l.ev[k++];
+		const struct evu_event *e = &l->ev[k++];
 		CHECK_EQ_U64(e->id, id_arr);
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 5);
 		/* a8@0 (3), a64@8 (16), au16@24 (10), af@36 (16), ad@56 (24) = 80 */
@@ -496,17 +500,18 @@ static void test_record(void)
 		CHECK(v[3].len == 4 && memcmp(v[3].ptr, af, sizeof(af)) == 0);
 		CHECK(v[4].len == 3 && memcmp(v[4].ptr, ad, sizeof(ad)) == 0);
 	}
+	return k;
+}
 
-	/* variable-length */
-	for (size_t i = 0; i < nvc; i++, k++) {
-		CHECK_EQ_U64(l.ev[k].id, id_var);
-		check_var(&l.ev[k], &vc[i]);
-	}
+/* The fe_nine events: which of nine strings were cut; returns the index after them. */
+static size_t check_rec_nine(const struct evu_list *l, size_t k, uint32_t id_nine)
+{
+	struct ringtrace_value v[16];
 
 	/* nine */
 	static const uint8_t nine_trunc[5] = {0x80, 0x80, 0x40, 0x81, 0};
 	for (int i = 0; i < 5; i++, k++) {
-		const struct evu_event *e = &l.ev[k];
+		const struct evu_event *e = &l->ev[k];
 		CHECK_EQ_U64(e->id, id_nine);
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 10);
 		CHECKF(v[0].v.u == nine_trunc[i],
@@ -527,28 +532,64 @@ static void test_record(void)
 		}
 		CHECK_EQ_U64(e->len, total);
 	}
+	return k;
+}
+
+/* The fe_expr event, then fe_fix256 and fe_fix264; returns the index after them. */
+static size_t check_rec_expr_fixed(const struct evu_list *l, size_t k, uint32_t id_expr,
+				   uint32_t id_f256, uint32_t id_f264)
+{
+	struct ringtrace_value v[16];
 
 	/* expressions */
 	{
-		const struct evu_event *e = &l.ev[k++];
+		const struct evu_event *e = &l->ev[k++];
 		CHECK_EQ_U64(e->id, id_expr);
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 3);
 		CHECK(v[0].v.i == 4 && v[1].v.i == -21 && v[2].v.i == 7);
 	}
 	CHECK_EQ_U64(k - 1, K_EXPR);
 	{
-		const struct evu_event *e = &l.ev[k++];
+		const struct evu_event *e = &l->ev[k++];
 		CHECK_EQ_U64(e->id, id_f256);
 		CHECK_EQ_U64(e->len, 256);
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 1);
 		CHECK(v[0].len == 32 && memcmp(v[0].ptr, a32, sizeof(a32)) == 0);
-		e = &l.ev[k++];
+		e = &l->ev[k++];
 		CHECK_EQ_U64(e->id, id_f264);
 		CHECK_EQ_U64(e->len, 264);
 		CHECK_EQ_U64(evu_decode(e, v, 16, NULL), 2);
 		CHECK(v[0].v.i == -9 && v[1].offset == 8);
 		CHECK(v[1].len == 32 && memcmp(v[1].ptr, a32, sizeof(a32)) == 0);
 	}
+	return k;
+}
+
+/* 2. Every field type round-trips: values and offsets, boundary values. */
+static void test_record(void)
+{
+	struct fields_rec f;
+	fields_record(&f);
+	const struct evu_list l = f.l;
+	const uint32_t id_ints = evu_id("fe_ints"), id_sc = evu_id("fe_scalars"),
+		       id_arr = evu_id("fe_arrays"), id_var = evu_id("fe_var"),
+		       id_nine = evu_id("fe_nine"), id_expr = evu_id("fe_expr"),
+		       id_f256 = evu_id("fe_fix256"), id_f264 = evu_id("fe_fix264");
+	CHECK_EQ_U64(evu_count_id(&l, evu_id("fe_off")), 0);
+	CHECK_EQ_U64(l.n, 3 + 5 + 1 + nvc + 5 + 1 + 2);
+	size_t k = 0;
+
+	k = check_rec_ints(&l, k, id_ints);
+	k = check_rec_scalars(&l, k, id_sc);
+	k = check_rec_arrays(&l, k, id_arr);
+	/* variable-length */
+	for (size_t i = 0; i < nvc; i++, k++) {
+		CHECK_EQ_U64(l.ev[k].id, id_var);
+		check_var(&l.ev[k], &vc[i]);
+	}
+
+	k = check_rec_nine(&l, k, id_nine);
+	k = check_rec_expr_fixed(&l, k, id_expr, id_f256, id_f264);
 	CHECK_EQ_U64(k, l.n);
 	CHECK_EQ_U64(tagged, nvc);
 

@@ -167,9 +167,9 @@ static void *consumer(void *arg)
 	}
 }
 
-static void run(enum ringtrace_rb_mode mode)
+/* A fresh buffer for mode and every counter at zero. */
+static void run_reset(enum ringtrace_rb_mode mode)
 {
-	const char *mname = mode == RINGTRACE_RB_DISCARD ? "discard" : "overwrite";
 	struct ringtrace_rb_config cfg;
 	tu_config(&cfg, 4096, mode == RINGTRACE_RB_DISCARD ? 64 : 256, mode);
 	rb = tu_create(&cfg);
@@ -180,25 +180,11 @@ static void run(enum ringtrace_rb_mode mode)
 	c_read[0] = c_read[1] = c_pages = c_last_ts = c_stream = 0;
 	c_gaps[0] = c_gaps[1] = 0;
 	c_last[0] = c_last[1] = -1;
+}
 
-	sigset_t alrm;
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	/* The consumer inherits a mask with SIGALRM blocked. */
-	CHECK(pthread_sigmask(SIG_BLOCK, &alrm, NULL) == 0);
-	pthread_t ct;
-	CHECK(pthread_create(&ct, NULL, consumer, NULL) == 0);
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
-	struct itimerval it = {{0, 100}, {0, 100}}; /* 10 kHz */
-	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
-	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0);
-
+/* The main thread's writes for RUN_NS; returns how many, *dropped those that failed. */
+static uint64_t main_writes(uint64_t *dropped)
+{
 	/* The main thread writes continuously; odd events go through
 	 * reserve/commit with a slow fill, to widen the nesting window. */
 	uint64_t m_attempts = 0, m_dropped = 0, t0 = tu_mono_ns();
@@ -232,16 +218,14 @@ static void run(enum ringtrace_rb_mode mode)
 		if ((seq & 63) == 0)
 			sched_yield(); /* give the consumer a chance on 2 cores */
 	}
+	*dropped = m_dropped;
+	return m_attempts;
+}
 
-	struct itimerval off;
-	memset(&off, 0, sizeof(off));
-	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
-	CHECK(pthread_sigmask(SIG_BLOCK, &alrm, NULL) == 0); /* no handler from here on */
-	ringtrace_rb_writer_release(rb);
-	atomic_store(&done, 1);
-	CHECK(pthread_join(ct, NULL) == 0);
-	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0); /* nothing pending: timer off */
-
+/* Every event is read, dropped or overrun, and counted once. */
+static void run_check(enum ringtrace_rb_mode mode, const char *mname, uint64_t m_attempts,
+		      uint64_t m_dropped)
+{
 	uint64_t ha = h_attempts, hr = h_recorded, hn = h_nested, hs = h_nospc, ho = h_other;
 	struct ringtrace_rb_stats st = tu_stats(rb);
 	uint64_t trailing = (m_attempts - (uint64_t)(c_last[0] + 1)) +
@@ -302,6 +286,44 @@ static void run(enum ringtrace_rb_mode mode)
 	CHECKF(ha >= 100, "the 10 kHz timer fired only %" PRIu64 " times in %.1f s", ha,
 	       (double)RUN_NS / 1e9);
 	CHECKF(hr > 0, "no handler event was recorded (%" PRIu64 " attempts)", ha);
+}
+
+static void run(enum ringtrace_rb_mode mode)
+{
+	const char *mname = mode == RINGTRACE_RB_DISCARD ? "discard" : "overwrite";
+	run_reset(mode);
+
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	/* The consumer inherits a mask with SIGALRM blocked. */
+	CHECK(pthread_sigmask(SIG_BLOCK, &alrm, NULL) == 0);
+	pthread_t ct;
+	CHECK(pthread_create(&ct, NULL, consumer, NULL) == 0);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	struct itimerval it = {{0, 100}, {0, 100}}; /* 10 kHz */
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0);
+
+	uint64_t m_dropped;
+	uint64_t m_attempts = main_writes(&m_dropped);
+
+	struct itimerval off;
+	memset(&off, 0, sizeof(off));
+	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	CHECK(pthread_sigmask(SIG_BLOCK, &alrm, NULL) == 0); /* no handler from here on */
+	ringtrace_rb_writer_release(rb);
+	atomic_store(&done, 1);
+	CHECK(pthread_join(ct, NULL) == 0);
+	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0); /* nothing pending: timer off */
+
+	run_check(mode, mname, m_attempts, m_dropped);
 	ringtrace_rb_destroy(rb);
 	rb = NULL;
 }
