@@ -223,14 +223,14 @@ static void event_usage(FILE *f)
 
 enum { OPT_SECONDS = 256 };
 
-int event_bench_main(int argc, char **argv)
+/* Reads the options into *seconds; returns 1 when the program ends here, with *status. */
+static int ev_parse_args(int argc, char **argv, double *seconds, int *status)
 {
 	static const struct option longopts[] = {
 		{"seconds", required_argument, NULL, OPT_SECONDS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	double seconds = 10.0;
 	int c;
 
 	opterr = 0;
@@ -240,19 +240,30 @@ int event_bench_main(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			event_usage(stdout);
-			return BENCH_EXIT_OK;
+			*status = BENCH_EXIT_OK;
+			return 1;
 		case OPT_SECONDS:
-			if (bench_parse_seconds(arg, EV_MAX_SECONDS, &seconds))
-				return usage_error("--seconds: '%s' is not a number of seconds > 0",
-						   arg);
+			if (bench_parse_seconds(arg, EV_MAX_SECONDS, seconds)) {
+				*status = usage_error(
+					"--seconds: '%s' is not a number of seconds > 0", arg);
+				return 1;
+			}
 			break;
 		default: /* ':' missing value, '?' unknown option */
-			return bench_getopt_error("event", c, argv);
+			*status = bench_getopt_error("event", c, argv);
+			return 1;
 		}
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (optind < argc) {
+		*status = usage_error("unexpected argument '%s'", argv[optind]);
+		return 1;
+	}
+	return 0;
+}
 
+/* A discarding buffer with benchmark_event enabled into it; -1 on failure (said). */
+static int ev_setup(ringtrace_rb **rbp, struct ringtrace_event_info *info)
+{
 	/* ---- set up: buffer, event, consumer ---- */
 	struct ringtrace_rb_config cfg;
 	ringtrace_rb *rb;
@@ -262,10 +273,9 @@ int event_bench_main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "ringtrace-bench event: cannot create the ring buffer: %s: %s\n",
 			ringtrace_strerror(rc), ringtrace_last_error());
-		return BENCH_EXIT_FAIL;
+		return -1;
 	}
-	struct ringtrace_event_info info;
-	rc = ringtrace_event_lookup("benchmark_event", &info);
+	rc = ringtrace_event_lookup("benchmark_event", info);
 	if (rc == 0)
 		rc = ringtrace_events_set_buffer(rb);
 	if (rc == 0) {
@@ -278,8 +288,73 @@ int event_bench_main(int argc, char **argv)
 			ringtrace_strerror(rc), ringtrace_last_error());
 		ringtrace_events_set_buffer(NULL);
 		ringtrace_rb_destroy(rb);
-		return BENCH_EXIT_FAIL;
+		return -1;
 	}
+	*rbp = rb;
+	return 0;
+}
+
+/* Prints the totals and checks the buffer's accounting; returns the exit status. */
+static int ev_report(ringtrace_rb *rb, const struct ev_reader *r, const struct ev_stats *st,
+		     const char *str)
+{
+	int rc;
+
+	struct ringtrace_rb_stats rs;
+	memset(&rs, 0, sizeof(rs));
+	int status = BENCH_EXIT_OK;
+	rc = ringtrace_rb_get_stats(rb, &rs);
+	if (rc < 0) {
+		fprintf(stderr, "ringtrace-bench event: ringtrace_rb_get_stats: %s: %s\n",
+			ringtrace_strerror(rc), ringtrace_last_error());
+		status = BENCH_EXIT_FAIL;
+	}
+
+	printf("final: %s\n", str);
+	printf("events: %" PRIu64 "\n", rs.hit);
+	printf("lost: %" PRIu64 "\n", rs.missed + rs.overrun);
+
+	if (r->pin_err)
+		fprintf(stderr, "ringtrace-bench event: note: consumer not pinned to CPU %d: %s\n",
+			r->cpu, strerror(r->pin_err));
+	if (rs.hit + rs.missed != st->calls) {
+		printf("WARNING: hit + missed = %" PRIu64 " but %" PRIu64 " events were offered\n",
+		       rs.hit + rs.missed, st->calls);
+		status = BENCH_EXIT_FAIL;
+	}
+	if (rs.hit != rs.read + rs.overrun + rs.entries) {
+		printf("WARNING: hit %" PRIu64 " != read %" PRIu64 " + overrun %" PRIu64
+		       " + entries %" PRIu64 "\n",
+		       rs.hit, rs.read, rs.overrun, rs.entries);
+		status = BENCH_EXIT_FAIL;
+	}
+	if (r->read != rs.read) {
+		printf("WARNING: the consumer decoded %" PRIu64 " events but stats.read is %" PRIu64
+		       "\n",
+		       r->read, rs.read);
+		status = BENCH_EXIT_FAIL;
+	}
+	if (r->bad || r->err) {
+		printf("WARNING: consumer: %" PRIu64 " bad events or pages; first: %s\n", r->bad,
+		       r->msg);
+		status = BENCH_EXIT_FAIL;
+	}
+	fflush(stdout);
+	return status;
+}
+
+int event_bench_main(int argc, char **argv)
+{
+	double seconds = 10.0;
+	int rc, status;
+
+	if (ev_parse_args(argc, argv, &seconds, &status))
+		return status;
+
+	ringtrace_rb *rb;
+	struct ringtrace_event_info info;
+	if (ev_setup(&rb, &info) < 0)
+		return BENCH_EXIT_FAIL;
 
 	/* producer on the first usable CPU, consumer on the last */
 	static int cpus[CPU_SETSIZE];
@@ -333,46 +408,7 @@ int event_bench_main(int argc, char **argv)
 	__atomic_store_n(&r.done, 1, __ATOMIC_RELEASE);
 	pthread_join(r.thread, NULL);
 
-	struct ringtrace_rb_stats rs;
-	memset(&rs, 0, sizeof(rs));
-	int status = BENCH_EXIT_OK;
-	rc = ringtrace_rb_get_stats(rb, &rs);
-	if (rc < 0) {
-		fprintf(stderr, "ringtrace-bench event: ringtrace_rb_get_stats: %s: %s\n",
-			ringtrace_strerror(rc), ringtrace_last_error());
-		status = BENCH_EXIT_FAIL;
-	}
-
-	printf("final: %s\n", str);
-	printf("events: %" PRIu64 "\n", rs.hit);
-	printf("lost: %" PRIu64 "\n", rs.missed + rs.overrun);
-
-	if (r.pin_err)
-		fprintf(stderr, "ringtrace-bench event: note: consumer not pinned to CPU %d: %s\n",
-			r.cpu, strerror(r.pin_err));
-	if (rs.hit + rs.missed != st.calls) {
-		printf("WARNING: hit + missed = %" PRIu64 " but %" PRIu64 " events were offered\n",
-		       rs.hit + rs.missed, st.calls);
-		status = BENCH_EXIT_FAIL;
-	}
-	if (rs.hit != rs.read + rs.overrun + rs.entries) {
-		printf("WARNING: hit %" PRIu64 " != read %" PRIu64 " + overrun %" PRIu64
-		       " + entries %" PRIu64 "\n",
-		       rs.hit, rs.read, rs.overrun, rs.entries);
-		status = BENCH_EXIT_FAIL;
-	}
-	if (r.read != rs.read) {
-		printf("WARNING: the consumer decoded %" PRIu64 " events but stats.read is %" PRIu64
-		       "\n",
-		       r.read, rs.read);
-		status = BENCH_EXIT_FAIL;
-	}
-	if (r.bad || r.err) {
-		printf("WARNING: consumer: %" PRIu64 " bad events or pages; first: %s\n", r.bad,
-		       r.msg);
-		status = BENCH_EXIT_FAIL;
-	}
-	fflush(stdout);
+	status = ev_report(rb, &r, &st, str);
 	ringtrace_rb_destroy(rb);
 	return status;
 }

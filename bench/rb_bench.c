@@ -676,7 +676,8 @@ enum {
 	OPT_RUNS
 };
 
-int rb_bench_main(int argc, char **argv)
+/* Reads the options into *o; returns -1 to go on, else the exit status. */
+static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
 {
 	static const struct option longopts[] = {
 		{"seconds", required_argument, NULL, OPT_SECONDS},
@@ -688,15 +689,6 @@ int rb_bench_main(int argc, char **argv)
 		{"runs", required_argument, NULL, OPT_RUNS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
-	};
-	struct rb_opts o = {
-		.seconds = 10.0,
-		.reader = READER_PAGE,
-		.mode = RINGTRACE_RB_DISCARD,
-		.producers = 1,
-		.page_size = 0,
-		.pool_size = 0,
-		.runs = 1,
 	};
 	int c;
 	int mode_given = 0;
@@ -717,16 +709,16 @@ int rb_bench_main(int argc, char **argv)
 			    v > RB_MAX_SECONDS)
 				return usage_error("--seconds: '%s' is not a number of seconds > 0",
 						   arg);
-			o.seconds = v;
+			o->seconds = v;
 			break;
 		}
 		case OPT_READER:
 			if (!strcmp(arg, "none"))
-				o.reader = READER_NONE;
+				o->reader = READER_NONE;
 			else if (!strcmp(arg, "page"))
-				o.reader = READER_PAGE;
+				o->reader = READER_PAGE;
 			else if (!strcmp(arg, "event"))
-				o.reader = READER_EVENT;
+				o->reader = READER_EVENT;
 			else
 				return usage_error("--reader: '%s' is not one of none, page, event",
 						   arg);
@@ -734,28 +726,28 @@ int rb_bench_main(int argc, char **argv)
 		case OPT_MODE:
 			mode_given = 1;
 			if (!strcmp(arg, "discard"))
-				o.mode = RINGTRACE_RB_DISCARD;
+				o->mode = RINGTRACE_RB_DISCARD;
 			else if (!strcmp(arg, "overwrite"))
-				o.mode = RINGTRACE_RB_OVERWRITE;
+				o->mode = RINGTRACE_RB_OVERWRITE;
 			else
 				return usage_error("--mode: '%s' is not one of discard, overwrite",
 						   arg);
 			break;
 		case OPT_PRODUCERS:
-			if (bench_parse_uint(arg, 1, RB_MAX_PRODUCERS, &o.producers))
+			if (bench_parse_uint(arg, 1, RB_MAX_PRODUCERS, &o->producers))
 				return usage_error(
 					"--producers: '%s' is not a count from 1 to 4096", arg);
 			break;
 		case OPT_PAGE_SIZE:
-			if (bench_parse_size(arg, &o.page_size))
+			if (bench_parse_size(arg, &o->page_size))
 				return usage_error("--page-size: '%s' is not a size in bytes", arg);
 			break;
 		case OPT_POOL_SIZE:
-			if (bench_parse_size(arg, &o.pool_size))
+			if (bench_parse_size(arg, &o->pool_size))
 				return usage_error("--pool-size: '%s' is not a size in bytes", arg);
 			break;
 		case OPT_RUNS:
-			if (bench_parse_uint(arg, 1, RB_MAX_RUNS, &o.runs))
+			if (bench_parse_uint(arg, 1, RB_MAX_RUNS, &o->runs))
 				return usage_error("--runs: '%s' is not a count from 1 to 1000",
 						   arg);
 			break;
@@ -770,8 +762,25 @@ int rb_bench_main(int argc, char **argv)
 	 * rest of the run measures misses; like the kernel's benchmark (whose
 	 * buffer overwrites), default to overwrite then.
 	 */
-	if (!mode_given && o.reader == READER_NONE)
-		o.mode = RINGTRACE_RB_OVERWRITE;
+	if (!mode_given && o->reader == READER_NONE)
+		o->mode = RINGTRACE_RB_OVERWRITE;
+	return -1;
+}
+
+int rb_bench_main(int argc, char **argv)
+{
+	struct rb_opts o = {
+		.seconds = 10.0,
+		.reader = READER_PAGE,
+		.mode = RINGTRACE_RB_DISCARD,
+		.producers = 1,
+		.page_size = 0,
+		.pool_size = 0,
+		.runs = 1,
+	};
+	int status = rb_parse_args(argc, argv, &o);
+	if (status >= 0)
+		return status;
 
 	double *ns = calloc(o.runs, sizeof(double));
 	double *ratio = calloc(o.runs, sizeof(double));
@@ -779,7 +788,7 @@ int rb_bench_main(int argc, char **argv)
 		fprintf(stderr, "ringtrace-bench rb: out of memory\n");
 		return BENCH_EXIT_FAIL;
 	}
-	int status = BENCH_EXIT_OK;
+	status = BENCH_EXIT_OK;
 	for (unsigned i = 0; i < o.runs; i++) {
 		struct run_result res;
 		if (i)

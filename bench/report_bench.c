@@ -278,9 +278,9 @@ static void report_usage(FILE *f)
 		   "  -h, --help      this help\n");
 }
 
-int report_bench_main(int argc, char **argv)
+/* Reads the options into *o; returns -1 to go on, else the exit status. */
+static int report_parse_args(int argc, char **argv, struct report_opts *o)
 {
-	struct report_opts o = {10000000ull, 4, "/dev/shm/ringtrace-bench-report"};
 	static const struct option longopts[] = {
 		{"events", required_argument, NULL, 'e'},
 		{"threads", required_argument, NULL, 't'},
@@ -297,12 +297,12 @@ int report_bench_main(int argc, char **argv)
 			report_usage(stdout);
 			return BENCH_EXIT_OK;
 		case 'e':
-			if (bench_parse_u64(optarg, 1, 1000000000000ull, &o.events))
+			if (bench_parse_u64(optarg, 1, 1000000000000ull, &o->events))
 				return bench_usage_error("report", "--events: '%s' is not a count",
 							 optarg);
 			break;
 		case 't':
-			if (bench_parse_uint(optarg, 1, 1024, &o.threads))
+			if (bench_parse_uint(optarg, 1, 1024, &o->threads))
 				return bench_usage_error(
 					"report", "--threads: '%s' is not in 1..1024", optarg);
 			break;
@@ -311,7 +311,7 @@ int report_bench_main(int argc, char **argv)
 				return bench_usage_error(
 					"report", "--dir: '%s' is not a usable directory name",
 					optarg);
-			o.dir = optarg;
+			o->dir = optarg;
 			break;
 		default: /* ':' missing value, '?' unknown option */
 			return bench_getopt_error("report", c, argv);
@@ -319,24 +319,70 @@ int report_bench_main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return bench_usage_error("report", "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
 
-	/* The tool: `ringtrace` in the directory of this executable. */
-	char self[PATH_MAX], tool[PATH_MAX + 16];
+/* The tool: `ringtrace` in the directory of this executable; -1 if not there (said). */
+static int report_find_tool(char *tool, size_t size)
+{
+	char self[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len < 0) {
 		fprintf(stderr, "ringtrace-bench report: cannot read /proc/self/exe: %s\n",
 			strerror(errno));
-		return BENCH_EXIT_FAIL;
+		return -1;
 	}
 	self[len] = '\0';
-	snprintf(tool, sizeof(tool), "%s/ringtrace", dirname(self));
+	snprintf(tool, size, "%s/ringtrace", dirname(self));
 	if (access(tool, X_OK) != 0) {
 		fprintf(stderr,
 			"ringtrace-bench report: the ringtrace tool is not at %s (%s); build it next "
 			"to ringtrace-bench\n",
 			tool, strerror(errno));
-		return BENCH_EXIT_FAIL;
+		return -1;
 	}
+	return 0;
+}
+
+/* babeltrace2 as a reference, one run each, where it is installed. */
+static void report_babeltrace(char *dir, uint64_t events, double t_report)
+{
+	if (in_path("babeltrace2")) {
+		char *bt_text[] = {"babeltrace2", dir, NULL};
+		char *bt_counter[] = {"babeltrace2", dir, "-c", "sink.utils.counter", NULL};
+		/* its stderr is dropped: it warns about the header's len and pad fields */
+		double t_text = time_command(bt_text, 1, 1);
+		if (isnan(t_text))
+			printf("babeltrace2 text: failed\n");
+		else
+			printf("babeltrace2 text: %.2f M events/s (%.3f s)\n", meps(events, t_text),
+			       t_text);
+		fflush(stdout);
+		double t_counter = time_command(bt_counter, 1, 1);
+		if (isnan(t_counter))
+			printf("babeltrace2 counter: failed\n");
+		else
+			printf("babeltrace2 counter: %.2f M events/s (%.3f s)\n",
+			       meps(events, t_counter), t_counter);
+		if (isnan(t_text))
+			printf("ratio report/babeltrace2 text: n/a\n");
+		else
+			printf("ratio report/babeltrace2 text: %.2f\n", t_text / t_report);
+	} else {
+		printf("babeltrace2: not installed (no reference)\n");
+	}
+}
+
+int report_bench_main(int argc, char **argv)
+{
+	struct report_opts o = {10000000ull, 4, "/dev/shm/ringtrace-bench-report"};
+	int status = report_parse_args(argc, argv, &o);
+	if (status >= 0)
+		return status;
+
+	char tool[PATH_MAX + 16];
+	if (report_find_tool(tool, sizeof(tool)) < 0)
+		return BENCH_EXIT_FAIL;
 
 	/* (1) The trace: default buffer, then a 256 MiB pool if it dropped events. */
 	uint64_t hit = 0, missed = 0;
@@ -379,30 +425,7 @@ int report_bench_main(int argc, char **argv)
 	fflush(stdout);
 
 	/* (4) babeltrace2 as a reference, one run each. */
-	if (in_path("babeltrace2")) {
-		char *bt_text[] = {"babeltrace2", dir, NULL};
-		char *bt_counter[] = {"babeltrace2", dir, "-c", "sink.utils.counter", NULL};
-		/* its stderr is dropped: it warns about the header's len and pad fields */
-		double t_text = time_command(bt_text, 1, 1);
-		if (isnan(t_text))
-			printf("babeltrace2 text: failed\n");
-		else
-			printf("babeltrace2 text: %.2f M events/s (%.3f s)\n",
-			       meps(o.events, t_text), t_text);
-		fflush(stdout);
-		double t_counter = time_command(bt_counter, 1, 1);
-		if (isnan(t_counter))
-			printf("babeltrace2 counter: failed\n");
-		else
-			printf("babeltrace2 counter: %.2f M events/s (%.3f s)\n",
-			       meps(o.events, t_counter), t_counter);
-		if (isnan(t_text))
-			printf("ratio report/babeltrace2 text: n/a\n");
-		else
-			printf("ratio report/babeltrace2 text: %.2f\n", t_text / t_report);
-	} else {
-		printf("babeltrace2: not installed (no reference)\n");
-	}
+	report_babeltrace(dir, o.events, t_report);
 
 	int met = meps(o.events, t_report) >= REPORT_TARGET_MEPS;
 	printf("target (>= 5M events/s): %s\n", met ? "met" : "NOT met");

@@ -330,7 +330,8 @@ static void tp_usage(FILE *f)
 
 enum { OPT_ITERATIONS = 256, OPT_RUNS, OPT_CPU, OPT_POOL_SIZE };
 
-int tp_bench_main(int argc, char **argv)
+/* Reads the options into *o; returns -1 to go on, else the exit status. */
+static int tp_parse_args(int argc, char **argv, struct tp_opts *o)
 {
 	static const struct option longopts[] = {
 		{"iterations", required_argument, NULL, OPT_ITERATIONS},
@@ -340,7 +341,6 @@ int tp_bench_main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct tp_opts o = {.iterations = 0, .runs = 1, .cpu = -1, .pool_size = TP_DEFAULT_POOL};
 	int c;
 
 	opterr = 0;
@@ -352,12 +352,12 @@ int tp_bench_main(int argc, char **argv)
 			tp_usage(stdout);
 			return BENCH_EXIT_OK;
 		case OPT_ITERATIONS:
-			if (bench_parse_u64(arg, 1, TP_MAX_ITERATIONS, &o.iterations))
+			if (bench_parse_u64(arg, 1, TP_MAX_ITERATIONS, &o->iterations))
 				return usage_error(
 					"--iterations: '%s' is not a count from 1 to 2^40", arg);
 			break;
 		case OPT_RUNS:
-			if (bench_parse_uint(arg, 1, TP_MAX_RUNS, &o.runs))
+			if (bench_parse_uint(arg, 1, TP_MAX_RUNS, &o->runs))
 				return usage_error("--runs: '%s' is not a count from 1 to 1000",
 						   arg);
 			break;
@@ -365,11 +365,11 @@ int tp_bench_main(int argc, char **argv)
 			unsigned cpu;
 			if (bench_parse_uint(arg, 0, CPU_SETSIZE - 1, &cpu))
 				return usage_error("--cpu: '%s' is not a CPU number", arg);
-			o.cpu = (int)cpu;
+			o->cpu = (int)cpu;
 			break;
 		}
 		case OPT_POOL_SIZE:
-			if (bench_parse_size(arg, &o.pool_size))
+			if (bench_parse_size(arg, &o->pool_size))
 				return usage_error("--pool-size: '%s' is not a size in bytes", arg);
 			break;
 		default: /* ':' missing value, '?' unknown option */
@@ -378,6 +378,73 @@ int tp_bench_main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+/* An overwriting buffer of pool_size; small pools get smaller pages, at least 4. */
+static void tp_config(struct ringtrace_rb_config *cfgp, size_t pool_size)
+{
+	ringtrace_rb_config_init(cfgp);
+	cfgp->mode = RINGTRACE_RB_OVERWRITE;
+	cfgp->pool_size = pool_size;
+	if (cfgp->pool_size % cfgp->page_size ||
+	    cfgp->pool_size / cfgp->page_size < RINGTRACE_RB_MIN_PAGES) {
+		/* small pools: smaller pages, at least 4 of them */
+		while (cfgp->page_size > RINGTRACE_RB_MIN_PAGE_SIZE &&
+		       cfgp->pool_size / cfgp->page_size < 4)
+			cfgp->page_size /= 2;
+		cfgp->pool_size = (cfgp->pool_size + cfgp->page_size - 1) / cfgp->page_size *
+				  cfgp->page_size;
+		if (cfgp->pool_size / cfgp->page_size < RINGTRACE_RB_MIN_PAGES)
+			cfgp->pool_size = (size_t)RINGTRACE_RB_MIN_PAGES * cfgp->page_size;
+	}
+}
+
+/* The runs, each printed, then the medians; returns the exit status. */
+static int tp_runs(struct tp_ctx *ctx)
+{
+	double *all = calloc((size_t)ctx->o->runs * L_COUNT, sizeof(double));
+	double *col = calloc(ctx->o->runs, sizeof(double));
+	int rc, status = BENCH_EXIT_OK;
+	if (!all || !col) {
+		fprintf(stderr, "ringtrace-bench tp: out of memory\n");
+		status = BENCH_EXIT_FAIL;
+	}
+	unsigned done = 0;
+	for (unsigned r = 0; status == BENCH_EXIT_OK && r < ctx->o->runs; r++) {
+		double *v = all + (size_t)r * L_COUNT;
+		rc = run_once(ctx, v);
+		if (rc) {
+			status = rc;
+			break;
+		}
+		if (ctx->o->runs > 1)
+			printf("\nrun: %u/%u\n", r + 1, ctx->o->runs);
+		print_lines("", v);
+		fflush(stdout);
+		done++;
+	}
+	if (status == BENCH_EXIT_OK && ctx->o->runs > 1) {
+		double med[L_COUNT];
+		for (int i = 0; i < L_COUNT; i++) {
+			for (unsigned r = 0; r < done; r++)
+				col[r] = all[(size_t)r * L_COUNT + i];
+			med[i] = bench_median(col, done);
+		}
+		printf("\n");
+		print_lines("median ", med);
+	}
+	free(all);
+	free(col);
+	return status;
+}
+
+int tp_bench_main(int argc, char **argv)
+{
+	struct tp_opts o = {.iterations = 0, .runs = 1, .cpu = -1, .pool_size = TP_DEFAULT_POOL};
+	int status = tp_parse_args(argc, argv, &o);
+	if (status >= 0)
+		return status;
 
 	if (o.cpu < 0) {
 		int cpus[1];
@@ -391,19 +458,7 @@ int tp_bench_main(int argc, char **argv)
 	}
 
 	struct ringtrace_rb_config cfg;
-	ringtrace_rb_config_init(&cfg);
-	cfg.mode = RINGTRACE_RB_OVERWRITE;
-	cfg.pool_size = o.pool_size;
-	if (cfg.pool_size % cfg.page_size ||
-	    cfg.pool_size / cfg.page_size < RINGTRACE_RB_MIN_PAGES) {
-		/* small pools: smaller pages, at least 4 of them */
-		while (cfg.page_size > RINGTRACE_RB_MIN_PAGE_SIZE &&
-		       cfg.pool_size / cfg.page_size < 4)
-			cfg.page_size /= 2;
-		cfg.pool_size = (cfg.pool_size + cfg.page_size - 1) / cfg.page_size * cfg.page_size;
-		if (cfg.pool_size / cfg.page_size < RINGTRACE_RB_MIN_PAGES)
-			cfg.pool_size = (size_t)RINGTRACE_RB_MIN_PAGES * cfg.page_size;
-	}
+	tp_config(&cfg, o.pool_size);
 	struct tp_ctx ctx = {.o = &o, .rb = NULL, .failed = 0};
 	int rc = ringtrace_rb_create(&cfg, &ctx.rb);
 	if (rc < 0) {
@@ -432,44 +487,12 @@ int tp_bench_main(int argc, char **argv)
 	printf("buffer: %zu KiB pool, %zu KiB pages, overwrite\n", cfg.pool_size >> 10,
 	       cfg.page_size >> 10);
 
-	double *all = calloc((size_t)o.runs * L_COUNT, sizeof(double));
-	double *col = calloc(o.runs, sizeof(double));
-	int status = BENCH_EXIT_OK;
-	if (!all || !col) {
-		fprintf(stderr, "ringtrace-bench tp: out of memory\n");
-		status = BENCH_EXIT_FAIL;
-	}
-	unsigned done = 0;
-	for (unsigned r = 0; status == BENCH_EXIT_OK && r < o.runs; r++) {
-		double *v = all + (size_t)r * L_COUNT;
-		rc = run_once(&ctx, v);
-		if (rc) {
-			status = rc;
-			break;
-		}
-		if (o.runs > 1)
-			printf("\nrun: %u/%u\n", r + 1, o.runs);
-		print_lines("", v);
-		fflush(stdout);
-		done++;
-	}
-	if (status == BENCH_EXIT_OK && o.runs > 1) {
-		double med[L_COUNT];
-		for (int i = 0; i < L_COUNT; i++) {
-			for (unsigned r = 0; r < done; r++)
-				col[r] = all[(size_t)r * L_COUNT + i];
-			med[i] = bench_median(col, done);
-		}
-		printf("\n");
-		print_lines("median ", med);
-	}
+	status = tp_runs(&ctx);
 	if (status == BENCH_EXIT_OK && ctx.failed)
 		status = BENCH_EXIT_FAIL;
 
 	ringtrace_events_set_buffer(NULL);
 	ringtrace_rb_writer_release(ctx.rb);
 	ringtrace_rb_destroy(ctx.rb);
-	free(all);
-	free(col);
 	return status;
 }
