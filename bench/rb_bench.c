@@ -420,6 +420,145 @@ static const char *mode_name(enum ringtrace_rb_mode m)
 	return m == RINGTRACE_RB_OVERWRITE ? "overwrite" : "discard";
 }
 
+/* The buffer's configuration from the options: whole pages, enough writers. */
+static void rb_config(struct ringtrace_rb_config *cfg, const struct rb_opts *o)
+{
+	ringtrace_rb_config_init(cfg);
+	if (o->page_size)
+		cfg->page_size = o->page_size;
+	if (o->pool_size)
+		cfg->pool_size = o->pool_size;
+	else if (o->page_size && cfg->pool_size % o->page_size)
+		cfg->pool_size = (cfg->pool_size / o->page_size + 1) * o->page_size;
+	if (o->page_size && !o->pool_size && cfg->pool_size / o->page_size < RINGTRACE_RB_MIN_PAGES)
+		cfg->pool_size = (size_t)RINGTRACE_RB_MIN_PAGES * o->page_size;
+	if (cfg->max_writers < o->producers)
+		cfg->max_writers = o->producers;
+	cfg->mode = o->mode;
+}
+
+/* What the producers counted, added up. */
+struct rb_sums {
+	uint64_t attempts, hit, missed, busy_ns, max_ns;
+};
+
+/* Adds up the producers' counts; says which threads were not pinned. */
+static void rb_sum_producers(const struct rb_run *run, int reader_started, struct rb_sums *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned i = 0; i < run->o->producers; i++) {
+		const struct producer *p = &run->prod[i];
+		sum->attempts += p->attempts;
+		sum->hit += p->hit;
+		sum->missed += p->missed;
+		sum->busy_ns += p->elapsed_ns;
+		if (p->elapsed_ns > sum->max_ns)
+			sum->max_ns = p->elapsed_ns;
+		if (p->pin_err)
+			fprintf(stderr,
+				"ringtrace-bench rb: note: producer %u not pinned to CPU %d: %s\n",
+				i, p->cpu, strerror(p->pin_err));
+	}
+	if (reader_started && run->reader.pin_err)
+		fprintf(stderr, "ringtrace-bench rb: note: reader not pinned to CPU %d: %s\n",
+			run->reader.cpu, strerror(run->reader.pin_err));
+}
+
+/* The run's lines, in the shape of the kernel's ring buffer benchmark. */
+static void rb_print_run(const struct rb_opts *o, unsigned run_no, const struct reader *r,
+			 const struct ringtrace_rb_stats *st, const struct rb_sums *sum,
+			 double cheapest, struct run_result *res)
+{
+	uint64_t time_us = sum->max_ns / 1000;
+	uint64_t total = st->entries + st->overrun + st->read;
+
+	if (o->runs > 1)
+		printf("Run: %u/%u\n", run_no, o->runs);
+	printf("Producers: %u\n", o->producers);
+	printf("Mode: %s\n", mode_name(o->mode));
+	printf("Time: %" PRIu64 " (usecs)\n", time_us);
+	printf("Overruns: %" PRIu64 "\n", st->overrun);
+	if (o->reader == READER_NONE)
+		printf("Read: (reader disabled)\n");
+	else
+		printf("Read: %" PRIu64 " (by %s)\n", r->read,
+		       o->reader == READER_PAGE ? "pages" : "events");
+	printf("Entries: %" PRIu64 "\n", st->entries);
+	printf("Total: %" PRIu64 "\n", total);
+	printf("Missed: %" PRIu64 "\n", st->missed);
+	printf("Hit: %" PRIu64 "\n", st->hit);
+	if (time_us)
+		printf("Entries per millisec: %" PRIu64 "\n", st->hit * 1000 / time_us);
+	else
+		printf("Entries per millisec: 0\nWARNING: time is zero\n");
+	if (st->hit) {
+		res->ns_per_entry = (double)sum->busy_ns / (double)st->hit;
+		res->ratio = res->ns_per_entry / cheapest;
+		printf("%" PRIu64 " ns per entry\n", (uint64_t)llround(res->ns_per_entry));
+	} else {
+		printf("WARNING: no event was committed (hit 0): no ns per entry\n");
+	}
+	printf("cheapest event: %.2f ns\n", cheapest);
+	if (st->hit)
+		printf("ratio to cheapest: %.2f\n", res->ratio);
+}
+
+/* The reader's and the buffer's accounting against the producers'; prints "Accounting". */
+static void rb_check_run(const struct reader *r, const struct ringtrace_rb_stats *st,
+			 const struct rb_sums *sum, struct run_result *res)
+{
+	uint64_t total = st->entries + st->overrun + st->read;
+
+	if (r->read != st->read) {
+		printf("WARNING: reader decoded %" PRIu64 " events but stats.read is %" PRIu64 "\n",
+		       r->read, st->read);
+		res->failed = 1;
+	}
+	if (r->err) {
+		printf("WARNING: reader error: %s\n", r->errmsg);
+		res->failed = 1;
+	}
+	if (r->bad_events || r->bad_pages) {
+		printf("WARNING: %" PRIu64 " bad events, %" PRIu64 " bad pages; first: %s\n",
+		       r->bad_events, r->bad_pages, r->badmsg);
+		res->failed = 1;
+	}
+	if (st->writers_active != 0) {
+		printf("WARNING: %u writers still active after every producer thread exited\n",
+		       st->writers_active);
+		res->failed = 1;
+	}
+
+	char mism[512];
+	size_t ml = 0;
+	mism[0] = 0;
+#define MISMATCH(...)                                                                              \
+	do {                                                                                       \
+		if (ml < sizeof(mism))                                                             \
+			ml += (size_t)snprintf(mism + ml, sizeof(mism) - ml, "%s", ml ? ";" : ""); \
+		if (ml < sizeof(mism))                                                             \
+			ml += (size_t)snprintf(mism + ml, sizeof(mism) - ml, __VA_ARGS__);         \
+	} while (0)
+	if (st->hit + st->missed != sum->attempts)
+		MISMATCH(" hit+missed=%" PRIu64 " != written=%" PRIu64, st->hit + st->missed,
+			 sum->attempts);
+	if (st->hit != sum->hit)
+		MISMATCH(" stats.hit=%" PRIu64 " != producers' hit=%" PRIu64, st->hit, sum->hit);
+	if (st->missed != sum->missed)
+		MISMATCH(" stats.missed=%" PRIu64 " != producers' missed=%" PRIu64, st->missed,
+			 sum->missed);
+	if (st->hit != total)
+		MISMATCH(" hit=%" PRIu64 " != read+overrun+entries=%" PRIu64, st->hit, total);
+#undef MISMATCH
+	if (ml) {
+		printf("Accounting: MISMATCH%s\n", mism);
+		res->failed = 1;
+	} else {
+		printf("Accounting: ok\n");
+	}
+	fflush(stdout);
+}
+
 /* Returns 0, or BENCH_EXIT_FAIL / BENCH_EXIT_USAGE if the run could not be made. */
 static int run_once(const struct rb_opts *o, unsigned run_no, struct run_result *res)
 {
@@ -438,18 +577,7 @@ static int run_once(const struct rb_opts *o, unsigned run_no, struct run_result 
 	if (run.duration_ns == 0)
 		run.duration_ns = 1;
 
-	ringtrace_rb_config_init(&cfg);
-	if (o->page_size)
-		cfg.page_size = o->page_size;
-	if (o->pool_size)
-		cfg.pool_size = o->pool_size;
-	else if (o->page_size && cfg.pool_size % o->page_size)
-		cfg.pool_size = (cfg.pool_size / o->page_size + 1) * o->page_size;
-	if (o->page_size && !o->pool_size && cfg.pool_size / o->page_size < RINGTRACE_RB_MIN_PAGES)
-		cfg.pool_size = (size_t)RINGTRACE_RB_MIN_PAGES * o->page_size;
-	if (cfg.max_writers < o->producers)
-		cfg.max_writers = o->producers;
-	cfg.mode = o->mode;
+	rb_config(&cfg, o);
 
 	rc = ringtrace_rb_create(&cfg, &run.rb);
 	if (rc < 0) {
@@ -530,106 +658,13 @@ static int run_once(const struct rb_opts *o, unsigned run_no, struct run_result 
 		status = BENCH_EXIT_FAIL;
 	}
 
-	uint64_t attempts = 0, hit = 0, missed = 0, busy_ns = 0, max_ns = 0;
-	for (unsigned i = 0; i < o->producers; i++) {
-		const struct producer *p = &run.prod[i];
-		attempts += p->attempts;
-		hit += p->hit;
-		missed += p->missed;
-		busy_ns += p->elapsed_ns;
-		if (p->elapsed_ns > max_ns)
-			max_ns = p->elapsed_ns;
-		if (p->pin_err)
-			fprintf(stderr,
-				"ringtrace-bench rb: note: producer %u not pinned to CPU %d: %s\n",
-				i, p->cpu, strerror(p->pin_err));
-	}
-	if (reader_started && r->pin_err)
-		fprintf(stderr, "ringtrace-bench rb: note: reader not pinned to CPU %d: %s\n",
-			r->cpu, strerror(r->pin_err));
+	struct rb_sums sum;
+	rb_sum_producers(&run, reader_started, &sum);
 
-	uint64_t time_us = max_ns / 1000;
-	uint64_t total = st.entries + st.overrun + st.read;
-
-	if (o->runs > 1)
-		printf("Run: %u/%u\n", run_no, o->runs);
-	printf("Producers: %u\n", o->producers);
-	printf("Mode: %s\n", mode_name(o->mode));
-	printf("Time: %" PRIu64 " (usecs)\n", time_us);
-	printf("Overruns: %" PRIu64 "\n", st.overrun);
-	if (o->reader == READER_NONE)
-		printf("Read: (reader disabled)\n");
-	else
-		printf("Read: %" PRIu64 " (by %s)\n", r->read,
-		       o->reader == READER_PAGE ? "pages" : "events");
-	printf("Entries: %" PRIu64 "\n", st.entries);
-	printf("Total: %" PRIu64 "\n", total);
-	printf("Missed: %" PRIu64 "\n", st.missed);
-	printf("Hit: %" PRIu64 "\n", st.hit);
-	if (time_us)
-		printf("Entries per millisec: %" PRIu64 "\n", st.hit * 1000 / time_us);
-	else
-		printf("Entries per millisec: 0\nWARNING: time is zero\n");
-	if (st.hit) {
-		res->ns_per_entry = (double)busy_ns / (double)st.hit;
-		res->ratio = res->ns_per_entry / cheapest;
-		printf("%" PRIu64 " ns per entry\n", (uint64_t)llround(res->ns_per_entry));
-	} else {
-		printf("WARNING: no event was committed (hit 0): no ns per entry\n");
-	}
-	printf("cheapest event: %.2f ns\n", cheapest);
-	if (st.hit)
-		printf("ratio to cheapest: %.2f\n", res->ratio);
+	rb_print_run(o, run_no, r, &st, &sum, cheapest, res);
 
 	/* ---- checks ---- */
-	if (r->read != st.read) {
-		printf("WARNING: reader decoded %" PRIu64 " events but stats.read is %" PRIu64 "\n",
-		       r->read, st.read);
-		res->failed = 1;
-	}
-	if (r->err) {
-		printf("WARNING: reader error: %s\n", r->errmsg);
-		res->failed = 1;
-	}
-	if (r->bad_events || r->bad_pages) {
-		printf("WARNING: %" PRIu64 " bad events, %" PRIu64 " bad pages; first: %s\n",
-		       r->bad_events, r->bad_pages, r->badmsg);
-		res->failed = 1;
-	}
-	if (st.writers_active != 0) {
-		printf("WARNING: %u writers still active after every producer thread exited\n",
-		       st.writers_active);
-		res->failed = 1;
-	}
-
-	char mism[512];
-	size_t ml = 0;
-	mism[0] = 0;
-#define MISMATCH(...)                                                                              \
-	do {                                                                                       \
-		if (ml < sizeof(mism))                                                             \
-			ml += (size_t)snprintf(mism + ml, sizeof(mism) - ml, "%s", ml ? ";" : ""); \
-		if (ml < sizeof(mism))                                                             \
-			ml += (size_t)snprintf(mism + ml, sizeof(mism) - ml, __VA_ARGS__);         \
-	} while (0)
-	if (st.hit + st.missed != attempts)
-		MISMATCH(" hit+missed=%" PRIu64 " != written=%" PRIu64, st.hit + st.missed,
-			 attempts);
-	if (st.hit != hit)
-		MISMATCH(" stats.hit=%" PRIu64 " != producers' hit=%" PRIu64, st.hit, hit);
-	if (st.missed != missed)
-		MISMATCH(" stats.missed=%" PRIu64 " != producers' missed=%" PRIu64, st.missed,
-			 missed);
-	if (st.hit != total)
-		MISMATCH(" hit=%" PRIu64 " != read+overrun+entries=%" PRIu64, st.hit, total);
-#undef MISMATCH
-	if (ml) {
-		printf("Accounting: MISMATCH%s\n", mism);
-		res->failed = 1;
-	} else {
-		printf("Accounting: ok\n");
-	}
-	fflush(stdout);
+	rb_check_run(r, &st, &sum, res);
 
 	if (r->iter)
 		ringtrace_rb_reader_close(r->iter);
