@@ -464,18 +464,9 @@ static void cmp_usage(FILE *f)
 		backend_name, CMP_MAX_THREADS);
 }
 
-int main(int argc, char **argv)
+/* Reads the options into *o; returns -1 to go on, else the exit status. */
+static int cmp_parse_args(int argc, char **argv, struct cmp_opts *o)
 {
-	struct cmp_opts o = {
-		.what = "micro",
-		.n = 1000000,
-		.warmup = 100000,
-		.cpu = 0,
-		.mode = "discard",
-		.interval_us = 200,
-		.prio = 95,
-		.threads = 1,
-	};
 	static const struct option longopts[] = {
 		{"what", required_argument, NULL, 'w'},
 		{"n", required_argument, NULL, 'n'},
@@ -498,43 +489,43 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
-			o.what = optarg;
+			o->what = optarg;
 			break;
 		case 'n':
-			o.n = strtoull(optarg, NULL, 0);
+			o->n = strtoull(optarg, NULL, 0);
 			break;
 		case 'W':
-			o.warmup = strtoull(optarg, NULL, 0);
+			o->warmup = strtoull(optarg, NULL, 0);
 			break;
 		case 'c':
-			o.cpu = atoi(optarg);
+			o->cpu = atoi(optarg);
 			break;
 		case 'm':
-			o.mode = optarg;
+			o->mode = optarg;
 			break;
 		case 'o':
-			o.off = 1;
+			o->off = 1;
 			break;
 		case 'd':
-			o.dir = optarg;
+			o->dir = optarg;
 			break;
 		case 'f':
-			o.file = optarg;
+			o->file = optarg;
 			break;
 		case 'b':
-			o.buffer = strtoull(optarg, NULL, 0);
+			o->buffer = strtoull(optarg, NULL, 0);
 			break;
 		case 'a':
-			o.wait = optarg;
+			o->wait = optarg;
 			break;
 		case 'i':
-			o.interval_us = (unsigned)strtoul(optarg, NULL, 0);
+			o->interval_us = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 'p':
-			o.prio = atoi(optarg);
+			o->prio = atoi(optarg);
 			break;
 		case 'H':
-			o.hist = optarg;
+			o->hist = optarg;
 			break;
 		case 'T': {
 			char *end;
@@ -545,7 +536,7 @@ int main(int argc, char **argv)
 					CMP_MAX_THREADS);
 				return 2;
 			}
-			o.threads = (unsigned)k;
+			o->threads = (unsigned)k;
 			break;
 		}
 		case 'h':
@@ -556,34 +547,73 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc || !o.n ||
-	    (strcmp(o.what, "micro") && strcmp(o.what, "close") && strcmp(o.what, "latency") &&
-	     strcmp(o.what, "tail")) ||
-	    (strcmp(o.mode, "discard") && strcmp(o.mode, "overwrite")) || !o.interval_us) {
+	if (optind < argc || !o->n ||
+	    (strcmp(o->what, "micro") && strcmp(o->what, "close") && strcmp(o->what, "latency") &&
+	     strcmp(o->what, "tail")) ||
+	    (strcmp(o->mode, "discard") && strcmp(o->mode, "overwrite")) || !o->interval_us) {
 		cmp_usage(stderr);
 		return 2;
 	}
 	/* Only the micro loop has a multi-writer form: close's system call
 	 * and latency's wake-ups would measure the kernel's scaling, and
 	 * tail's per-call array is one thread's. */
-	if (o.threads > 1 && strcmp(o.what, "micro")) {
-		fprintf(stderr, "cmp: --threads %u: only with --what micro\n", o.threads);
+	if (o->threads > 1 && strcmp(o->what, "micro")) {
+		fprintf(stderr, "cmp: --threads %u: only with --what micro\n", o->threads);
 		return 2;
 	}
+	return -1;
+}
+
+/* The latency experiment's setup, as cyclictest's; returns the PM QoS file's fd or -1. */
+static int cmp_latency_setup(void)
+{
+	int dma_fd = -1;
+	mlockall(MCL_CURRENT | MCL_FUTURE); /* as cyclictest -m */
+	/* As cyclictest: a PM QoS request for zero exit latency (no deep
+	 * C-state) while the file is open; released when it closes. */
+	int32_t zero = 0;
+	dma_fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	if (dma_fd >= 0 && write(dma_fd, &zero, sizeof(zero)) != (ssize_t)sizeof(zero)) {
+		close(dma_fd);
+		dma_fd = -1;
+	}
+	return dma_fd;
+}
+
+/* The one RESULT line bench/compare reads. */
+static void cmp_print_result(const struct cmp_opts *o, const struct cmp_result *r, int tail)
+{
+	printf("RESULT tracer=%s what=%s mode=%s off=%d n=%" PRIu64 " warmup=%" PRIu64
+	       " ns=%.3f lat_min=%.0f lat_avg=%.1f lat_max=%.0f expected=%" PRIu64
+	       " recorded=%" PRId64 " lost=%" PRId64,
+	       backend_name, o->what, o->mode, o->off, o->n, o->warmup, r->ns, r->lat_min,
+	       r->lat_avg, r->lat_max, r->expected, r->recorded, r->lost);
+	if (tail)
+		printf(" p50=%.2f p99=%.2f p999=%.2f p9999=%.2f tmax=%.2f tmax_at=%" PRIu64
+		       " timer_ns=%.2f step_ns=%.2f tsc_ghz=%.4f",
+		       r->p50, r->p99, r->p999, r->p9999, r->tmax, r->tail_max_at, r->timer_ns,
+		       r->step_ns, r->tsc_ghz);
+	printf(" ns_max=%.3f threads=%u note=\"%s\"\n", r->ns_max, o->threads, r->note);
+}
+
+int main(int argc, char **argv)
+{
+	struct cmp_opts o = {
+		.what = "micro",
+		.n = 1000000,
+		.warmup = 100000,
+		.cpu = 0,
+		.mode = "discard",
+		.interval_us = 200,
+		.prio = 95,
+		.threads = 1,
+	};
+	int status = cmp_parse_args(argc, argv, &o);
+	if (status >= 0)
+		return status;
 	o.overwrite = strcmp(o.mode, "overwrite") == 0;
 	int latency = strcmp(o.what, "latency") == 0;
-	int dma_fd = -1;
-	if (latency) {
-		mlockall(MCL_CURRENT | MCL_FUTURE); /* as cyclictest -m */
-		/* As cyclictest: a PM QoS request for zero exit latency (no deep
-		 * C-state) while the file is open; released when it closes. */
-		int32_t zero = 0;
-		dma_fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
-		if (dma_fd >= 0 && write(dma_fd, &zero, sizeof(zero)) != (ssize_t)sizeof(zero)) {
-			close(dma_fd);
-			dma_fd = -1;
-		}
-	}
+	int dma_fd = latency ? cmp_latency_setup() : -1;
 
 	if (backend_init(&o) != 0)
 		return 1;
@@ -611,17 +641,7 @@ int main(int argc, char **argv)
 	if (dma_fd >= 0)
 		close(dma_fd);
 	backend_finish(&o, &r);
-	printf("RESULT tracer=%s what=%s mode=%s off=%d n=%" PRIu64 " warmup=%" PRIu64
-	       " ns=%.3f lat_min=%.0f lat_avg=%.1f lat_max=%.0f expected=%" PRIu64
-	       " recorded=%" PRId64 " lost=%" PRId64,
-	       backend_name, o.what, o.mode, o.off, o.n, o.warmup, r.ns, r.lat_min, r.lat_avg,
-	       r.lat_max, r.expected, r.recorded, r.lost);
-	if (tail)
-		printf(" p50=%.2f p99=%.2f p999=%.2f p9999=%.2f tmax=%.2f tmax_at=%" PRIu64
-		       " timer_ns=%.2f step_ns=%.2f tsc_ghz=%.4f",
-		       r.p50, r.p99, r.p999, r.p9999, r.tmax, r.tail_max_at, r.timer_ns, r.step_ns,
-		       r.tsc_ghz);
-	printf(" ns_max=%.3f threads=%u note=\"%s\"\n", r.ns_max, o.threads, r.note);
+	cmp_print_result(&o, &r, tail);
 	return 0;
 }
 

@@ -212,11 +212,16 @@ static int check_buffer(const char *name, ringtrace_rb *rb, uint64_t emitted, in
 
 enum { C_NONE, C_RT, C_RT_DISCARD, C_DPDK, C_FLOOR, C_FLOOR_BUF, NCASE };
 
-int main(int argc, char **argv)
+/* The command line; the defaults are bench/compare's. */
+struct pair_opts {
+	int cpu, rounds;
+	uint64_t chunk, close_chunk, buffer;
+	const char *dir;
+};
+
+/* Reads the options into *o; returns -1 to go on, else the exit status. */
+static int pair_parse_args(int argc, char **argv, struct pair_opts *o)
 {
-	int cpu = 0, rounds = 400;
-	uint64_t chunk = 100000, close_chunk = 5000, buffer = 4u << 20;
-	const char *dir = NULL;
 	static const struct option lo[] = {{"cpu", 1, 0, 'c'},   {"rounds", 1, 0, 'r'},
 					   {"chunk", 1, 0, 'n'}, {"close-chunk", 1, 0, 'C'},
 					   {"dir", 1, 0, 'd'},   {"buffer", 1, 0, 'b'},
@@ -225,22 +230,22 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			cpu = (int)parse_u64(optarg, 0);
+			o->cpu = (int)parse_u64(optarg, 0);
 			break;
 		case 'r':
-			rounds = (int)parse_u64(optarg, 1);
+			o->rounds = (int)parse_u64(optarg, 1);
 			break;
 		case 'n':
-			chunk = parse_u64(optarg, 1);
+			o->chunk = parse_u64(optarg, 1);
 			break;
 		case 'C':
-			close_chunk = parse_u64(optarg, 1);
+			o->close_chunk = parse_u64(optarg, 1);
 			break;
 		case 'd':
-			dir = optarg;
+			o->dir = optarg;
 			break;
 		case 'b':
-			buffer = parse_u64(optarg, 1);
+			o->buffer = parse_u64(optarg, 1);
 			break;
 		default:
 			fprintf(stderr,
@@ -249,8 +254,71 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!dir)
+	if (!o->dir)
 		cmp_die("--dir DIR is required (DPDK saves its trace there)");
+	return -1;
+}
+
+typedef double (*pair_loop_fn)(uint64_t, uint64_t);
+
+/* Each case's figures, the micro cases' ratios and the close cases' overheads. */
+static void pair_print(double *v[2][NCASE], pair_loop_fn const *closef, const char *const *names,
+		       int rounds)
+{
+	for (int p = 0; p < 2; p++)
+		for (int k = 0; k < NCASE; k++) {
+			if (p && !closef[k])
+				continue;
+			char name[64];
+			snprintf(name, sizeof(name), "%s-%s", p ? "close" : "micro", names[k]);
+			print_stats("case", name, v[p][k], rounds);
+		}
+	double *t = malloc(sizeof(double) * (size_t)rounds);
+	if (!t)
+		cmp_die("out of memory");
+	/* per-round ratios of micro cases */
+	static const struct {
+		const char *name;
+		int num, den;
+	} ratios[] = {
+		{"dpdk/ringtrace", C_DPDK, C_RT},
+		{"overwrite/discard", C_RT, C_RT_DISCARD},
+		{"ringtrace/floor", C_RT, C_FLOOR},
+		{"dpdk/floor", C_DPDK, C_FLOOR},
+		{"ringtrace/floor-buffer", C_RT, C_FLOOR_BUF},
+		{"dpdk/floor-buffer", C_DPDK, C_FLOOR_BUF},
+	};
+	for (size_t q = 0; q < sizeof(ratios) / sizeof(ratios[0]); q++) {
+		for (int r = 0; r < rounds; r++)
+			t[r] = v[0][ratios[q].num][r] / v[0][ratios[q].den][r];
+		print_stats("ratio", ratios[q].name, t, rounds);
+	}
+	for (int k = C_RT; k < NCASE; k++) {
+		if (!closef[k])
+			continue;
+		for (int r = 0; r < rounds; r++)
+			t[r] = (v[1][k][r] - v[1][C_NONE][r]) / v[1][C_NONE][r] * 100.0;
+		char name[64];
+		snprintf(name, sizeof(name), "close-%s", names[k]);
+		print_stats("overhead", name, t, rounds);
+	}
+	free(t);
+}
+
+int main(int argc, char **argv)
+{
+	struct pair_opts o = {.cpu = 0,
+			      .rounds = 400,
+			      .chunk = 100000,
+			      .close_chunk = 5000,
+			      .buffer = 4u << 20,
+			      .dir = NULL};
+	int status = pair_parse_args(argc, argv, &o);
+	if (status >= 0)
+		return status;
+	int cpu = o.cpu, rounds = o.rounds;
+	uint64_t chunk = o.chunk, close_chunk = o.close_chunk, buffer = o.buffer;
+	const char *dir = o.dir;
 
 	if (ringtrace_event_enable("cmp_int") < 1)
 		cmp_die("cannot enable cmp_int: %s", ringtrace_last_error());
@@ -319,44 +387,7 @@ int main(int argc, char **argv)
 	printf("PAIR rounds=%d chunk=%llu close_chunk=%llu buffer=%llu\n", rounds,
 	       (unsigned long long)chunk, (unsigned long long)close_chunk,
 	       (unsigned long long)buffer);
-	for (int p = 0; p < 2; p++)
-		for (int k = 0; k < NCASE; k++) {
-			if (p && !closef[k])
-				continue;
-			char name[64];
-			snprintf(name, sizeof(name), "%s-%s", p ? "close" : "micro", names[k]);
-			print_stats("case", name, v[p][k], rounds);
-		}
-	double *t = malloc(sizeof(double) * (size_t)rounds);
-	if (!t)
-		cmp_die("out of memory");
-	/* per-round ratios of micro cases */
-	static const struct {
-		const char *name;
-		int num, den;
-	} ratios[] = {
-		{"dpdk/ringtrace", C_DPDK, C_RT},
-		{"overwrite/discard", C_RT, C_RT_DISCARD},
-		{"ringtrace/floor", C_RT, C_FLOOR},
-		{"dpdk/floor", C_DPDK, C_FLOOR},
-		{"ringtrace/floor-buffer", C_RT, C_FLOOR_BUF},
-		{"dpdk/floor-buffer", C_DPDK, C_FLOOR_BUF},
-	};
-	for (size_t q = 0; q < sizeof(ratios) / sizeof(ratios[0]); q++) {
-		for (int r = 0; r < rounds; r++)
-			t[r] = v[0][ratios[q].num][r] / v[0][ratios[q].den][r];
-		print_stats("ratio", ratios[q].name, t, rounds);
-	}
-	for (int k = C_RT; k < NCASE; k++) {
-		if (!closef[k])
-			continue;
-		for (int r = 0; r < rounds; r++)
-			t[r] = (v[1][k][r] - v[1][C_NONE][r]) / v[1][C_NONE][r] * 100.0;
-		char name[64];
-		snprintf(name, sizeof(name), "close-%s", names[k]);
-		print_stats("overhead", name, t, rounds);
-	}
-	free(t);
+	pair_print(v, closef, names, rounds);
 
 	ok &= check_buffer("ringtrace", rb_over, emitted[C_RT], 0);
 	ok &= check_buffer("ringtrace-discard", rb_disc, emitted[C_RT_DISCARD], 1);

@@ -89,13 +89,9 @@ static int ho_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int main(int argc, char **argv)
+/* Starts the session the arguments describe; 0, or 1 when it could not. */
+static int ho_start(int argc, char **argv, size_t *poolp, int *touch)
 {
-	if (argc < 4 || argc > 6) {
-		fprintf(stderr,
-			"usage: handover discard|overwrite POOL_BYTES[k|m] DIR [PAGE [TOUCH]]\n");
-		return 2;
-	}
 	char *end;
 	size_t pool = strtoull(argv[2], &end, 10);
 	if (*end == 'k')
@@ -108,13 +104,101 @@ int main(int argc, char **argv)
 	c.events = "cmp_int";
 	c.mode = strcmp(argv[1], "overwrite") ? RINGTRACE_RB_DISCARD : RINGTRACE_RB_OVERWRITE;
 	c.pool_size = pool;
+	*poolp = pool;
 	if (argc > 4)
 		c.page_size = strtoull(argv[4], NULL, 10);
-	int touch = argc > 5 ? atoi(argv[5]) : 0;
+	*touch = argc > 5 ? atoi(argv[5]) : 0;
 	if (ringtrace_session_start(&c) < 0) {
 		fprintf(stderr, "handover: %s\n", ringtrace_last_error());
 		return 1;
 	}
+	return 0;
+}
+
+/* HO_STORE=hist: lays the calls out as the array would have them, for the same
+ * report: each hand-over followed by its next call, the warm-ups, then the
+ * others (the order of these does not matter). */
+static void ho_lay_out(uint32_t *t, uint8_t *ho, const uint32_t *sp, uint32_t nsp,
+		       const uint32_t *wus, uint32_t nwus, const uint32_t *hist)
+{
+	uint32_t i = 0;
+	for (uint32_t k = 0; k < nsp; k++, i++) {
+		t[i] = sp[k];
+		ho[i] = k % 2 == 0 ? 1 : 0;
+	}
+	for (uint32_t k = 0; k < nwus; k++, i++) {
+		t[i] = wus[k];
+		ho[i] = 2;
+	}
+	for (uint32_t v = 0; v < HO_BUCKETS; v++)
+		for (uint32_t k = 0; k < hist[v] && i < HO_N; k++, i++) {
+			t[i] = v;
+			ho[i] = 0;
+		}
+}
+
+/* The distribution of all calls, of the hand-overs, the warm-ups, the calls after
+ * a hand-over and the others; 0, or 1 when out of memory. */
+static int ho_report(uint32_t *t, const uint8_t *ho, const char *mode, size_t pool,
+		     size_t page_size, int touch, int use_hist)
+{
+	uint32_t *at = calloc(HO_N, sizeof(*at)), *other = calloc(HO_N, sizeof(*other));
+	uint32_t *after = calloc(HO_N, sizeof(*after)), *wu = calloc(HO_N, sizeof(*wu));
+	if (!at || !other || !after || !wu)
+		return 1;
+	uint32_t nat = 0, nother = 0, slow_other = 0, nafter = 0, nwu = 0;
+	for (uint32_t i = 0; i < HO_N; i++) {
+		if (ho[i] == 1)
+			at[nat++] = t[i];
+		else if (ho[i] == 2)
+			wu[nwu++] = t[i];
+		else
+			other[nother++] = t[i];
+		if (!ho[i] && i && ho[i - 1] == 1)
+			after[nafter++] = t[i];
+		slow_other += !ho[i] && t[i] > HO_SLOW_CALL;
+	}
+	qsort(after, nafter, sizeof(*after), ho_cmp);
+	qsort(wu, nwu, sizeof(*wu), ho_cmp);
+	qsort(at, nat, sizeof(*at), ho_cmp);
+	qsort(other, nother, sizeof(*other), ho_cmp);
+	/* All calls together, as bench/compare's tail part reports them. */
+	qsort(t, HO_N, sizeof(*t), ho_cmp);
+	printf("%s, pool %zu bytes, pages of %zu, touch %d, times kept in %s: %u calls (ticks, the "
+	       "timer's own cost included)\n",
+	       mode, pool, page_size, touch, use_hist ? "a histogram" : "an array", HO_N);
+	printf("all calls: median %u, p99 %u, p99.9 %u, p99.99 %u, max %u\n", t[HO_N / 2],
+	       t[(uint64_t)HO_N * 99 / 100], t[(uint64_t)HO_N * 999 / 1000],
+	       t[(uint64_t)HO_N * 9999 / 10000], t[HO_N - 1]);
+	if (nat)
+		printf("hand-overs: %u, p10 %u, median %u, p90 %u, max %u\n", nat, at[nat / 10],
+		       at[nat / 2], at[(uint64_t)nat * 9 / 10], at[nat - 1]);
+	if (nwu)
+		printf("warm-ups: %u, p10 %u, median %u, p90 %u, max %u\n", nwu, wu[nwu / 10],
+		       wu[nwu / 2], wu[(uint64_t)nwu * 9 / 10], wu[nwu - 1]);
+	if (nafter)
+		printf("the call after each hand-over: median %u, p90 %u, max %u\n",
+		       after[nafter / 2], after[(uint64_t)nafter * 9 / 10], after[nafter - 1]);
+	if (nother)
+		printf("other calls: %u, median %u, p99 %u, p99.9 %u, p99.99 %u, max %u; "
+		       "%u (%.3f%%) slower than %u\n",
+		       nother, other[nother / 2], other[(uint64_t)nother * 99 / 100],
+		       other[(uint64_t)nother * 999 / 1000], other[(uint64_t)nother * 9999 / 10000],
+		       other[nother - 1], slow_other, 100.0 * slow_other / nother, HO_SLOW_CALL);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4 || argc > 6) {
+		fprintf(stderr,
+			"usage: handover discard|overwrite POOL_BYTES[k|m] DIR [PAGE [TOUCH]]\n");
+		return 2;
+	}
+	size_t pool;
+	int touch;
+	if (ho_start(argc, argv, &pool, &touch))
+		return 1;
 	cpu_set_t s;
 	CPU_ZERO(&s);
 	CPU_SET(0, &s);
@@ -178,69 +262,9 @@ int main(int argc, char **argv)
 		}
 		prev = cls;
 	}
-	if (use_hist) {
-		/* Lay the calls out as the array would have them, for the same
-		 * report: each hand-over followed by its next call, the warm-ups,
-		 * then the others (the order of these does not matter). */
-		uint32_t i = 0;
-		for (uint32_t k = 0; k < nsp; k++, i++) {
-			t[i] = sp[k];
-			ho[i] = k % 2 == 0 ? 1 : 0;
-		}
-		for (uint32_t k = 0; k < nwus; k++, i++) {
-			t[i] = wus[k];
-			ho[i] = 2;
-		}
-		for (uint32_t v = 0; v < HO_BUCKETS; v++)
-			for (uint32_t k = 0; k < hist[v] && i < HO_N; k++, i++) {
-				t[i] = v;
-				ho[i] = 0;
-			}
-	}
+	if (use_hist)
+		ho_lay_out(t, ho, sp, nsp, wus, nwus, hist);
 	if (ringtrace_session_stop() < 0)
 		fprintf(stderr, "handover: stop: %s\n", ringtrace_last_error());
-	uint32_t *at = calloc(HO_N, sizeof(*at)), *other = calloc(HO_N, sizeof(*other));
-	uint32_t *after = calloc(HO_N, sizeof(*after)), *wu = calloc(HO_N, sizeof(*wu));
-	if (!at || !other || !after || !wu)
-		return 1;
-	uint32_t nat = 0, nother = 0, slow_other = 0, nafter = 0, nwu = 0;
-	for (uint32_t i = 0; i < HO_N; i++) {
-		if (ho[i] == 1)
-			at[nat++] = t[i];
-		else if (ho[i] == 2)
-			wu[nwu++] = t[i];
-		else
-			other[nother++] = t[i];
-		if (!ho[i] && i && ho[i - 1] == 1)
-			after[nafter++] = t[i];
-		slow_other += !ho[i] && t[i] > HO_SLOW_CALL;
-	}
-	qsort(after, nafter, sizeof(*after), ho_cmp);
-	qsort(wu, nwu, sizeof(*wu), ho_cmp);
-	qsort(at, nat, sizeof(*at), ho_cmp);
-	qsort(other, nother, sizeof(*other), ho_cmp);
-	/* All calls together, as bench/compare's tail part reports them. */
-	qsort(t, HO_N, sizeof(*t), ho_cmp);
-	printf("%s, pool %zu bytes, pages of %zu, touch %d, times kept in %s: %u calls (ticks, the "
-	       "timer's own cost included)\n",
-	       argv[1], pool, page_size, touch, use_hist ? "a histogram" : "an array", HO_N);
-	printf("all calls: median %u, p99 %u, p99.9 %u, p99.99 %u, max %u\n", t[HO_N / 2],
-	       t[(uint64_t)HO_N * 99 / 100], t[(uint64_t)HO_N * 999 / 1000],
-	       t[(uint64_t)HO_N * 9999 / 10000], t[HO_N - 1]);
-	if (nat)
-		printf("hand-overs: %u, p10 %u, median %u, p90 %u, max %u\n", nat, at[nat / 10],
-		       at[nat / 2], at[(uint64_t)nat * 9 / 10], at[nat - 1]);
-	if (nwu)
-		printf("warm-ups: %u, p10 %u, median %u, p90 %u, max %u\n", nwu, wu[nwu / 10],
-		       wu[nwu / 2], wu[(uint64_t)nwu * 9 / 10], wu[nwu - 1]);
-	if (nafter)
-		printf("the call after each hand-over: median %u, p90 %u, max %u\n",
-		       after[nafter / 2], after[(uint64_t)nafter * 9 / 10], after[nafter - 1]);
-	if (nother)
-		printf("other calls: %u, median %u, p99 %u, p99.9 %u, p99.99 %u, max %u; "
-		       "%u (%.3f%%) slower than %u\n",
-		       nother, other[nother / 2], other[(uint64_t)nother * 99 / 100],
-		       other[(uint64_t)nother * 999 / 1000], other[(uint64_t)nother * 9999 / 10000],
-		       other[nother - 1], slow_other, 100.0 * slow_other / nother, HO_SLOW_CALL);
-	return 0;
+	return ho_report(t, ho, argv[1], pool, page_size, touch, use_hist);
 }
