@@ -109,16 +109,14 @@ check-tsan:
 		$(TIMED) tsan-tests ctest --test-dir build-tsan $(CTEST_FLAGS) --output-log build-tsan/ctest.log
 
 # The build types a packager uses, warning-free with both compilers: every
-# target built (the tests above run the same code). gcc builds both types:
-# some of its warnings come from its optimizers (maybe-uninitialized,
-# stringop-*), which -O3 and -Os run differently. clang's come from its
-# front end, the same at every -O level: one type for it
-# (RELEASE_BUILDS="... MinSizeRel-clang" adds the other). RELEASE_NO_KERNEL
-# is also the build without libtracefs and libtraceevent
+# target built (the tests above run the same code), both types with each
+# compiler, since some warnings come from the optimizers (gcc's
+# maybe-uninitialized, stringop-*), which -O3 and -Os run differently.
+# RELEASE_NO_KERNEL is also the build without libtracefs and libtraceevent
 # (RINGTRACE_KERNEL=OFF, as on a machine without them; clang's TSan build
 # compiles the kernel events layer): its own tests run there, what
 # `record -k` says and its layers.
-RELEASE_BUILDS ?= Release-gcc MinSizeRel-gcc Release-clang
+RELEASE_BUILDS ?= Release-gcc MinSizeRel-gcc Release-clang MinSizeRel-clang
 RELEASE_NO_KERNEL ?= Release-clang
 check-release:
 	@set -e; for b in $(RELEASE_BUILDS); do \
