@@ -807,7 +807,9 @@ static int kr_flush_page(struct kr_cpu *cp, int c, const char *dir)
 	h->tid = 0;
 	h->writer = (uint32_t)c;
 	h->cpu = (uint32_t)c;
-	snprintf(h->comm, sizeof(h->comm), "kernel/%d", c);
+	/* (a CPU number: eight digits at most fit the 16-byte name, and say so
+	 * to the compiler, whose -O3 range analysis sees an int) */
+	snprintf(h->comm, sizeof(h->comm), "kernel/%u", (unsigned)c % 100000000u);
 	rt_page_enc_close(&cp->enc);
 	int err = ringtrace_ctf_append_page(dir, h, KR_PAGE);
 	cp->events_before += h->events;
