@@ -24,6 +24,8 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 # The kernel's trace formats, for ringtrace record -k (docs/kernel.md)
 pkg-config --exists libtracefs 2>/dev/null || need="$need libtracefs-dev"
 pkg-config --exists libtraceevent 2>/dev/null || need="$need libtraceevent-dev"
+# SQLite, for ringtrace query and latency (docs/query.md)
+pkg-config --exists sqlite3 2>/dev/null || need="$need libsqlite3-dev"
 # The reference CTF reader: the demo and the tests check that it reads
 # ringtrace's pages.
 command -v babeltrace2 >/dev/null 2>&1 || need="$need babeltrace2"
@@ -32,6 +34,8 @@ if [ "$what" = check ]; then
 	command -v clang++ >/dev/null 2>&1 || need="$need clang"
 	command -v clang-format >/dev/null 2>&1 || need="$need clang-format"
 	command -v python3 >/dev/null 2>&1 || need="$need python3"
+	# the sqlite3 shell: the tests open a `query --db` file with it
+	command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
 	# libFuzzer for clang (make check-fuzz)
 	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
 		need="$need libclang-rt-14-dev"

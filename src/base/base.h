@@ -28,6 +28,8 @@
  *   collect  recording other processes and recovering their pools (the
  *            command's machinery): what kernel may use, and kernel (the
  *            ring only as a process mapping another's pool sees it)
+ *   query    the trace as tables that SQLite queries (libsqlite3): what
+ *            analysis may use, and analysis
  * then the command (tools/: a dispatcher, one file per verb, support files
  * the verbs share), which may use all of these. scripts/check-layers
  * checks it.

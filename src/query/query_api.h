@@ -1,0 +1,230 @@
+/*
+ * src/query/query_api.h - the SQL layer: a trace (or a collection, with
+ * its kernel events) as tables that SQLite queries (docs/query.md).
+ *
+ * Above the analysis layer (it uses the collections and the scheduling
+ * model), below the command (`ringtrace query`, `ringtrace latency`).
+ * The only layer that links libsqlite3.
+ *
+ * Three parts:
+ *
+ *   store    (store.c) the tables, in columns of our own: one array per
+ *            column, strings interned once. Filling a column is an array
+ *            store, so the import runs at the reader's speed, not at
+ *            SQLite's insert speed (about 1M rows/s, which no amount of
+ *            batching lifts: each insert walks a B-tree).
+ *   import   (import.c, import_kernel.c) reads the trace through the
+ *            reader and the collections and fills the store's tables
+ *            (the list below), in one pass, in time order.
+ *   sqlite   (vtab.c, db.c) every table of the store as a virtual table
+ *            of SQLite (module "ringtrace", in the temp schema), with
+ *            equality and range constraints answered from sorted columns
+ *            or an index made on first use; `--db FILE` copies them into
+ *            native tables of a database file; the authorizer that keeps
+ *            a query inside the database.
+ *
+ * The tables (names and columns as Perfetto's trace processor names them
+ * where the concept is the same). Times are CLOCK_MONOTONIC nanoseconds
+ * (a record's ns), durations nanoseconds. NULL where unknown.
+ *
+ *   process       upid, pid, name, executable, hostname, uuid, trace (the
+ *                 trace's directory name in its collection)
+ *   thread        utid, tid, name, upid, start_ts, end_ts
+ *   slice         id, ts, dur, utid, name, depth, parent_id, arg_set_id,
+ *                 cpu: instant events (dur 0) and begin/end pairs (nested
+ *                 per thread: depth, parent_id; a begin never ended: dur
+ *                 -1); arg_set_id the begin's event id
+ *   counter_track id, name, event, field
+ *   counter       id, ts, track_id, value, utid
+ *   args          arg_set_id, key, int_value, string_value, real_value,
+ *                 value_type ('int', 'uint', 'real', 'string', 'pointer',
+ *                 'bool', 'enum' (string_value the name, int_value the
+ *                 number), 'array', 'bytes' (string_value as text)): every
+ *                 field of every event; arg_set_id is the event's id
+ *   <event>       one table per event (same name and fields across the
+ *                 traces of a collection): id (= arg_set_id), ts, utid,
+ *                 cpu, then its fields as typed columns; ringtrace_printf
+ *                 records: id, ts, utid, cpu, text
+ *   event_table   event, table_name, kind, fields, count: which table holds
+ *                 which event (a name that cannot be an identifier, or that
+ *                 is a table of its own, gets the safe name event_<N>)
+ *   event_column  table_name, field, column_name, type (the same for
+ *                 field names)
+ *   ftrace_event  id, ts, cpu, utid, name, arg_set_id: every kernel event
+ *   sched_slice   id, ts, dur, cpu, utid, end_state, priority
+ *   thread_state  id, ts, dur, utid, state ('Running', 'R', 'S', 'D', ...
+ *                 as Perfetto; 'R' runnable, 'U' unknown), cpu, waker_utid
+ *   loss          ts, upid, utid, stream, dropped, overrun: one row per
+ *                 place the reader found events missing
+ *   stats         name, idx, severity, source, value, description
+ *
+ * Contracts:
+ *  - The trace is untrusted: names become data, never SQL text (every
+ *    identifier is quoted by qy_ident, and a name that is not a plain
+ *    identifier gets a safe one); every loop over it is bounded by what
+ *    was read.
+ *  - The store is filled by one thread, then only read (the virtual
+ *    tables make indexes lazily, in the same thread as SQLite's calls).
+ *  - Out of memory is an error (-RINGTRACE_ENOMEM), never a crash; what
+ *    was imported before stays queryable.
+ */
+#ifndef RINGTRACE_QUERY_API_H
+#define RINGTRACE_QUERY_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/analysis_api.h"
+
+/* ---- the store (store.c) ---- */
+
+enum qy_type {
+	QY_INT = 1,  /* int64_t; QY_NULL_INT is NULL */
+	QY_REAL = 2, /* double; a NaN is NULL */
+	QY_TEXT = 3, /* uint32_t string id (qy_str); 0 is NULL */
+};
+#define QY_NULL_INT INT64_MIN
+
+struct qy_coldef {
+	const char *name; /* the SQL column name (quoted where declared) */
+	uint8_t type;     /* enum qy_type */
+};
+
+struct qy_col {
+	char *name;
+	uint8_t type;
+	void *v; /* int64_t[], double[] or uint32_t[] of cap rows */
+	/* made on first use by the virtual table, freed with the table */
+	int8_t sorted;  /* -1 not known yet, 0 no, 1 ascending */
+	uint32_t *perm; /* rows in ascending order of this column (NULL: not made) */
+};
+
+struct qy_table {
+	char *name; /* the SQL table name */
+	uint32_t ncols;
+	struct qy_col *cols;
+	uint64_t nrows, cap;
+	uint64_t base; /* rows cleared before (qy_table_clear): rowid = base + row */
+	void *user;    /* the importer's (for instance its event's layout) */
+};
+
+struct qy_store;
+
+struct qy_store *qy_store_new(void);
+void qy_store_free(struct qy_store *s);
+
+/* A table: name and columns copied. NULL: out of memory, or the name is
+ * already a table's. */
+struct qy_table *qy_table_add(struct qy_store *s, const char *name, const struct qy_coldef *cols,
+			      uint32_t ncols);
+uint32_t qy_table_count(const struct qy_store *s);
+struct qy_table *qy_table_at(struct qy_store *s, uint32_t i);
+struct qy_table *qy_table_find(struct qy_store *s, const char *name);
+/* The column's index, or -1. */
+int qy_col_find(const struct qy_table *t, const char *name);
+
+/*
+ * A new row, every column NULL: its index (t->nrows - 1), or -1 out of
+ * memory. Then fill it through the column arrays: qy_i64(t, c)[row] = v.
+ */
+int64_t qy_row(struct qy_table *t);
+static inline int64_t *qy_i64(struct qy_table *t, uint32_t c)
+{
+	return (int64_t *)t->cols[c].v;
+}
+static inline double *qy_f64(struct qy_table *t, uint32_t c)
+{
+	return (double *)t->cols[c].v;
+}
+static inline uint32_t *qy_sid(struct qy_table *t, uint32_t c)
+{
+	return (uint32_t *)t->cols[c].v;
+}
+/* Drop every row (their rowids are not reused: base grows), and the
+ * indexes. For `--db FILE` imports copied out a chunk at a time. */
+void qy_table_clear(struct qy_table *t);
+/* Forget what the virtual table learned of the columns (sortedness,
+ * indexes): after rows were changed. */
+void qy_table_changed(struct qy_table *t);
+
+/*
+ * Strings, interned: the same bytes give the same id. 0 is NULL (s NULL);
+ * QY_STR_NOMEM out of memory. Bytes are kept as given (a NUL inside ends
+ * the string for SQLite).
+ */
+#define QY_STR_NOMEM UINT32_MAX
+uint32_t qy_str(struct qy_store *s, const char *p, size_t len);
+static inline uint32_t qy_strz(struct qy_store *s, const char *p)
+{
+	return p ? qy_str(s, p, __builtin_strlen(p)) : 0;
+}
+/* The string of an id (NULL for 0), its length in *len. */
+const char *qy_str_get(const struct qy_store *s, uint32_t id, size_t *len);
+
+/* Bytes the store holds (columns, strings, indexes): the memory per event. */
+uint64_t qy_store_bytes(const struct qy_store *s);
+
+/*
+ * An SQL identifier: name in double quotes, quotes doubled, into buf.
+ * 0, or -1 if it does not fit.
+ */
+int qy_ident(char *buf, size_t size, const char *name);
+/* Whether name may be used as a table or column name as it is: ASCII
+ * letters, digits and '_', not starting with a digit, at most 64 bytes,
+ * not an SQL keyword and not starting with "sqlite_". */
+int qy_plain_name(const char *name);
+
+/* ---- the import (import.c, import_kernel.c) ---- */
+
+struct qy_import_opts {
+	/*
+	 * Called every chunk_events records (0: never) and at the end, with
+	 * the store as it stands: `--db FILE` copies the rows out and clears
+	 * the tables (qy_table_clear), so that memory stays bounded on a trace
+	 * larger than memory. The importer keeps what spans chunks (threads,
+	 * open slices) itself. Nonzero stops the import with that error.
+	 */
+	uint64_t chunk_events;
+	int (*chunk)(void *arg, struct qy_store *s, int last);
+	/* A slice whose row was already copied out ended: its duration. */
+	int (*late_dur)(void *arg, int64_t slice_id, int64_t dur);
+	void *arg;
+	/* Damage met while reading, one line each (may be NULL). */
+	void (*on_error)(void *arg, const char *msg);
+};
+
+struct qy_import_result {
+	uint64_t records; /* records read (events and loss marks) */
+	uint64_t events;  /* events imported */
+	uint64_t errors;  /* damage found (also in stats) */
+};
+
+/*
+ * Import the collection (one trace, or a collection with its kernel
+ * trace) into the store: every table above, created first. 0, or a
+ * negative error with a message in err (the tables hold what was
+ * imported up to it).
+ */
+int qy_import(struct qy_store *s, const struct coll *c, const struct qy_import_opts *o,
+	      struct qy_import_result *r, char *err, size_t errsize);
+
+/* ---- SQLite (vtab.c, db.c) ---- */
+
+typedef struct sqlite3 sqlite3;
+
+/*
+ * Every table of the store as a virtual table temp."<name>" of db
+ * (module "ringtrace"). The store must outlive db's use of them.
+ * 0, or -1 with SQLite's message in err.
+ */
+int qy_sqlite_attach(sqlite3 *db, struct qy_store *s, char *err, size_t errsize);
+
+/*
+ * Keep the user's SQL inside the database: no ATTACH/DETACH (and so no
+ * VACUUM INTO another file), no extension loading, no pragma that writes
+ * outside it or changes the connection's safety; a statement that tries
+ * gets SQLite's "not authorized". Call after the import's own statements.
+ */
+int qy_sqlite_lockdown(sqlite3 *db);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * src/query/query_internal.h - between the parts of the import: import.c
+ * (the user traces' tables, the threads, the stats) and import_kernel.c
+ * (the kernel trace's tables: ftrace_event, sched_slice, thread_state).
+ * Not for the layers above: they use query_api.h.
+ */
+#ifndef RINGTRACE_QUERY_INTERNAL_H
+#define RINGTRACE_QUERY_INTERNAL_H
+
+#include "query/query_api.h"
+
+/*
+ * The threads of the import (import.c): one utid per tid across the
+ * collection (a collection's traces share the machine's tid space), a
+ * row of `thread` each. The kernel part finds or adds its threads here.
+ */
+struct qy_threads;
+
+/*
+ * The utid of tid, its `thread` row made at first sight (name comm if not
+ * NULL, upid NULL unless a user trace owns the tid), start_ts/end_ts
+ * widened to ns. A later non-NULL comm replaces the name (the kernel's is
+ * the latest). -1: out of memory.
+ */
+int64_t qy_thread_utid(struct qy_threads *th, int64_t tid, const char *comm, uint64_t ns);
+
+/*
+ * A `stats` row (name, idx, severity 'info'/'data_loss'/'error', source
+ * 'trace'/'analysis', value, description). 0, or -1 out of memory.
+ */
+int qy_stat(struct qy_store *s, const char *name, int64_t idx, const char *severity,
+	    const char *source, int64_t value, const char *description);
+
+/* ---- the kernel trace's tables (import_kernel.c) ---- */
+
+struct qy_kernel;
+
+/* The kernel tables (ftrace_event, sched_slice, thread_state) created in
+ * s. NULL: out of memory (err says so). */
+struct qy_kernel *qy_kernel_new(struct qy_store *s, struct qy_threads *th, char *err,
+				size_t errsize);
+/*
+ * A record of the collection's kernel trace, in time order, after import.c
+ * gave it its event row (event_id, its args; -1 for a loss record): a row
+ * of ftrace_event, and the scheduling events fed to the model that makes
+ * sched_slice and thread_state. 0, or -1 out of memory.
+ */
+int qy_kernel_record(struct qy_kernel *k, const struct ringtrace_trace_record *rec,
+		     int64_t event_id);
+/* The end of the trace at end_ns: open intervals closed there, the
+ * model's accounting added to stats. 0, or -1 out of memory. */
+int qy_kernel_finish(struct qy_kernel *k, uint64_t end_ns);
+void qy_kernel_free(struct qy_kernel *k);
+
+#endif
