@@ -269,7 +269,8 @@ uint32_t qy_str(struct qy_store *s, const char *p, size_t len)
 	}
 	if (s->nstr == QY_STR_NOMEM - 1)
 		return QY_STR_NOMEM;
-	if (s->nstr == s->strcap) {
+	/* (>=: id 0 is never stored, so the first string finds nstr 1, strcap 0) */
+	if (s->nstr >= s->strcap) {
 		uint32_t cap = s->strcap ? s->strcap * 2 : 4096;
 		const char **sp = realloc(s->sp, cap * sizeof(*sp));
 		if (sp)
