@@ -227,4 +227,91 @@ int qy_sqlite_attach(sqlite3 *db, struct qy_store *s, char *err, size_t errsize)
  */
 int qy_sqlite_lockdown(sqlite3 *db);
 
+/* ---- pairing: the latency between two events (pair.c) ---- */
+
+/*
+ * The pairs of a start and a stop event, as SQL over the tables above, so
+ * that `ringtrace latency` and a user's own query (docs/query.md) pair
+ * alike. The rule, per key value, in time order (ts, then id): a stop
+ * pairs with the most recent start not yet paired (as nested calls close),
+ * and a stop with no start open is unpaired, so is a start never stopped.
+ *
+ * The events by name (event_table.event), the key a field of each (NULL:
+ * the thread, utid), the group a field of the start (NULL: one group).
+ * Names are looked up in event_table and event_column (bound, never
+ * pasted), and the tables and columns found are quoted (qy_ident).
+ */
+struct qy_pair_spec {
+	const char *from, *to; /* start and stop events */
+	const char *key;       /* field of both, or NULL: by thread */
+	const char *stop_key;  /* the stop's key field where its name differs (NULL: key) */
+	const char *by;        /* field of the start event, or NULL: one group */
+};
+
+/*
+ * The pairs query's text (malloc'd, the caller frees *sql). Its rows, one
+ * per pair and per unpaired event:
+ *   id, ts, utid            the start (NULL: a stop never started)
+ *   dur                     stop_ts - ts (NULL: unpaired)
+ *   stop_id, stop_ts, stop_utid   the stop (NULL: a start never stopped)
+ *   key, grp                the key's and the group field's values
+ * 0; -RINGTRACE_ENOENT: an event or field is not in the tables, or from is
+ * to (err says which, and what there is); -RINGTRACE_ENOMEM; -RINGTRACE_EINVAL
+ * with SQLite's message.
+ */
+int qy_pair_sql(sqlite3 *db, const struct qy_pair_spec *p, char **sql, char *err, size_t errsize);
+
+/* A thread as the tables name it: tid -1 and name "" when utid is unknown. */
+struct qy_pair_thread {
+	int64_t utid, tid;
+	char name[64];
+};
+
+/* A pair, or an unpaired event (its missing side's id -1). */
+struct qy_pair_item {
+	int64_t id, ts, stop_id, stop_ts, dur; /* dur -1: unpaired */
+	struct qy_pair_thread start_thread, stop_thread;
+	char *key, *grp; /* the values as text (NULL: SQL NULL) */
+	int lossy;       /* events were lost where they could have broken it */
+};
+
+/* The pairs of one group: latencies in ascending order, the longest pairs. */
+struct qy_pair_group {
+	char *grp; /* the group field's value as text (NULL: NULL, or no --by) */
+	int64_t *lat;
+	uint64_t n, cap;
+	struct qy_pair_item *top; /* longest first */
+	uint32_t ntop;
+	uint64_t lossy; /* pairs with a loss in their time span */
+};
+
+/* What qy_pairs_collect gives: the groups by value, the unpaired ones. */
+struct qy_pairs {
+	struct qy_pair_group *g;
+	uint32_t ng;
+	uint64_t npairs;
+	uint64_t nstart_only, nstop_only;    /* starts never stopped, stops never started */
+	uint64_t start_lossy, stop_lossy;    /* of them, with a loss after / before them */
+	struct qy_pair_item *starts, *stops; /* the earliest unpaired ones (up to top) */
+	uint32_t nstarts, nstops;
+	uint64_t loss_places, lost_events; /* the loss table's rows and their sum */
+};
+
+/*
+ * Run sql (qy_pair_sql's) and collect its rows: per group the latencies
+ * (sorted) and the top longest pairs, the unpaired counts and the top
+ * earliest of each, the threads named from `thread`, the losses from
+ * `loss`. 0, -RINGTRACE_ENOMEM, or -RINGTRACE_EINVAL with SQLite's message.
+ */
+int qy_pairs_collect(sqlite3 *db, const char *sql, uint32_t top, struct qy_pairs *out, char *err,
+		     size_t errsize);
+void qy_pairs_free(struct qy_pairs *p);
+
+/*
+ * The nearest-rank percentile of n ascending values: the value at rank
+ * ceil(permille / 1000 * n) (1-based; at least 1), permille 500 the
+ * median, 999 p99.9, 1000 the maximum. 0 when n is 0.
+ */
+int64_t qy_pair_percentile(const int64_t *sorted, uint64_t n, unsigned permille);
+
 #endif
