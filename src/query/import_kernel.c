@@ -37,6 +37,11 @@
  * switch-out, for instance; so a CPU's slices can leave gaps. Open
  * intervals end at the last scheduling record, as in `ringtrace sched`.
  *
+ * What makes them less than exact, as `ringtrace sched`'s notes say it, is
+ * in stats (source 'analysis', when there is a kernel trace): sched_lost_*,
+ * sched_inconsistent, sched_no_wakeup, sched_out_of_order,
+ * sched_undecodable, sched_beyond_cap.
+ *
  * Rows are appended when an interval ends (the model ends them in time
  * order of their ends), so that a table cleared between chunks (`--db
  * FILE`) never holds a row whose duration is still to come.
@@ -98,6 +103,7 @@ struct qy_kernel {
 	uint32_t nkt, ktcap;
 	uint32_t letters[0x200]; /* prev_state & 0x1ff: its letters' string id (0: not yet) */
 	uint32_t s_running, s_r, s_u;
+	uint64_t fed;    /* records of the kernel trace */
 	uint64_t no_pid; /* events without a readable common_pid */
 	/* the switch being fed: the running interval of prev that it ends
 	 * ends with these letters */
@@ -434,6 +440,7 @@ static void qk_wakeup(struct qy_kernel *k, const struct qk_evinfo *e,
 int qy_kernel_record(struct qy_kernel *k, const struct ringtrace_trace_record *rec,
 		     int64_t event_id)
 {
+	k->fed++;
 	if (rec->kind != RINGTRACE_TRACE_EVENT || !rec->def) {
 		/* a loss: every thread's state unknown from there */
 		sm_kernel_record(k->m, rec);
@@ -533,7 +540,8 @@ int qy_kernel_finish(struct qy_kernel *k, uint64_t end_ns)
 	(void)end_ns;
 	sm_finish(k->m, sm_stats(k->m)->last_ns);
 	qk_unknown_all(k);
-	if (k->oom || qk_stats(k) < 0)
+	/* (no kernel trace: no accounting of one) */
+	if (k->oom || (k->fed && qk_stats(k) < 0))
 		return -1;
 	return 0;
 }
