@@ -218,6 +218,36 @@ typedef struct sqlite3 sqlite3;
  * 0, or -1 with SQLite's message in err.
  */
 int qy_sqlite_attach(sqlite3 *db, struct qy_store *s, char *err, size_t errsize);
+/* One table of the store (made after qy_sqlite_attach, say), the same way. */
+int qy_sqlite_attach_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, char *err,
+			   size_t errsize);
+
+/*
+ * The virtual tables answer from the columns as they are when a
+ * statement starts: rows appended or cleared since are seen (and the
+ * indexes remade); a value changed in place (a slice's dur set when its
+ * end is read) needs qy_table_changed(t) before the next statement. A
+ * statement prepared before rows were added or cleared and run after
+ * may fail with "table T changed since the statement was prepared" when
+ * its plan counted on a column's order: prepare it again.
+ */
+
+/*
+ * Copy every table of the store into native tables <schema>.<name> of db
+ * (schema: "main", or an attached database's name; every name quoted),
+ * with the same names, columns and types (INTEGER, REAL, TEXT) and the
+ * rows in the store's order. create: make every table (one already there
+ * is an error); 0: append, making only the tables not there yet (an
+ * event seen for the first time in a later chunk). A store table without
+ * its virtual table (added after qy_sqlite_attach) gets it first. All or
+ * nothing (one savepoint, nested in the caller's transaction if one is
+ * open). 0, or -1 with SQLite's message in err.
+ *
+ * `--db FILE` chunk by chunk: qy_sqlite_copy(db, s, "main", first, ...)
+ * then qy_table_clear on every table, at each chunk of the import.
+ */
+int qy_sqlite_copy(sqlite3 *db, struct qy_store *s, const char *schema, int create, char *err,
+		   size_t errsize);
 
 /*
  * Keep the user's SQL inside the database: no ATTACH/DETACH (and so no

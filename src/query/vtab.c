@@ -1,0 +1,817 @@
+/*
+ * The store's tables as SQLite virtual tables (module "ringtrace",
+ * query_api.h).
+ *
+ * A cursor is a range [lo, hi) of positions in one order of the table's
+ * rows: the natural order (position = row), or the ascending order of an
+ * INT column (its permutation index, qy_col.perm: position -> row). The
+ * plan (xBestIndex) narrows the range by binary search instead of letting
+ * SQLite filter a full scan:
+ *
+ *   - a range or equality on a column whose values ascend in the natural
+ *     order (qy_col.sorted, found by one pass on first use), or on the
+ *     rowid: binary search on the column itself;
+ *   - an equality or range on any other INT column: binary search in its
+ *     permutation index, made on first use (a stable radix sort, so rows
+ *     of equal value stay in natural order);
+ *   - within the rows of one value of that index, a range on a sorted
+ *     column too (they ascend there as they do in the whole table):
+ *     `thread_state WHERE utid = ? AND ts < ?` is two binary searches.
+ *
+ * The order walked is announced to SQLite (orderByConsumed), forwards or
+ * backwards, so that an ORDER BY or GROUP BY on such a column needs no
+ * sorter. NULL is INT64_MIN in an INT column: it sorts first, as SQLite
+ * sorts NULL, and every range starts above it.
+ *
+ * The plan travels as idxNum (the bounds given and their kinds, QP_*) and
+ * idxStr "<order> <primary> <secondary> <rows> <base>": the column whose
+ * index is walked (-1: natural order), the column the equality or range
+ * applies to, the column a range applies to within an equality's rows
+ * (QP_ROWID: the rowid; -1: none), and the table's rows when planned.
+ */
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/query_api.h"
+
+#define QY_MODULE "ringtrace"
+
+/* idxNum bits: which bounds argv holds, in this order (EQ counts as one) */
+#define QP_EQ 0x001      /* argv: the value of the primary key */
+#define QP_LO 0x002      /* a lower bound: of the secondary key after QP_EQ, else the primary */
+#define QP_LO_GT 0x004   /* ... strict (>) */
+#define QP_HI 0x008      /* an upper bound of the key range */
+#define QP_HI_LT 0x010   /* ... strict (<) */
+#define QP_DESC 0x020    /* walk the range backwards */
+#define QP_SORTED 0x040  /* counts on a column ascending in natural order */
+#define QP_ROWID -2      /* key column: the rowid */
+#define QP_MAX_COLS 4096 /* columns beyond are scanned, never indexed */
+
+struct qy_vtab {
+	sqlite3_vtab base;
+	struct qy_store *s;
+	struct qy_table *t;
+	/* the rows the columns' sortedness and indexes were learned on: rows
+	 * appended or cleared since make them stale */
+	uint64_t seen_rows, seen_base;
+};
+
+struct qy_cursor {
+	sqlite3_vtab_cursor base;
+	struct qy_table *t;
+	struct qy_store *s;
+	const uint32_t *perm; /* NULL: natural order */
+	int64_t pos, end, step;
+	uint64_t row; /* the row at pos (valid while pos != end) */
+};
+
+/* ---- what the virtual table learns of a column ---- */
+
+static void qy_vt_fresh(struct qy_vtab *vt)
+{
+	struct qy_table *t = vt->t;
+	if (t->nrows != vt->seen_rows || t->base != vt->seen_base) {
+		qy_table_changed(t);
+		vt->seen_rows = t->nrows;
+		vt->seen_base = t->base;
+	}
+}
+
+static int qy_col_sorted(struct qy_table *t, int c)
+{
+	struct qy_col *col = &t->cols[c];
+	if (col->type != QY_INT)
+		return 0;
+	if (col->sorted < 0) {
+		const int64_t *v = col->v;
+		int8_t sorted = 1;
+		for (uint64_t i = 1; i < t->nrows; i++) {
+			if (v[i] < v[i - 1]) {
+				sorted = 0;
+				break;
+			}
+		}
+		col->sorted = sorted;
+	}
+	return col->sorted;
+}
+
+/*
+ * The permutation index of an INT column: rows in ascending order of
+ * their value, rows of equal value in natural order. An LSD radix sort
+ * on (value - min) in 11-bit digits, skipping the digits above the
+ * range's width: a few linear passes, where a comparison sort would
+ * take log2(n) passes of random reads.
+ */
+#define QY_RADIX_BITS 11
+#define QY_RADIX (1u << QY_RADIX_BITS)
+
+static int qy_perm_make(struct qy_table *t, int c)
+{
+	struct qy_col *col = &t->cols[c];
+	uint64_t n = t->nrows;
+	const int64_t *v = col->v;
+	if (col->perm)
+		return 0;
+	uint32_t *perm = malloc((n ? n : 1) * sizeof(*perm));
+	if (!perm)
+		return -1;
+	uint64_t min = 0, max = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t u = (uint64_t)v[i] ^ (UINT64_C(1) << 63);
+		if (i == 0 || u < min)
+			min = u;
+		if (i == 0 || u > max)
+			max = u;
+		perm[i] = (uint32_t)i;
+	}
+	uint64_t width = max - min;
+	if (width == 0 || (col->sorted == 1)) {
+		col->perm = perm;
+		return 0;
+	}
+	uint64_t *key = malloc(n * sizeof(*key)), *key2 = malloc(n * sizeof(*key2));
+	uint32_t *perm2 = malloc(n * sizeof(*perm2));
+	uint64_t *count = malloc(QY_RADIX * sizeof(*count));
+	if (!key || !key2 || !perm2 || !count) {
+		free(key);
+		free(key2);
+		free(perm2);
+		free(count);
+		free(perm);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		key[i] = ((uint64_t)v[i] ^ (UINT64_C(1) << 63)) - min;
+	for (unsigned shift = 0; shift < 64 && (width >> shift) != 0; shift += QY_RADIX_BITS) {
+		memset(count, 0, QY_RADIX * sizeof(*count));
+		for (uint64_t i = 0; i < n; i++)
+			count[(key[i] >> shift) & (QY_RADIX - 1)]++;
+		uint64_t sum = 0;
+		for (unsigned d = 0; d < QY_RADIX; d++) {
+			uint64_t k = count[d];
+			count[d] = sum;
+			sum += k;
+		}
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t o = count[(key[i] >> shift) & (QY_RADIX - 1)]++;
+			key2[o] = key[i];
+			perm2[o] = perm[i];
+		}
+		uint64_t *tk = key;
+		key = key2;
+		key2 = tk;
+		uint32_t *tp = perm;
+		perm = perm2;
+		perm2 = tp;
+	}
+	free(key);
+	free(key2);
+	free(perm2);
+	free(count);
+	col->perm = perm;
+	return 0;
+}
+
+/* ---- bounds ---- */
+
+/*
+ * Narrow the key range [*a, *b] by "key OP v", as SQLite compares an
+ * INTEGER column with v: numeric affinity applied to v, an integer
+ * compared exactly with a real, every number below every text or blob,
+ * nothing equal to NULL. 0: the range became empty.
+ */
+static int qy_bound(sqlite3_value *v, int op, int64_t *a, int64_t *b)
+{
+	int64_t lo = INT64_MIN, hi = INT64_MAX;
+	int type = sqlite3_value_numeric_type(v);
+	if (type == SQLITE_INTEGER) {
+		int64_t x = sqlite3_value_int64(v);
+		if (op == SQLITE_INDEX_CONSTRAINT_EQ)
+			lo = hi = x;
+		else if (op == SQLITE_INDEX_CONSTRAINT_GT) {
+			if (x == INT64_MAX)
+				return 0;
+			lo = x + 1;
+		} else if (op == SQLITE_INDEX_CONSTRAINT_GE)
+			lo = x;
+		else if (op == SQLITE_INDEX_CONSTRAINT_LT) {
+			if (x == INT64_MIN)
+				return 0;
+			hi = x - 1;
+		} else
+			hi = x;
+	} else if (type == SQLITE_FLOAT) {
+		double r = sqlite3_value_double(v);
+		const double top = 9223372036854775808.0; /* 2^63 */
+		if (isnan(r))
+			return 0;
+		double fl = floor(r), ce = ceil(r);
+		int ge = op == SQLITE_INDEX_CONSTRAINT_GT || op == SQLITE_INDEX_CONSTRAINT_GE;
+		int le = op == SQLITE_INDEX_CONSTRAINT_LT || op == SQLITE_INDEX_CONSTRAINT_LE;
+		if (op == SQLITE_INDEX_CONSTRAINT_EQ) {
+			if (fl != r || r >= top || r < -top)
+				return 0;
+			lo = hi = (int64_t)r;
+		} else if (ge) {
+			/* key > r: key >= floor(r) + 1; key >= r: key >= ceil(r) */
+			double m = op == SQLITE_INDEX_CONSTRAINT_GT ? fl + 1 : ce;
+			if (m >= top)
+				return 0;
+			if (m > -top)
+				lo = (int64_t)m;
+		} else if (le) {
+			/* key < r: key <= ceil(r) - 1; key <= r: key <= floor(r) */
+			double m = op == SQLITE_INDEX_CONSTRAINT_LT ? ce - 1 : fl;
+			if (m < -top)
+				return 0;
+			if (m < top)
+				hi = (int64_t)m;
+		}
+	} else if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
+		/* every integer is below: only < and <= hold, for every row */
+		if (op != SQLITE_INDEX_CONSTRAINT_LT && op != SQLITE_INDEX_CONSTRAINT_LE)
+			return 0;
+	} else {
+		return 0; /* NULL */
+	}
+	if (lo > *a)
+		*a = lo;
+	if (hi < *b)
+		*b = hi;
+	return *a <= *b;
+}
+
+/* The first position in [lo, hi) whose key is >= x (or > x when after). */
+static int64_t qy_search(const struct qy_table *t, int kc, const uint32_t *perm, int64_t lo,
+			 int64_t hi, int64_t x, int after)
+{
+	const int64_t *v = kc >= 0 ? t->cols[kc].v : NULL;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		uint64_t row = perm ? perm[mid] : (uint64_t)mid;
+		int64_t k = v ? v[row] : (int64_t)(t->base + row);
+		if (after ? k <= x : k < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- the module ---- */
+
+static int qy_declare(sqlite3 *db, const struct qy_table *t, char **perr)
+{
+	sqlite3_str *q = sqlite3_str_new(db);
+	char id[512];
+	sqlite3_str_appendall(q, "CREATE TABLE x(");
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		static const char *const types[] = {"", "INTEGER", "REAL", "TEXT"};
+		uint8_t type = t->cols[c].type;
+		if (qy_ident(id, sizeof(id), t->cols[c].name)) {
+			sqlite3_free(sqlite3_str_finish(q));
+			*perr = sqlite3_mprintf("column name too long in table %s", t->name);
+			return SQLITE_ERROR;
+		}
+		sqlite3_str_appendf(q, "%s%s %s", c ? ", " : "", id,
+				    type <= QY_TEXT ? types[type] : "");
+	}
+	sqlite3_str_appendall(q, ")");
+	char *sql = sqlite3_str_finish(q);
+	if (!sql)
+		return SQLITE_NOMEM;
+	int rc = sqlite3_declare_vtab(db, sql);
+	if (rc != SQLITE_OK)
+		*perr = sqlite3_mprintf("table %s: %s", t->name, sqlite3_errmsg(db));
+	sqlite3_free(sql);
+	return rc;
+}
+
+static int qy_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+		      char **perr)
+{
+	struct qy_store *s = aux;
+	/* argv: module, schema, table, then the arguments: the store's table index */
+	if (argc != 4 || strcmp(argv[1], "temp") != 0) {
+		*perr = sqlite3_mprintf("a " QY_MODULE " table is made by ringtrace, in temp");
+		return SQLITE_ERROR;
+	}
+	char *end;
+	errno = 0;
+	unsigned long i = strtoul(argv[3], &end, 10);
+	if (errno || end == argv[3] || *end || i >= qy_table_count(s)) {
+		*perr = sqlite3_mprintf("no table %s in the trace", argv[3]);
+		return SQLITE_ERROR;
+	}
+	struct qy_table *t = qy_table_at(s, (uint32_t)i);
+	int rc = qy_declare(db, t, perr);
+	if (rc != SQLITE_OK)
+		return rc;
+	/* reading memory of our own: safe to use from views and triggers */
+	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+	struct qy_vtab *vt = sqlite3_malloc(sizeof(*vt));
+	if (!vt)
+		return SQLITE_NOMEM;
+	memset(vt, 0, sizeof(*vt));
+	vt->s = s;
+	vt->t = t;
+	vt->seen_rows = t->nrows;
+	vt->seen_base = t->base;
+	*out = &vt->base;
+	return SQLITE_OK;
+}
+
+static int qy_disconnect(sqlite3_vtab *base)
+{
+	sqlite3_free(base);
+	return SQLITE_OK;
+}
+
+static int qy_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
+{
+	struct qy_vtab *vt = (struct qy_vtab *)base;
+	struct qy_cursor *c = sqlite3_malloc(sizeof(*c));
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	c->t = vt->t;
+	c->s = vt->s;
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static int qy_close(sqlite3_vtab_cursor *cur)
+{
+	sqlite3_free(cur);
+	return SQLITE_OK;
+}
+
+/* A plan's column: -1 none, QP_ROWID, or an INT column. */
+static int qy_plan_col(const struct qy_table *t, int c)
+{
+	return c == -1 || c == QP_ROWID ||
+	       (c >= 0 && (uint32_t)c < t->ncols && t->cols[c].type == QY_INT);
+}
+
+static int qy_filter(sqlite3_vtab_cursor *cur, int plan, const char *idx, int argc,
+		     sqlite3_value **argv)
+{
+	struct qy_cursor *c = (struct qy_cursor *)cur;
+	struct qy_vtab *vt = (struct qy_vtab *)cur->pVtab;
+	struct qy_table *t = c->t;
+	int oc, pk, sk, k = 0;
+	unsigned long long rows, base;
+	qy_vt_fresh(vt);
+	if (!idx || sscanf(idx, "%d %d %d %llu %llu", &oc, &pk, &sk, &rows, &base) != 5 ||
+	    oc == QP_ROWID || !qy_plan_col(t, oc) || !qy_plan_col(t, pk) || !qy_plan_col(t, sk))
+		return SQLITE_ERROR;
+	if ((plan & QP_SORTED) && (rows != t->nrows || base != t->base)) {
+		/* the plan counted on columns ascending in rows since changed */
+		sqlite3_free(vt->base.zErrMsg);
+		vt->base.zErrMsg = sqlite3_mprintf(
+			"table %s changed since the statement was prepared", t->name);
+		return SQLITE_ERROR;
+	}
+	c->perm = NULL;
+	if (oc >= 0) {
+		if (qy_perm_make(t, oc))
+			return SQLITE_NOMEM;
+		c->perm = t->cols[oc].perm;
+	}
+	int64_t lo = 0, hi = (int64_t)t->nrows;
+	int64_t a = INT64_MIN + 1, b = INT64_MAX; /* above NULL */
+	if (plan & QP_EQ) {
+		if (k >= argc || !qy_bound(argv[k++], SQLITE_INDEX_CONSTRAINT_EQ, &a, &b))
+			goto empty;
+		lo = qy_search(t, pk, c->perm, lo, hi, a, 0);
+		hi = qy_search(t, pk, c->perm, lo, hi, b, 1);
+		a = INT64_MIN + 1;
+		b = INT64_MAX;
+	}
+	if (plan & (QP_LO | QP_HI)) {
+		int key = plan & QP_EQ ? sk : pk;
+		if (plan & QP_LO) {
+			int op = plan & QP_LO_GT ? SQLITE_INDEX_CONSTRAINT_GT
+						 : SQLITE_INDEX_CONSTRAINT_GE;
+			if (k >= argc || !qy_bound(argv[k++], op, &a, &b))
+				goto empty;
+		}
+		if (plan & QP_HI) {
+			int op = plan & QP_HI_LT ? SQLITE_INDEX_CONSTRAINT_LT
+						 : SQLITE_INDEX_CONSTRAINT_LE;
+			if (k >= argc || !qy_bound(argv[k++], op, &a, &b))
+				goto empty;
+		}
+		lo = qy_search(t, key, c->perm, lo, hi, a, 0);
+		hi = qy_search(t, key, c->perm, lo, hi, b, 1);
+	}
+	if (plan & QP_DESC) {
+		c->pos = hi - 1;
+		c->end = lo - 1;
+		c->step = -1;
+	} else {
+		c->pos = lo;
+		c->end = hi;
+		c->step = 1;
+	}
+	if (c->pos != c->end)
+		c->row = c->perm ? c->perm[c->pos] : (uint64_t)c->pos;
+	return SQLITE_OK;
+empty:
+	c->pos = c->end = 0;
+	return SQLITE_OK;
+}
+
+static int qy_next(sqlite3_vtab_cursor *cur)
+{
+	struct qy_cursor *c = (struct qy_cursor *)cur;
+	c->pos += c->step;
+	if (c->pos != c->end)
+		c->row = c->perm ? c->perm[c->pos] : (uint64_t)c->pos;
+	return SQLITE_OK;
+}
+
+static int qy_eof(sqlite3_vtab_cursor *cur)
+{
+	struct qy_cursor *c = (struct qy_cursor *)cur;
+	return c->pos == c->end;
+}
+
+static int qy_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+	struct qy_cursor *c = (struct qy_cursor *)cur;
+	const struct qy_col *col = &c->t->cols[i];
+	/* a column left without a result is NULL */
+	switch (col->type) {
+	case QY_INT: {
+		int64_t x = ((const int64_t *)col->v)[c->row];
+		if (x != QY_NULL_INT)
+			sqlite3_result_int64(ctx, x);
+		break;
+	}
+	case QY_REAL: {
+		double x = ((const double *)col->v)[c->row];
+		if (!isnan(x))
+			sqlite3_result_double(ctx, x);
+		break;
+	}
+	case QY_TEXT: {
+		uint32_t id = ((const uint32_t *)col->v)[c->row];
+		if (id) {
+			size_t len;
+			const char *p = qy_str_get(c->s, id, &len);
+			/* the store's strings never move: no copy */
+			if (p)
+				sqlite3_result_text64(ctx, p, len, SQLITE_STATIC, SQLITE_UTF8);
+		}
+		break;
+	}
+	}
+	return SQLITE_OK;
+}
+
+static int qy_rowid(sqlite3_vtab_cursor *cur, sqlite_int64 *out)
+{
+	struct qy_cursor *c = (struct qy_cursor *)cur;
+	*out = (sqlite_int64)(c->t->base + c->row);
+	return SQLITE_OK;
+}
+
+/* ---- the plan ---- */
+
+struct qy_plan {
+	int oc, pk, sk; /* as in idxStr */
+	int flags;      /* QP_* */
+	int eq, lo, hi; /* the constraints used (index in aConstraint), or -1 */
+	double cost, rows;
+	int consumed; /* the ORDER BY is walked */
+};
+
+/* Whether the rows a plan walks ascend by column x (QP_ROWID: rowid):
+ * 1 yes, 2 yes and it counts on x ascending in natural order, 0 no. */
+static int qy_walk_ascends(struct qy_table *t, const struct qy_plan *p, int x, int first)
+{
+	if ((p->flags & QP_EQ) && x == p->pk)
+		return 1; /* one value */
+	/* the index's order first; within its ties, natural order */
+	if (p->oc >= 0 && !(p->flags & QP_EQ) && first)
+		return x == p->oc;
+	/* natural order, or one value's rows of an index, in natural order */
+	if (x == QP_ROWID)
+		return 1;
+	return x >= 0 && qy_col_sorted(t, x) ? 2 : 0;
+}
+
+static int qy_order_consumed(struct qy_table *t, const sqlite3_index_info *info, struct qy_plan *p)
+{
+	int first = 1;
+	if (info->nOrderBy <= 0)
+		return 0;
+	for (int i = 0; i < info->nOrderBy; i++) {
+		const struct sqlite3_index_orderby *o = &info->aOrderBy[i];
+		int x = o->iColumn < 0 ? QP_ROWID : o->iColumn;
+		if (o->desc != info->aOrderBy[0].desc || (x >= 0 && x >= (int)t->ncols))
+			return 0;
+		int up = qy_walk_ascends(t, p, x, first);
+		if (!up)
+			return 0;
+		if (up == 2)
+			p->flags |= QP_SORTED;
+		/* after a column with ties, only columns ascending within them */
+		if (!((p->flags & QP_EQ) && x == p->pk))
+			first = 0;
+	}
+	if (info->aOrderBy[0].desc)
+		p->flags |= QP_DESC;
+	return 1;
+}
+
+/* The constraints usable on each key (0: rowid, 1 + c: column c). */
+struct qy_keys {
+	int n;
+	int *eq, *lo, *hi;
+};
+
+static int qy_keys_collect(struct qy_table *t, const sqlite3_index_info *info, struct qy_keys *k)
+{
+	k->n = 1 + (int)(t->ncols < QP_MAX_COLS ? t->ncols : QP_MAX_COLS);
+	k->eq = sqlite3_malloc64(3 * (uint64_t)k->n * sizeof(int));
+	if (!k->eq)
+		return SQLITE_NOMEM;
+	k->lo = k->eq + k->n;
+	k->hi = k->lo + k->n;
+	for (int i = 0; i < 3 * k->n; i++)
+		k->eq[i] = -1;
+	for (int i = 0; i < info->nConstraint; i++) {
+		const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+		int slot = c->iColumn < 0 ? 0 : c->iColumn + 1;
+		if (!c->usable || slot >= k->n || (slot && t->cols[slot - 1].type != QY_INT))
+			continue;
+		int *at = NULL;
+		if (c->op == SQLITE_INDEX_CONSTRAINT_EQ)
+			at = &k->eq[slot];
+		else if (c->op == SQLITE_INDEX_CONSTRAINT_GT || c->op == SQLITE_INDEX_CONSTRAINT_GE)
+			at = &k->lo[slot];
+		else if (c->op == SQLITE_INDEX_CONSTRAINT_LT || c->op == SQLITE_INDEX_CONSTRAINT_LE)
+			at = &k->hi[slot];
+		if (at && *at < 0)
+			*at = i;
+	}
+	return SQLITE_OK;
+}
+
+static int qy_slot_col(int slot)
+{
+	return slot ? slot - 1 : QP_ROWID;
+}
+
+static int qy_slot_natural(struct qy_table *t, int slot)
+{
+	return slot == 0 || qy_col_sorted(t, slot - 1);
+}
+
+/*
+ * The plan's cost, in rows touched: a full scan n, an equality log2(n)
+ * and a few rows, a range a quarter of the rows (a sixteenth with both
+ * bounds); a row reached through an index a little dearer (a random
+ * read). An ORDER BY not walked costs SQLite a sort, which the choice
+ * between plans counts (SQLite adds it itself to the cost returned).
+ */
+static double qy_plan_cost(struct qy_table *t, const sqlite3_index_info *info, struct qy_plan *p)
+{
+	double n = t->nrows ? (double)t->nrows : 1, lg = log2(n) + 1;
+	double reach = p->oc >= 0 ? 2 : 1;
+	double rows = n, cost = 0;
+	if (p->flags & QP_EQ) {
+		rows = p->pk == QP_ROWID ? 1 : 10;
+		cost += lg * reach;
+		if (p->flags & (QP_LO | QP_HI)) {
+			rows = rows / ((p->flags & QP_LO) && (p->flags & QP_HI) ? 16 : 4);
+			cost += lg * reach;
+		}
+	} else if (p->flags & (QP_LO | QP_HI)) {
+		rows = n / ((p->flags & QP_LO) && (p->flags & QP_HI) ? 16 : 4);
+		cost += lg * reach;
+	}
+	if (rows < 1)
+		rows = 1;
+	p->rows = rows;
+	p->cost = cost + rows * reach;
+	p->consumed = qy_order_consumed(t, info, p);
+	return p->cost + (info->nOrderBy > 0 && !p->consumed ? rows * log2(rows + 1) : 0);
+}
+
+static void qy_plan_range(struct qy_plan *p, const struct qy_keys *k, int slot,
+			  const sqlite3_index_info *info)
+{
+	if (k->lo[slot] >= 0) {
+		p->lo = k->lo[slot];
+		p->flags |= QP_LO;
+		if (info->aConstraint[p->lo].op == SQLITE_INDEX_CONSTRAINT_GT)
+			p->flags |= QP_LO_GT;
+	}
+	if (k->hi[slot] >= 0) {
+		p->hi = k->hi[slot];
+		p->flags |= QP_HI;
+		if (info->aConstraint[p->hi].op == SQLITE_INDEX_CONSTRAINT_LT)
+			p->flags |= QP_HI_LT;
+	}
+}
+
+/* The plans for one key (an equality, else a range), the best in *best. */
+static void qy_plans_for(struct qy_table *t, const sqlite3_index_info *info,
+			 const struct qy_keys *k, int slot, struct qy_plan *best, double *bestc)
+{
+	int natural = qy_slot_natural(t, slot);
+	struct qy_plan p = {.oc = natural ? -1 : qy_slot_col(slot),
+			    .pk = qy_slot_col(slot),
+			    .sk = -1,
+			    .flags = natural && slot ? QP_SORTED : 0,
+			    .eq = -1,
+			    .lo = -1,
+			    .hi = -1};
+	if (k->eq[slot] >= 0) {
+		p.eq = k->eq[slot];
+		p.flags |= QP_EQ;
+		/* within the value's rows, a range on a column ascending there */
+		int sk = -1;
+		for (int s = 0; s < k->n; s++) {
+			if (s == slot || (k->lo[s] < 0 && k->hi[s] < 0) || !qy_slot_natural(t, s))
+				continue;
+			if (sk < 0 || (k->lo[s] >= 0 && k->hi[s] >= 0))
+				sk = s;
+		}
+		if (sk >= 0) {
+			p.sk = qy_slot_col(sk);
+			if (sk)
+				p.flags |= QP_SORTED;
+			qy_plan_range(&p, k, sk, info);
+		}
+	} else {
+		qy_plan_range(&p, k, slot, info);
+	}
+	double c = qy_plan_cost(t, info, &p);
+	if (c < *bestc) {
+		*best = p;
+		*bestc = c;
+	}
+}
+
+static int qy_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
+{
+	struct qy_vtab *vt = (struct qy_vtab *)base;
+	struct qy_table *t = vt->t;
+	struct qy_keys k;
+	qy_vt_fresh(vt);
+	int rc = qy_keys_collect(t, info, &k);
+	if (rc != SQLITE_OK)
+		return rc;
+	/* the full scan in natural order: always possible, so that no set of
+	 * usable constraints is without a plan (never SQLITE_CONSTRAINT) */
+	struct qy_plan best = {.oc = -1, .pk = -1, .sk = -1, .eq = -1, .lo = -1, .hi = -1};
+	double bestc = qy_plan_cost(t, info, &best);
+	for (int s = 0; s < k.n; s++)
+		if (k.eq[s] >= 0 || k.lo[s] >= 0 || k.hi[s] >= 0)
+			qy_plans_for(t, info, &k, s, &best, &bestc);
+	/* an ORDER BY an INT column: walked through its index */
+	if (info->nOrderBy > 0 && info->aOrderBy[0].iColumn >= 0 &&
+	    info->aOrderBy[0].iColumn < k.n - 1 &&
+	    t->cols[info->aOrderBy[0].iColumn].type == QY_INT) {
+		struct qy_plan p = {.oc = info->aOrderBy[0].iColumn,
+				    .pk = -1,
+				    .sk = -1,
+				    .eq = -1,
+				    .lo = -1,
+				    .hi = -1};
+		double c = qy_plan_cost(t, info, &p);
+		if (c < bestc) {
+			best = p;
+			bestc = c;
+		}
+	}
+	sqlite3_free(k.eq);
+	int argv = 1;
+	if (best.eq >= 0) {
+		info->aConstraintUsage[best.eq].argvIndex = argv++;
+		info->aConstraintUsage[best.eq].omit = 1;
+	}
+	if (best.lo >= 0) {
+		info->aConstraintUsage[best.lo].argvIndex = argv++;
+		info->aConstraintUsage[best.lo].omit = 1;
+	}
+	if (best.hi >= 0) {
+		info->aConstraintUsage[best.hi].argvIndex = argv++;
+		info->aConstraintUsage[best.hi].omit = 1;
+	}
+	info->idxNum = best.flags;
+	info->idxStr = sqlite3_mprintf("%d %d %d %llu %llu", best.oc, best.pk, best.sk,
+				       (unsigned long long)t->nrows, (unsigned long long)t->base);
+	if (!info->idxStr)
+		return SQLITE_NOMEM;
+	info->needToFreeIdxStr = 1;
+	info->orderByConsumed = best.consumed;
+	info->estimatedCost = best.cost;
+	info->estimatedRows = (sqlite3_int64)best.rows;
+	if ((best.flags & QP_EQ) && best.pk == QP_ROWID)
+		info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+	return SQLITE_OK;
+}
+
+static const sqlite3_module qy_module = {
+	.iVersion = 1,
+	.xCreate = qy_connect,
+	.xConnect = qy_connect,
+	.xBestIndex = qy_best_index,
+	.xDisconnect = qy_disconnect,
+	.xDestroy = qy_disconnect,
+	.xOpen = qy_open,
+	.xClose = qy_close,
+	.xFilter = qy_filter,
+	.xNext = qy_next,
+	.xEof = qy_eof,
+	.xColumn = qy_column,
+	.xRowid = qy_rowid,
+};
+
+/* ---- attaching ---- */
+
+static void __attribute__((format(printf, 3, 4)))
+qy_err(char *err, size_t errsize, const char *fmt, ...)
+{
+	if (err && errsize) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static int qy_module_add(sqlite3 *db, struct qy_store *s, char *err, size_t errsize)
+{
+	/* once per connection: the tables made so far keep the module they
+	 * were made with */
+	sqlite3_stmt *st;
+	int have = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_module_list WHERE name = '" QY_MODULE "'",
+			       -1, &st, NULL) == SQLITE_OK) {
+		have = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	if (have)
+		return 0;
+	if (sqlite3_create_module_v2(db, QY_MODULE, &qy_module, s, NULL) != SQLITE_OK) {
+		qy_err(err, errsize, "registering the virtual table module: %s",
+		       sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+int qy_sqlite_attach_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, char *err,
+			   size_t errsize)
+{
+	uint32_t i, n = qy_table_count(s);
+	for (i = 0; i < n && qy_table_at(s, i) != t; i++)
+		;
+	if (i == n) {
+		qy_err(err, errsize, "table %s is not the store's", t->name);
+		return -1;
+	}
+	if (qy_module_add(db, s, err, errsize))
+		return -1;
+	char id[512];
+	if (qy_ident(id, sizeof(id), t->name)) {
+		qy_err(err, errsize, "table name too long: %.64s...", t->name);
+		return -1;
+	}
+	char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.%s USING " QY_MODULE "(%u)", id, i);
+	if (!sql) {
+		qy_err(err, errsize, "out of memory");
+		return -1;
+	}
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK) {
+		qy_err(err, errsize, "table %s: %s", t->name, msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+int qy_sqlite_attach(sqlite3 *db, struct qy_store *s, char *err, size_t errsize)
+{
+	if (qy_module_add(db, s, err, errsize))
+		return -1;
+	for (uint32_t i = 0; i < qy_table_count(s); i++)
+		if (qy_sqlite_attach_table(db, s, qy_table_at(s, i), err, errsize))
+			return -1;
+	return 0;
+}
