@@ -105,10 +105,16 @@ static uint64_t check_trace(const char *dir, const struct worker *w, uint32_t nw
 	int64_t thread_of[NTHREADS];
 	for (uint32_t i = 0; i < NTHREADS; i++)
 		thread_of[i] = -1;
+	/* the lost records' dropped parts, per stream (tail drops included) */
+	uint64_t rec_dropped[NTHREADS] = {0};
 	struct ringtrace_trace_record r;
 	while (ringtrace_trace_next(t, &r) == 1) {
-		if (r.kind != RINGTRACE_TRACE_EVENT)
+		if (r.kind != RINGTRACE_TRACE_EVENT) {
+			CHECK(r.stream_index < ns && r.stream_index < NTHREADS);
+			CHECK(r.overrun == 0 && r.dropped == r.lost);
+			rec_dropped[r.stream_index] += r.dropped;
 			continue;
+		}
 		uint32_t th;
 		memcpy(&th, r.data, sizeof(th));
 		CHECK(r.stream_index < ns && th < nw);
@@ -130,6 +136,9 @@ static uint64_t check_trace(const char *dir, const struct worker *w, uint32_t nw
 		       "thread %u (stream %" PRIu64 "): %" PRIu64 " events + %" PRIu64
 		       " dropped (+ %" PRIu64 " overrun) != %" PRIu64 " emitted",
 		       wk->id, s->id, s->events, s->dropped, s->overrun, wk->emitted);
+		CHECKF(rec_dropped[i] == s->dropped,
+		       "stream %" PRIu64 ": its lost records say %" PRIu64 " dropped, its counter %" PRIu64,
+		       s->id, rec_dropped[i], s->dropped);
 		dropped += s->dropped;
 	}
 	ringtrace_trace_close(t);

@@ -197,6 +197,8 @@ static void test_lost(void)
 	while (ringtrace_trace_next(t, &r) == 1) {
 		if (r.kind == RINGTRACE_TRACE_LOST) {
 			CHECK(r.lost > 0);
+			/* overwrite mode: every loss is an overrun, none a drop */
+			CHECK(r.overrun == r.lost && r.dropped == 0);
 			lost += r.lost;
 			continue;
 		}

@@ -75,6 +75,12 @@ struct ringtrace_trace_record {
 	uint64_t lost;         /* RINGTRACE_TRACE_LOST: how many */
 	uint64_t file_offset;  /* byte offset of the event in its stream file */
 	const struct ringtrace_trace_event_def *def; /* the event's class */
+	/* RINGTRACE_TRACE_LOST: the two parts of `lost` (which is their sum,
+	 * saturated), as the stream's counters have them: events the writer
+	 * dropped (the buffer full: events_discarded, and the metadata's
+	 * `dropped` line after the last page) and events overwritten on
+	 * recycled pages (overrun). 0 for events. */
+	uint64_t dropped, overrun;
 };
 
 /*

@@ -216,6 +216,8 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 	it->data = NULL;
 	it->len = 0;
 	it->lost = all - seen;
+	it->dropped = all - seen;
+	it->overrun = 0;
 	it->file_offset = s->size;
 	it->def = NULL;
 	s->info.dropped += all - seen;
@@ -249,6 +251,8 @@ static int rt_packet_event(ringtrace_trace *t, struct rt_tstream *s)
 		it->data = ev.data;
 		it->len = ev.len;
 		it->lost = 0;
+		it->dropped = 0;
+		it->overrun = 0;
 		it->file_offset = s->pkt_off + ev.offset;
 		it->def = def;
 		if (!s->info.events)
@@ -381,6 +385,8 @@ static int rt_packet_losses(ringtrace_trace *t, struct rt_tstream *s)
 	it->data = NULL;
 	it->len = 0;
 	it->lost = dropped + overrun < dropped ? UINT64_MAX : dropped + overrun;
+	it->dropped = dropped;
+	it->overrun = overrun;
 	it->file_offset = s->pkt_off;
 	it->def = NULL;
 	return 1;
