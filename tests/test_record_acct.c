@@ -137,7 +137,8 @@ static uint64_t check_trace(const char *dir, const struct worker *w, uint32_t nw
 		       " dropped (+ %" PRIu64 " overrun) != %" PRIu64 " emitted",
 		       wk->id, s->id, s->events, s->dropped, s->overrun, wk->emitted);
 		CHECKF(rec_dropped[i] == s->dropped,
-		       "stream %" PRIu64 ": its lost records say %" PRIu64 " dropped, its counter %" PRIu64,
+		       "stream %" PRIu64 ": its lost records say %" PRIu64
+		       " dropped, its counter %" PRIu64,
 		       s->id, rec_dropped[i], s->dropped);
 		dropped += s->dropped;
 	}
