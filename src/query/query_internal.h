@@ -17,10 +17,12 @@
 struct qy_threads;
 
 /*
- * The utid of tid, its `thread` row made at first sight (name comm if not
- * NULL, upid NULL unless a user trace owns the tid), start_ts/end_ts
- * widened to ns. A later non-NULL comm replaces the name (the kernel's is
- * the latest). -1: out of memory.
+ * The utid of tid, the thread made at first sight (name comm if not NULL,
+ * upid NULL unless a user trace owns the tid), start_ts/end_ts widened to
+ * ns. A later non-NULL comm replaces the name (the kernel's is the
+ * latest). The `thread` rows are written at the end of the import (a
+ * thread's name and times change until then, and chunks clear the
+ * tables). -1: out of memory.
  */
 int64_t qy_thread_utid(struct qy_threads *th, int64_t tid, const char *comm, uint64_t ns);
 
