@@ -14,6 +14,9 @@
  *                                  report`/`stat` vs babeltrace2
  *   ringtrace-bench start [options] a session's start and its first events
  *                                  against the steady state
+ *   ringtrace-bench query [options] the SQL layer: import speed, queries on
+ *                                  virtual against native tables, against
+ *                                  babeltrace2's Python route into SQLite
  *   ringtrace-bench --help         this list
  *   ringtrace-bench CMD --help     options of CMD
  *
@@ -48,6 +51,8 @@ static const struct bench_command commands[] = {
 	 "how fast do `ringtrace report` and `stat` (and babeltrace2) read a trace?"},
 	{"start", start_bench_main,
 	 "what a session's start and its first events cost against the steady state"},
+	{"query", query_bench_main,
+	 "how fast does a trace become SQL tables, and what do queries on them cost?"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
