@@ -12,6 +12,7 @@
  *   ringtrace export --format=json DIR -o FILE           export.c
  *   ringtrace sched DIR [--all] [--top N]                sched.c
  *   ringtrace ps                                         ps.c
+ *   ringtrace latency DIR --from EVENT --to EVENT [...]  latency.c (src/query)
  *
  * Exit status: 0 success, 1 the trace is damaged or unreadable (everything
  * readable is still printed), 2 usage error. Errors go to stderr.
@@ -50,6 +51,9 @@ static void usage(FILE *f)
 		"                 per thread: running, runnable, blocked, wake-up latency and\n"
 		"                 the longest off-CPU stretches (a collection with kernel events)\n"
 		"  ps             running programs that can be attached to\n"
+		"  latency DIR --from EVENT --to EVENT [--key FIELD] [--by FIELD] [--top N]\n"
+		"                 the latency from a start to a stop event, paired by a key\n"
+		"                 (or thread): percentiles, log2 histogram, longest pairs\n"
 		"\n"
 		"'%s <command> --help' describes a command.\n",
 		prog, prog);
@@ -63,7 +67,7 @@ static const struct {
 	{"list", verb_list},         {"record", verb_record},
 	{"snapshot", verb_snapshot}, {"export", verb_export},
 	{"recover", verb_recover},   {"ps", verb_ps},
-	{"sched", verb_sched},
+	{"sched", verb_sched},       {"latency", verb_latency},
 };
 
 int main(int argc, char **argv)

@@ -30,5 +30,6 @@ int verb_recover(int argc, char **argv);  /* recover.c */
 int verb_export(int argc, char **argv);   /* export.c */
 int verb_sched(int argc, char **argv);    /* sched.c */
 int verb_ps(int argc, char **argv);       /* ps.c */
+int verb_latency(int argc, char **argv);  /* latency.c (src/query) */
 
 #endif
