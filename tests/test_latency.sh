@@ -14,6 +14,8 @@
 #    latency the group can have (not below its sleep);
 #  - the longest pairs' start and stop events shown by `ringtrace report
 #    --from START --to STOP`; the unpaired ones listed with their key;
+#  - event and field names that are SQL (the trace's metadata edited) pair
+#    the same, and never reach the query's text;
 #  - usage errors (unknown event or field, missing options): exit 2.
 # Each is a case (tests/cases.sh).
 #   usage: test_latency.sh BIN_DIR [CASE...] | --list
@@ -148,6 +150,25 @@ latency_unpaired_listed_with_key() { # case
 	sed -n '/^stops never started: 1$/,$p' "$tmp/out" |
 		grep -Eq '^    [0-9]+\.[0-9]{6}  [0-9]+ test_latency_pr  req=9002$' ||
 		fail "stop never started: $(cat "$tmp/out")"
+}
+
+latency_hostile_names_pair_the_same() { # case
+	trace
+	h="$tmp/hostile"
+	rm -rf "$h"
+	cp -r "$t" "$h"
+	# (names are percent-encoded in the metadata's schema block)
+	sed -i -e 's/^\(event [0-9]* [0-9]*\) lt_start /\1 x%22%3B%20DROP%20TABLE%20thread%3B%20-- /' \
+		-e 's/^field req /field a%22b%3B /' "$h/metadata"
+	ev='x"; DROP TABLE thread; --'
+	"$rt" latency "$h" --from "$ev" --to lt_stop --key 'a"b;' --by kind >"$tmp/out" 2>"$tmp/err" ||
+		fail "latency on hostile names failed: $(cat "$tmp/err")"
+	grep -qx "$((6 * rounds + 1)) pairs, 1 start never stopped, 1 stop never started" "$tmp/out" ||
+		fail "counts: $(cat "$tmp/out")"
+	grep -q ' -> [0-9]* lt_worker  a"b;=500$' "$tmp/out" || fail "threads or key: $(cat "$tmp/out")"
+	"$rt" latency "$h" --from "$ev" --to lt_stop --key 'a"b;' --sql >"$tmp/sql" ||
+		fail "--sql failed"
+	! grep -q 'DROP\|a"b' "$tmp/sql" || fail "a name from the trace in the SQL: $(cat "$tmp/sql")"
 }
 
 latency_usage_errors_exit_2() { # case
