@@ -189,7 +189,12 @@ struct qy_import_opts {
 	/* A slice whose row was already copied out ended: its duration. */
 	int (*late_dur)(void *arg, int64_t slice_id, int64_t dur);
 	void *arg;
-	/* Damage met while reading, one line each (may be NULL). */
+	/*
+	 * Damage the import finds, one line each (may be NULL): an event
+	 * whose fields cannot be read (imported without them). What the
+	 * reader finds in the files goes to the callback the collection was
+	 * opened with (coll_open's), as it reads; both are counted in stats.
+	 */
 	void (*on_error)(void *arg, const char *msg);
 };
 
