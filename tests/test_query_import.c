@@ -9,6 +9,8 @@
  *    durations, a begin never ended, an end without begin, counters,
  *    printf records; nesting deeper than the import keeps;
  *  - hostile event and field names: safe table and column names, listed;
+ *  - a collection: tables shared by events of the same name and fields;
+ *    the kernel's trace's events in their tables (root);
  *  - a damaged trace: imported up to the damage, the damage in stats;
  *  - losses: the loss rows' dropped and overrun sums equal `ringtrace
  *    stat`'s;
@@ -499,6 +501,123 @@ static void hostile_names_safe_and_listed(void)
 	rm_tree(tmp);
 }
 
+/* ---- collections ---- */
+
+/* Two traces of the same program, one with a field renamed: the events of
+ * the same name and fields share a table, the other gets its own. */
+static void collection_shares_tables_by_name_and_fields(void)
+{
+	make_tmp();
+	sh("mkdir '%s/coll'", tmp);
+	record("coll/a", RINGTRACE_SPANS_PROG " 4");
+	record("coll/b", RINGTRACE_SPANS_PROG " 6");
+	char dir[256], b[300];
+	snprintf(dir, sizeof(dir), "%s/coll", tmp);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	meta_replace(b, "field round ", "field turn ");
+	struct imported im;
+	import_dir(&im, dir);
+	CHECK(im.c.n == 2 && im.c.is_collection);
+	struct qy_table *pr = table(&im, "process");
+	CHECK_EQ_U64(pr->nrows, 2);
+	CHECK(strcmp(sval(&im, pr, "trace", 0), "a") == 0 &&
+	      strcmp(sval(&im, pr, "trace", 1), "b") == 0);
+	CHECK(ival(pr, "upid", 1) == 1 && ival(pr, "pid", 0) != ival(pr, "pid", 1));
+	/* shared: span_begin holds both traces' rows */
+	CHECK_EQ_U64(event_table(&im, "span_begin")->nrows, 2 * 3 * (4 + 6) + 2);
+	/* span_mark: two tables, one per layout */
+	struct qy_table *et = table(&im, "event_table");
+	unsigned marks = 0;
+	uint64_t rows = 0;
+	for (uint64_t r = 0; r < et->nrows; r++) {
+		if (strcmp(sval(&im, et, "event", r), "span_mark") != 0)
+			continue;
+		marks++;
+		struct qy_table *t = table(&im, sval(&im, et, "table_name", r));
+		CHECK((uint64_t)ival(et, "count", r) == t->nrows);
+		CHECK(strcmp(t->cols[4].name, "round") == 0 ||
+		      strcmp(t->cols[4].name, "turn") == 0);
+		rows += t->nrows;
+	}
+	CHECK_EQ_U64(marks, 2);
+	CHECK_EQ_U64(rows, 2 * (4 + 6));
+	/* each trace's threads belong to its process; event ids unique, in time order */
+	struct qy_table *th = table(&im, "thread");
+	CHECK_EQ_U64(th->nrows, 4);
+	unsigned per[2] = {0, 0};
+	for (uint64_t r = 0; r < th->nrows; r++) {
+		int64_t u = ival(th, "upid", r);
+		CHECK(u == 0 || u == 1);
+		per[u]++;
+	}
+	CHECK(per[0] == 2 && per[1] == 2);
+	struct qy_table *sl = table(&im, "slice");
+	for (uint64_t r = 1; r < sl->nrows; r++)
+		CHECK(ival(sl, "arg_set_id", r) > ival(sl, "arg_set_id", r - 1) &&
+		      ival(sl, "ts", r) >= ival(sl, "ts", r - 1));
+	CHECK_EQ_U64(stat_of(&im, "slice_unclosed", QY_NULL_INT), 2);
+	CHECK_EQ_U64(stat_of(&im, "traces_failed", QY_NULL_INT), 0);
+	import_free(&im);
+	rm_tree(tmp);
+}
+
+/* A collection with the kernel's trace: its events in their tables and
+ * args as any other, their utid the task that ran (common_pid), as the
+ * kernel's tables (ftrace_event) have it. */
+static void kernel_events_in_event_tables_and_args(void)
+{
+	if (geteuid() != 0)
+		CHECK_SKIP("needs root (a tracefs instance)");
+	make_tmp();
+	char cmd[1024];
+	snprintf(
+		cmd, sizeof(cmd),
+		"'%s' record -q -k sched:sched_switch -k sched:sched_wakeup -o '%s/k' -- %s 5 > '%s/k.out' 2>&1",
+		RINGTRACE_TOOL, tmp, RINGTRACE_SPANS_PROG, tmp);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd), "%s/k.out", tmp);
+		char *out = slurp(cmd);
+		rm_tree(tmp);
+		CHECKF(!strstr(out, "tracefs"), "ringtrace record -k failed: %s", out);
+		free(out);
+		CHECK_SKIP("ringtrace record -k cannot record kernel events here");
+	}
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/k", tmp);
+	struct imported im;
+	import_dir(&im, dir);
+	struct qy_table *fe = table(&im, "ftrace_event"), *sw = event_table(&im, "sched_switch");
+	int kt = sched_kernel_trace(&im.c);
+	CHECK(kt >= 0);
+	CHECK_EQ_U64(fe->nrows, stat_of(&im, "events", kt));
+	CHECK(sw->nrows > 0);
+	/* every event, the kernel's too, is a row of its table */
+	uint64_t rows = 0;
+	struct qy_table *et = table(&im, "event_table");
+	for (uint64_t r = 0; r < et->nrows; r++)
+		rows += (uint64_t)ival(et, "count", r);
+	CHECK_EQ_U64(rows, im.r.events);
+	CHECK_EQ_U64(im.r.events, stat_of(&im, "events", 0) + stat_of(&im, "events", 1));
+	/* each sched_switch row is the ftrace_event row of its event id, same utid */
+	uint64_t f = 0;
+	for (uint64_t r = 0; r < sw->nrows; r++) {
+		while (f < fe->nrows && ival(fe, "arg_set_id", f) < ival(sw, "id", r))
+			f++;
+		CHECK(f < fe->nrows && ival(fe, "arg_set_id", f) == ival(sw, "id", r));
+		CHECK(ival(fe, "utid", f) == ival(sw, "utid", r) &&
+		      ival(fe, "ts", f) == ival(sw, "ts", r));
+		CHECK(ival(sw, "utid", r) == QY_NULL_INT ||
+		      ival(table(&im, "thread"), "tid", (uint64_t)ival(sw, "utid", r)) ==
+			      ival(sw, "common_pid", r));
+	}
+	/* no slices of kernel events */
+	struct qy_table *sl = table(&im, "slice");
+	for (uint64_t r = 0; r < sl->nrows; r++)
+		CHECK(strncmp(sval(&im, sl, "name", r), "sched_", 6) != 0);
+	import_free(&im);
+	rm_tree(tmp);
+}
+
 /* ---- damage ---- */
 
 static void damaged_trace_imported_up_to_the_damage(void)
@@ -665,6 +784,8 @@ static const struct check_case cases[] = {
 	CHECK_CASE(query_import_spans_nested_depth_parent_and_unpaired, spans_nested_depth_parent_and_unpaired),
 	CHECK_CASE(query_import_spans_deeper_than_kept_counted, spans_deeper_than_kept_counted),
 	CHECK_CASE(query_import_hostile_names_safe_and_listed, hostile_names_safe_and_listed),
+	CHECK_CASE(query_import_collection_shares_tables_by_name_and_fields, collection_shares_tables_by_name_and_fields),
+	CHECK_CASE(query_import_kernel_events_in_event_tables_and_args, kernel_events_in_event_tables_and_args),
 	CHECK_CASE(query_import_damaged_trace_imported_up_to_the_damage, damaged_trace_imported_up_to_the_damage),
 	CHECK_CASE(query_import_loss_rows_sum_to_stat_dropped_and_overrun, loss_rows_sum_to_stat_dropped_and_overrun),
 	CHECK_CASE(query_import_chunks_give_every_row_once_and_late_durations, chunks_give_every_row_once_and_late_durations),
