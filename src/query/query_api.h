@@ -95,8 +95,9 @@ struct qy_col {
 	uint8_t type;
 	void *v; /* int64_t[], double[] or uint32_t[] of cap rows */
 	/* made on first use by the virtual table, freed with the table */
-	int8_t sorted;  /* -1 not known yet, 0 no, 1 ascending */
-	uint32_t *perm; /* rows in ascending order of this column (NULL: not made) */
+	int8_t sorted;    /* -1 not known yet, 0 no, 1 ascending */
+	uint32_t *perm;   /* rows in ascending order of this column (NULL: not made) */
+	int64_t min, max; /* of the values not NULL, when sorted >= 0 (min > max: none) */
 };
 
 struct qy_table {
