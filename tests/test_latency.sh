@@ -14,6 +14,8 @@
 #    latency the group can have (not below its sleep);
 #  - the longest pairs' start and stop events shown by `ringtrace report
 #    --from START --to STOP`; the unpaired ones listed with their key;
+#  - a pair with events lost inside it (test_latency_prog lossy, a small
+#    buffer) is marked, and the losses are counted as report shows them;
 #  - event and field names that are SQL (the trace's metadata edited) pair
 #    the same, and never reach the query's text;
 #  - usage errors (unknown event or field, missing options): exit 2.
@@ -150,6 +152,26 @@ latency_unpaired_listed_with_key() { # case
 	sed -n '/^stops never started: 1$/,$p' "$tmp/out" |
 		grep -Eq '^    [0-9]+\.[0-9]{6}  [0-9]+ test_latency_pr  req=9002$' ||
 		fail "stop never started: $(cat "$tmp/out")"
+}
+
+latency_loss_within_a_pair_marked() { # case
+	l="$tmp/lossy"
+	rm -rf "$l"
+	"$rt" record -q --buffer-size 16k --page-size 4k -o "$l" -- "$bin/test_latency_prog" lossy \
+		>/dev/null 2>"$tmp/err" || fail "record of test_latency_prog lossy failed: $(cat "$tmp/err")"
+	"$rt" latency "$l" --from lt_start --to lt_stop --key req >"$tmp/out" 2>"$tmp/err" ||
+		fail "latency failed: $(cat "$tmp/err")"
+	grep -qx "1 pair, 0 starts never stopped, 0 stops never started" "$tmp/out" ||
+		fail "counts: $(cat "$tmp/out")"
+	grep -q '  req=7000  (events were lost within it)$' "$tmp/out" ||
+		fail "the pair is not marked: $(cat "$tmp/out")"
+	# the losses as report shows them: "*** N events lost ***", one line a place
+	set -- $("$rt" report "$l" | awk '/\*\*\* [0-9]+ events? lost \*\*\*/ {
+		for (i = 1; i < NF; i++) if ($i == "***") { n += $(i + 1); break }; p++ }
+		END { print n + 0, p + 0 }')
+	[ "$1" -gt 0 ] || fail "report shows no loss"
+	grep -Eq "^note: the trace lost $1 events? in $2 places?: 1 of the pairs have a loss within them" \
+		"$tmp/out" || fail "note (report: $1 lost in $2 places): $(tail -1 "$tmp/out")"
 }
 
 latency_hostile_names_pair_the_same() { # case

@@ -264,12 +264,14 @@ static void lat_print(const struct lat_opts *o, const struct qy_pairs *p)
 		uint64_t lossy = 0;
 		for (uint32_t i = 0; i < p->ng; i++)
 			lossy += p->g[i].lossy;
-		printf("\nnote: the trace lost %" PRIu64 " events in %" PRIu64 " places: %" PRIu64
-		       " pairs have a loss within them (they may pair the "
-		       "wrong events), %" PRIu64 " starts never stopped have a loss after them and "
-		       "%" PRIu64 " stops never started a loss before them (their partners may be "
-		       "among the lost)\n",
-		       p->lost_events, p->loss_places, lossy, p->start_lossy, p->stop_lossy);
+		printf("\nnote: the trace lost %" PRIu64 " event%s in %" PRIu64 " place%s: %" PRIu64
+		       " of the pairs have a loss within them (they may pair "
+		       "the wrong events); %" PRIu64
+		       " of the starts never stopped have a loss after "
+		       "them and %" PRIu64 " of the stops never started one before them (their "
+		       "partners may be among the lost)\n",
+		       p->lost_events, p->lost_events == 1 ? "" : "s", p->loss_places,
+		       p->loss_places == 1 ? "" : "s", lossy, p->start_lossy, p->stop_lossy);
 	}
 }
 
