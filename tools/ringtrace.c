@@ -13,6 +13,7 @@
  *   ringtrace sched DIR [--all] [--top N]                sched.c
  *   ringtrace ps                                         ps.c
  *   ringtrace latency DIR --from EVENT --to EVENT [...]  latency.c (src/query)
+ *   ringtrace query [--db FILE] [DIR] [SQL] [--format F] query.c (src/query)
  *
  * Exit status: 0 success, 1 the trace is damaged or unreadable (everything
  * readable is still printed), 2 usage error. Errors go to stderr.
@@ -54,6 +55,11 @@ static void usage(FILE *f)
 		"  latency DIR --from EVENT --to EVENT [--key FIELD] [--by FIELD] [--top N]\n"
 		"                 the latency from a start to a stop event, paired by a key\n"
 		"                 (or thread): percentiles, log2 histogram, longest pairs\n"
+		"  query DIR [SQL] [--format table|csv|tsv|json] [-f FILE]\n"
+		"                 SQL on a trace's (or a collection's) events, threads, spans,\n"
+		"                 counters and kernel scheduling, as tables (docs/query.md)\n"
+		"  query --db FILE [DIR] [SQL]\n"
+		"                 write those tables to an SQLite database file, or query one\n"
 		"\n"
 		"'%s <command> --help' describes a command.\n",
 		prog, prog);
@@ -68,6 +74,7 @@ static const struct {
 	{"snapshot", verb_snapshot}, {"export", verb_export},
 	{"recover", verb_recover},   {"ps", verb_ps},
 	{"sched", verb_sched},       {"latency", verb_latency},
+	{"query", verb_query},
 };
 
 int main(int argc, char **argv)
