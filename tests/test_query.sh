@@ -202,6 +202,32 @@ for t in ("slice", "thread", "args"):
 	[ "$st" = 0 ] && [ ! -s "$tmp/out" ] || fail "--db over its own file: status $st: $(cat "$tmp/err")"
 }
 
+# --db on a trace of more records than a chunk (2^20): the file, written
+# a chunk at a time (the spans still open at a chunk's end given their
+# duration afterwards), holds what the import in memory holds.
+query_db_in_chunks_holds_what_memory_holds() { # case
+	# (the demo runs for a time: longer until it wrote enough)
+	n=0
+	for secs in 1 2 4 8; do
+		rm -rf "$tmp/big"
+		"$rt" record -q -o "$tmp/big" -- "$bin/ringtrace-demo" --seconds $secs --threads 3 >/dev/null
+		n=$("$rt" stat "$tmp/big" | awk '$1 == "total" { print $3 }')
+		[ "$n" -le 1100000 ] || break
+	done
+	[ "$n" -gt 1100000 ] || fail "the demo wrote $n events, not more than a chunk"
+	sql="SELECT count(*), sum(dur), sum(dur = -1), max(depth), sum(parent_id IS NOT NULL) FROM slice;
+	     SELECT count(*), sum(start_ts), sum(end_ts) FROM thread; SELECT count(*) FROM args;
+	     SELECT event, table_name, count FROM event_table ORDER BY event;
+	     SELECT name, idx, value FROM stats ORDER BY name, idx"
+	q "$tmp/big" --format csv "$sql"
+	[ "$st" = 0 ] || fail "in memory: status $st: $(cat "$tmp/err")"
+	mv "$tmp/out" "$tmp/mem"
+	q --db "$tmp/big.db" "$tmp/big" --format csv "$sql"
+	[ "$st" = 0 ] || fail "--db: status $st: $(cat "$tmp/err")"
+	cmp -s "$tmp/mem" "$tmp/out" || fail "--db and memory differ: $(diff "$tmp/mem" "$tmp/out" | head -5)"
+	rm -rf "$tmp/big" "$tmp/big.db"
+}
+
 # --db never overwrites a file that is not a database it wrote, nor
 # follows a symbolic link (not even to one of its own).
 query_db_refuses_other_files_and_symbolic_links() { # case

@@ -42,7 +42,8 @@ static const char query_help[] =
 	"\n"
 	"Imports DIR, a trace or a collection (with its kernel events), into SQL\n"
 	"tables (docs/query.md describes them) and runs SQL on them with SQLite:\n"
-	"SQL from the command line, from -f FILE, or else from standard input.\n"
+	"SQL from the command line, from -f FILE, or else from standard input\n"
+	"(not with --db FILE DIR, which only writes FILE when given no SQL).\n"
 	"Several statements (separated by ';') print their results in turn; a\n"
 	"statement that returns no rows prints nothing.\n"
 	"\n"
@@ -602,14 +603,15 @@ static int copy_chunk(void *arg, struct qy_store *s, int last)
 
 /* --db: a slice already copied out ended. The first makes an index of
  * slice ids (each update would scan the table otherwise); it stays in the
- * file, where it serves queries by id as well. */
+ * file, where it serves queries by id as well. Its name is no plain
+ * identifier, so that no event's table can have it. */
 static int late_dur(void *arg, int64_t slice_id, int64_t dur)
 {
 	struct import_state *is = arg;
 	if (!is->late &&
 	    (sqlite3_exec(is->db,
-			  "CREATE INDEX IF NOT EXISTS main.ringtrace_slice_id ON slice (id)", NULL,
-			  NULL, NULL) != SQLITE_OK ||
+			  "CREATE INDEX IF NOT EXISTS main.\"ringtrace-slice-id\" ON slice (id)",
+			  NULL, NULL, NULL) != SQLITE_OK ||
 	     sqlite3_prepare_v2(is->db, "UPDATE main.slice SET dur = ?1 WHERE id = ?2", -1,
 				&is->late, NULL) != SQLITE_OK)) {
 		snprintf(is->err, sizeof(is->err), "%s", sqlite3_errmsg(is->db));
@@ -1041,8 +1043,8 @@ static int query_sql(const struct opts *o, char **sql, const char **src)
 		*sql = read_all(f, o->file);
 		fclose(f);
 		return *sql ? 0 : -1;
-	} else if (!(o->db && o->dir && isatty(STDIN_FILENO))) {
-		/* (--db FILE DIR alone on a terminal only writes the file) */
+	} else if (!(o->db && o->dir)) {
+		/* (--db FILE DIR alone only writes the file: never waits for input) */
 		*src = "standard input";
 		*sql = read_all(stdin, "standard input");
 		return *sql ? 0 : -1;
