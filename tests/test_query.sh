@@ -172,14 +172,14 @@ query_db_file_reopened_by_ringtrace_sqlite3_and_python() { # case
 	demo_trace
 	q "$tmp/t" --format csv "SELECT count(*) FROM slice; SELECT count(*) FROM thread; SELECT count(*) FROM args"
 	[ "$st" = 0 ] || fail "in memory: $(cat "$tmp/err")"
-	mem=$(tr -d '\r' <"$tmp/out" | grep -v count | tr '\n' ' ')
+	mem=$(tr -d '\r' <"$tmp/out" | grep -v -e count -e '^$' | tr '\n' ' ')
 	q --db "$tmp/q.db" "$tmp/t" --format csv "SELECT count(*) FROM slice; SELECT count(*) FROM thread; SELECT count(*) FROM args"
 	[ "$st" = 0 ] || fail "--db FILE DIR SQL: status $st: $(cat "$tmp/err")"
-	[ "$(tr -d '\r' <"$tmp/out" | grep -v count | tr '\n' ' ')" = "$mem" ] || fail "--db FILE DIR SQL: $(cat "$tmp/out"), in memory $mem"
+	[ "$(tr -d '\r' <"$tmp/out" | grep -v -e count -e '^$' | tr '\n' ' ')" = "$mem" ] || fail "--db FILE DIR SQL: $(cat "$tmp/out"), in memory $mem"
 	[ -z "$(ls -a "$tmp" | grep '\.q\.db\.tmp')" ] || fail "a temporary file is left: $(ls -a "$tmp")"
 	q --db "$tmp/q.db" --format csv "SELECT count(*) FROM slice; SELECT count(*) FROM thread; SELECT count(*) FROM args"
 	[ "$st" = 0 ] || fail "--db FILE SQL: status $st: $(cat "$tmp/err")"
-	[ "$(tr -d '\r' <"$tmp/out" | grep -v count | tr '\n' ' ')" = "$mem" ] || fail "--db FILE SQL: $(cat "$tmp/out"), in memory $mem"
+	[ "$(tr -d '\r' <"$tmp/out" | grep -v -e count -e '^$' | tr '\n' ' ')" = "$mem" ] || fail "--db FILE SQL: $(cat "$tmp/out"), in memory $mem"
 	shell=$(sqlite3 "$tmp/q.db" "SELECT count(*) FROM slice; SELECT count(*) FROM thread; SELECT count(*) FROM args" | tr '\n' ' ')
 	[ "$shell" = "$mem" ] || fail "sqlite3 shell: $shell, ringtrace $mem"
 	py=$(python3 -c '

@@ -45,7 +45,8 @@ static const char query_help[] =
 	"SQL from the command line, from -f FILE, or else from standard input\n"
 	"(not with --db FILE DIR, which only writes FILE when given no SQL).\n"
 	"Several statements (separated by ';') print their results in turn; a\n"
-	"statement that returns no rows prints nothing.\n"
+	"statement that returns no rows prints nothing. 'PRAGMA table_list' lists\n"
+	"the tables, 'PRAGMA table_info(T)' the columns of T.\n"
 	"\n"
 	"  --format table|csv|tsv|json\n"
 	"               an aligned table (default); CSV as RFC 4180 (CRLF line ends,\n"
@@ -80,7 +81,7 @@ static const char query_help[] =
 #define QUERY_APP_ID 0x5254514c
 #define QUERY_DB_FORMAT "1"
 /* Records between two copies into the --db file: the store holds one
- * chunk's rows (about 100 MB at most), whatever the trace's size. */
+ * chunk's rows at most (and the strings), whatever the trace's size. */
 #define QUERY_CHUNK_EVENTS (1u << 20)
 /* Rows a table holds back to size its columns; later rows use the widths. */
 #define TABLE_HOLD 1000
