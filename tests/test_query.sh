@@ -85,6 +85,9 @@ query_formats_parse_back_to_the_table_values() { # case
 		cmp -s "$tmp/rows.table" "$tmp/rows.$f" ||
 			fail "--format $f differs from the table: $(diff "$tmp/rows.table" "$tmp/rows.$f" | head -5)"
 	done
+	# an empty text and NULL, told apart in CSV
+	q "$tmp/t" --format csv "SELECT '' AS e, NULL AS n"
+	printf 'e,n\r\n"",\r\n' | cmp -s - "$tmp/out" || fail "CSV empty text and NULL: $(cat "$tmp/out")"
 	q "$tmp/t" --format=bogus "SELECT 1"
 	[ "$st" = 2 ] || fail "--format=bogus: status $st"
 }

@@ -49,10 +49,11 @@ static const char query_help[] =
 	"the tables, 'PRAGMA table_info(T)' the columns of T.\n"
 	"\n"
 	"  --format table|csv|tsv|json\n"
-	"               an aligned table (default); CSV as RFC 4180 (CRLF line ends,\n"
-	"               fields with a comma, quote or line break quoted, quotes\n"
-	"               doubled); TSV (tab, line break, carriage return and backslash\n"
-	"               as \\t \\n \\r \\\\); JSON lines: one object per row, the column\n"
+	"               an aligned table (default, NULL as NULL); CSV as RFC 4180\n"
+	"               (CRLF line ends, fields with a comma, quote or line break\n"
+	"               quoted, quotes doubled, NULL empty and an empty text \"\"); TSV\n"
+	"               (tab, line break, carriage return and backslash as \\t \\n \\r\n"
+	"               \\\\, NULL empty); JSON lines: one object per row, the column\n"
 	"               names as keys, NULL as null. CSV and TSV start with a header\n"
 	"               row; results of several statements are separated by an empty\n"
 	"               line (not in JSON).\n"
@@ -317,7 +318,8 @@ static void put_field(struct printer *p, const char *s, size_t n)
 		n = strlen(s);
 	}
 	if (p->fmt == FMT_CSV) {
-		if (!memchr(s, ',', n) && !memchr(s, '"', n) && !memchr(s, '\n', n) &&
+		/* (an empty text quoted: an empty field is NULL) */
+		if (n && !memchr(s, ',', n) && !memchr(s, '"', n) && !memchr(s, '\n', n) &&
 		    !memchr(s, '\r', n)) {
 			fwrite(s, 1, n, stdout);
 			return;
