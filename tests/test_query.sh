@@ -277,6 +277,33 @@ query_counts_per_event_equal_stat() { # case
 	done
 }
 
+# A collection (a directory of traces): each trace's events, a process
+# row per trace named after its directory.
+query_collection_holds_each_traces_events() { # case
+	demo_trace
+	mkdir "$tmp/c"
+	cp -r "$tmp/t" "$tmp/c/a"
+	cp -r "$tmp/t" "$tmp/c/b"
+	one=$("$rt" query "$tmp/t" --format tsv "SELECT count(*) FROM slice" | tail -1)
+	q "$tmp/c" --format tsv "SELECT count(*) FROM slice; SELECT trace FROM process ORDER BY trace"
+	[ "$st" = 0 ] || fail "status $st: $(cat "$tmp/err")"
+	printf 'count(*)\n%s\n\ntrace\na\nb\n' $((one * 2)) | cmp -s - "$tmp/out" ||
+		fail "a collection of two copies ($one slices each): $(cat "$tmp/out")"
+}
+
+# -v: the import's time and rate, and each table's rows, on stderr.
+query_verbose_says_time_and_rows() { # case
+	demo_trace
+	q -v "$tmp/t" --format tsv "SELECT count(*) FROM slice; SELECT count(*) FROM args"
+	[ "$st" = 0 ] || fail "status $st: $(cat "$tmp/err")"
+	grep -Eq "^ringtrace query: $tmp/t: [0-9]+ records, [0-9]+ events imported in [0-9.]+ s" "$tmp/err" ||
+		fail "no time: $(cat "$tmp/err")"
+	for t in slice args; do
+		n=$(awk -v t=$t '$3 == t { print $4 }' "$tmp/err")
+		[ -n "$n" ] && grep -qx "$n" "$tmp/out" || fail "-v says $t has $n rows: $(cat "$tmp/out")"
+	done
+}
+
 query_damaged_trace_exits_1_and_answers() { # case
 	demo_trace
 	cp -r "$tmp/t" "$tmp/d"
