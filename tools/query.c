@@ -66,6 +66,9 @@ static const char query_help[] =
 	"               and renamed when complete; an existing FILE is replaced only\n"
 	"               if ringtrace wrote it; a symbolic link is never followed.\n"
 	"               (With --db and one argument: DIR if it is a directory, else SQL.)\n"
+	"  --chunk N    with --db FILE DIR: records imported between two copies into\n"
+	"               FILE (default 1048576): the memory the import takes grows with\n"
+	"               it, the time to write FILE shrinks\n"
 	"  -v           the import's time, rate and rows per table on stderr\n"
 	"\n"
 	"The SQL cannot reach other files: ATTACH, VACUUM INTO and loading\n"
@@ -93,6 +96,7 @@ struct opts {
 	const char *dir, *db, *sql, *file;
 	enum fmt fmt;
 	int verbose;
+	uint64_t chunk; /* --db: records per chunk */
 };
 
 /* ---- printing results ---- */
@@ -566,6 +570,7 @@ struct import_state {
 	uint64_t damage; /* messages of damage met while reading */
 	sqlite3 *db;     /* --db: the file's connection; else NULL */
 	sqlite3_stmt *late;
+	uint64_t chunk;  /* records per chunk */
 	uint64_t copies; /* chunks copied into it */
 	char err[512];
 };
@@ -665,7 +670,7 @@ static int import_dir(struct import_state *is, struct qy_store *s, int verbose)
 		return -1;
 	struct qy_import_opts io = {.on_error = on_damage, .arg = is};
 	if (is->db) {
-		io.chunk_events = QUERY_CHUNK_EVENTS;
+		io.chunk_events = is->chunk;
 		io.chunk = copy_chunk;
 		io.late_dur = late_dur;
 	}
@@ -1004,6 +1009,15 @@ static int query_args(int argc, char **argv, struct opts *o)
 			if (parse_format(v, &o->fmt) < 0)
 				return arg_usage_error(
 					"query", "--format %s: not table, csv, tsv or json", v);
+		} else if (strcmp(a, "--chunk") == 0 || strncmp(a, "--chunk=", 8) == 0) {
+			char why[160];
+			if (!(v = opt_value(argc, argv, &i, "--chunk")))
+				return arg_usage_error("query", "%s needs a number", a);
+			if (arg_u64(v, UINT32_MAX, &o->chunk, why, sizeof(why)) < 0)
+				return arg_usage_error("query", "--chunk: %s", why);
+			if (!o->chunk)
+				return arg_usage_error("query", "%s",
+						       "--chunk 0: at least 1 record");
 		} else if (strcmp(a, "-f") == 0) {
 			if (!(o->file = opt_value(argc, argv, &i, "-f")))
 				return arg_usage_error("query", "%s", "-f needs a file");
@@ -1022,6 +1036,10 @@ static int query_args(int argc, char **argv, struct opts *o)
 	}
 	if (!o->dir && !o->db)
 		return arg_usage_error("query", "%s", "missing trace directory");
+	if (o->chunk && !(o->dir && o->db))
+		return arg_usage_error("query", "%s", "--chunk is for --db FILE DIR");
+	if (!o->chunk)
+		o->chunk = QUERY_CHUNK_EVENTS;
 	if (o->sql && o->file)
 		return arg_usage_error("query", "%s",
 				       "SQL given twice (as an argument and with -f)");
@@ -1094,7 +1112,7 @@ out:
 static int query_to_file(const struct opts *o, const char *sql, const char *src)
 {
 	struct dbfile f = {.path = o->db, .fd = -1};
-	struct import_state is = {.dir = o->dir};
+	struct import_state is = {.dir = o->dir, .chunk = o->chunk};
 	struct qy_store *s = NULL;
 	int damaged = -1;
 	if (db_replaceable(o->db) < 0)
