@@ -127,11 +127,14 @@ static const struct qy_coldef qy_stats_cols[ST_N] = {
 };
 
 /* Names no event table takes, whether or not the table exists yet (the
- * kernel part makes the last three). */
+ * kernel part makes ftrace_event, sched_slice and thread_state; `ringtrace
+ * query --db` writes ringtrace_meta beside the tables in its file). */
 static const char *const qy_reserved[] = {
-	"process",     "thread",       "slice", "counter_track", "counter",          "args",
-	"event_table", "event_column", "loss",  "stats",         "ringtrace_printf", "ftrace_event",
-	"sched_slice", "thread_state",
+	"process",       "thread",           "slice",
+	"counter_track", "counter",          "args",
+	"event_table",   "event_column",     "loss",
+	"stats",         "ringtrace_printf", "ftrace_event",
+	"sched_slice",   "thread_state",     "ringtrace_meta",
 };
 
 /* The event columns every event table starts with. */
