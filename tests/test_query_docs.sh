@@ -1,0 +1,54 @@
+#!/bin/sh
+# docs/query.md's worked queries, run: every ```sql block of the document
+# on the demo's trace with `ringtrace query`, so that the reference cannot
+# drift from the tables (a renamed column, a dropped table fails here).
+# The kernel tables are empty in a trace without kernel events, and a
+# query on them must still succeed.
+#   usage: test_query_docs.sh SOURCE_DIR BIN_DIR [CASE...] | --list
+set -eu
+. "$(dirname "$0")/cases.sh"
+src=$1
+bin=$2
+shift 2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ringtrace-query-docs-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "test_query_docs: $*" >&2; exit 1; }
+doc=$src/docs/query.md
+
+# The document's ```sql blocks, one file each: $tmp/q/N.sql; n: how many.
+extract_queries() {
+	mkdir -p "$tmp/q"
+	awk -v dir="$tmp/q" '
+		/^```sql[ \t]*$/ { n++; f = sprintf("%s/%03d.sql", dir, n); inq = 1; next }
+		/^```/ && inq { inq = 0; close(f); next }
+		inq { print > f }' "$doc"
+	n=$(ls "$tmp/q" | wc -l)
+}
+
+demo_trace() {
+	if [ ! -d "$tmp/t" ]; then
+		"$bin/ringtrace" record -q -o "$tmp/t" -- "$bin/ringtrace-demo" --seconds 0.1 --threads 3 >/dev/null
+		[ -f "$tmp/t/metadata" ] || fail "record wrote no metadata"
+	fi
+}
+
+query_docs_hold_the_worked_queries() { # case
+	extract_queries
+	# the overview, completeness, and the five common questions at least
+	[ "$n" -ge 7 ] || fail "docs/query.md has $n sql blocks; the worked queries are missing or not fenced as \`\`\`sql"
+}
+
+query_docs_every_worked_query_runs_on_the_demo_trace() { # case
+	extract_queries
+	demo_trace
+	for q in "$tmp"/q/*.sql; do
+		if ! "$bin/ringtrace" query --format csv -f "$q" "$tmp/t" >"$tmp/out" 2>"$tmp/err"; then
+			echo "--- $q:" >&2
+			cat "$q" >&2
+			cat "$tmp/err" >&2
+			fail "a worked query of docs/query.md failed (above)"
+		fi
+	done
+}
+
+rt_run_cases "$@"
