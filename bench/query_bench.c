@@ -483,7 +483,7 @@ static void run_bt2(struct query_run *r)
 	       "extrapolated to the whole trace: %.0f s\n",
 	       eps, got, secs, wall, (double)r->o->events / eps);
 	if (r->import_eps > 0) {
-		printf("ratio import ringtrace/bt2: %.0f\n", r->import_eps / eps);
+		printf("ratio import ringtrace/bt2: %.1f\n", r->import_eps / eps);
 		goal(r, "ringtrace/bt2 >= 100", r->import_eps / eps >= GOAL_BT2_RATIO);
 	}
 	fflush(stdout);
