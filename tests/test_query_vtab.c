@@ -646,6 +646,20 @@ static void test_lockdown_extensions(void)
 	qy_store_free(s);
 }
 
+/* fts3_tokenizer gives a pointer of the process, or takes one as code */
+static void test_lockdown_fts3_tokenizer(void)
+{
+	struct qy_store *s;
+	sqlite3 *db = locked_db(&s);
+	refused(db, "SELECT fts3_tokenizer('simple')");
+	refused(db, "SELECT fts3_tokenizer('x', x'0000000000000000')");
+	CHECK(sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.f USING fts4(t)", NULL, NULL, NULL) ==
+	      SQLITE_OK);
+	refused(db, "SELECT fts3_tokenizer('simple') FROM temp.f");
+	sqlite3_close(db);
+	qy_store_free(s);
+}
+
 static void test_lockdown_pragmas(void)
 {
 	static const char *const denied[] = {
@@ -653,6 +667,8 @@ static void test_lockdown_pragmas(void)
 		"PRAGMA journal_mode = WAL",  "PRAGMA temp_store_directory = '/tmp'",
 		"PRAGMA schema_version = 5",  "PRAGMA optimize",
 		"PRAGMA writable_schema",     "SELECT * FROM pragma_writable_schema",
+		"PRAGMA user_version = 3",    "PRAGMA application_id = 3",
+		"PRAGMA shrink_memory",       "PRAGMA case_sensitive_like = 1",
 	};
 	static const char *const allowed[] = {
 		"PRAGMA table_info(ev)",
@@ -663,6 +679,9 @@ static void test_lockdown_pragmas(void)
 		"SELECT name FROM pragma_module_list",
 		"PRAGMA compile_options",
 		"PRAGMA database_list",
+		"PRAGMA user_version",
+		"SELECT * FROM pragma_application_id",
+		"PRAGMA quick_check",
 	};
 	struct qy_store *s;
 	sqlite3 *db = locked_db(&s);
@@ -704,6 +723,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(query_copy_appends_chunks_and_makes_late_tables, test_copy_chunks),
 	CHECK_CASE(query_lockdown_refuses_attach_and_vacuum_into, test_lockdown_files),
 	CHECK_CASE(query_lockdown_refuses_extension_loading, test_lockdown_extensions),
+	CHECK_CASE(query_lockdown_refuses_fts3_tokenizer, test_lockdown_fts3_tokenizer),
 	CHECK_CASE(query_lockdown_allows_listing_pragmas_only, test_lockdown_pragmas),
 };
 

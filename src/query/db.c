@@ -15,19 +15,34 @@
 /*
  * The pragmas a query may run: those that only list what the connection
  * holds (the tables and their columns, indexes, functions, modules,
- * collations, options compiled in, the databases open). Every other
- * pragma is refused: many set something with an argument (writable_schema,
- * trusted_schema, journal_mode, temp_store_directory, schema_version)
- * and some act even without one (optimize, wal_checkpoint,
- * incremental_vacuum, shrink_memory); an allow-list stays right as
- * SQLite adds pragmas. database_list shows the path of the database the
- * user opened, nothing else.
+ * collations, options compiled in, the databases open) or check the
+ * database, and, without a value, those that read one of its settings.
+ * Every other pragma is refused: many set something with an argument
+ * (writable_schema, trusted_schema, journal_mode, temp_store_directory,
+ * schema_version) and some act even without one (optimize,
+ * wal_checkpoint, incremental_vacuum, shrink_memory); an allow-list stays
+ * right as SQLite adds pragmas. database_list shows the path of the
+ * database the user opened, nothing else.
  */
-static const char *const qy_pragmas_allowed[] = {
-	"table_info",     "table_xinfo",      "table_list",    "index_list",  "index_info",
-	"index_xinfo",    "foreign_key_list", "function_list", "module_list", "pragma_list",
-	"collation_list", "compile_options",  "database_list",
+static const char *const qy_pragmas_listing[] = {
+	"table_info",     "table_xinfo",      "table_list",    "index_list",      "index_info",
+	"index_xinfo",    "foreign_key_list", "function_list", "module_list",     "pragma_list",
+	"collation_list", "compile_options",  "database_list", "integrity_check", "quick_check",
 };
+static const char *const qy_pragmas_read[] = {
+	"application_id", "user_version", "schema_version", "data_version",
+	"page_size",      "page_count",   "freelist_count", "encoding",
+};
+
+static int qy_listed(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (name && strcasecmp(name, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
+#define QY_LISTED(name, list) qy_listed(name, list, sizeof(list) / sizeof(list[0]))
 
 static int qy_authorize(void *arg, int action, const char *a1, const char *a2, const char *db,
 			const char *trigger)
@@ -41,15 +56,18 @@ static int qy_authorize(void *arg, int action, const char *a1, const char *a2, c
 		/* another file read or written (VACUUM INTO attaches one too) */
 		return SQLITE_DENY;
 	case SQLITE_PRAGMA:
-		for (size_t i = 0; i < sizeof(qy_pragmas_allowed) / sizeof(qy_pragmas_allowed[0]);
-		     i++)
-			if (a1 && strcasecmp(a1, qy_pragmas_allowed[i]) == 0)
-				return SQLITE_OK;
+		if (QY_LISTED(a1, qy_pragmas_listing) || (!a2 && QY_LISTED(a1, qy_pragmas_read)))
+			return SQLITE_OK;
 		return SQLITE_DENY;
 	case SQLITE_FUNCTION:
-		/* refused by the connection's setting too; here so that the
-		 * statement fails when prepared */
-		if (a2 && strcasecmp(a2, "load_extension") == 0)
+		/*
+		 * load_extension: code from a file (refused by the connection's
+		 * setting too; here so that the statement fails when prepared).
+		 * fts3_tokenizer: with one argument it gives a pointer of the
+		 * process, with two it installs one as code to call.
+		 */
+		if (a2 && (strcasecmp(a2, "load_extension") == 0 ||
+			   strcasecmp(a2, "fts3_tokenizer") == 0))
 			return SQLITE_DENY;
 		return SQLITE_OK;
 	default:
@@ -62,6 +80,9 @@ int qy_sqlite_lockdown(sqlite3 *db)
 	int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_enable_load_extension(db, 0);
+	/* fts3_tokenizer(name, pointer) refused as well by the connection */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
 	/* no writes to sqlite_schema, no pages edited by hand */
 	if (rc == SQLITE_OK)
 		rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
