@@ -14,6 +14,10 @@
 #    latency the group can have (not below its sleep);
 #  - the longest pairs' start and stop events shown by `ringtrace report
 #    --from START --to STOP`; the unpaired ones listed with their key;
+#  - the SQL that --sql prints gives the same pairs in `ringtrace query`;
+#    and by thread, on begin/end events, the same pairs as the `slice`
+#    table (test_query_spans_prog: nested spans, one never ended, one end
+#    never begun);
 #  - a pair with events lost inside it (test_latency_prog lossy, a small
 #    buffer) is marked, and the losses are counted as report shows them;
 #  - event and field names that are SQL (the trace's metadata edited) pair
@@ -152,6 +156,44 @@ latency_unpaired_listed_with_key() { # case
 	sed -n '/^stops never started: 1$/,$p' "$tmp/out" |
 		grep -Eq '^    [0-9]+\.[0-9]{6}  [0-9]+ test_latency_pr  req=9002$' ||
 		fail "stop never started: $(cat "$tmp/out")"
+}
+
+latency_sql_gives_the_same_pairs_in_query() { # case
+	trace
+	latency --from lt_start --to lt_stop --key req --by kind
+	sql=$("$rt" latency "$t" --from lt_start --to lt_stop --key req --by kind --sql) ||
+		fail "--sql failed"
+	"$rt" query --format csv "$t" "SELECT grp, count(*), printf('%.3f', max(dur) / 1e3)
+		FROM ($sql) WHERE dur IS NOT NULL GROUP BY grp ORDER BY grp;
+		SELECT 'unpaired', sum(stop_id IS NULL), sum(id IS NULL) FROM ($sql) WHERE dur IS NULL" |
+		tr -d '\r' >"$tmp/q" || fail "query failed"
+	for g in fast mid slow handoff; do
+		want=$(group_line $g | awk '{ print $1 "," $2 "," $7 }')
+		grep -qx "$want" "$tmp/q" || fail "group $g: latency says $want, query: $(cat "$tmp/q")"
+	done
+	grep -qx "unpaired,1,1" "$tmp/q" || fail "unpaired: $(cat "$tmp/q")"
+}
+
+latency_by_thread_pairs_equal_the_slices() { # case
+	trace
+	sp="$tmp/spans"
+	[ -d "$sp" ] || "$rt" record -q -o "$sp" -- "$bin/test_query_spans_prog" 5 >/dev/null ||
+		fail "record of test_query_spans_prog failed"
+	"$rt" latency "$sp" --from span_begin --to span_end >"$tmp/out" 2>"$tmp/err" ||
+		fail "latency failed: $(cat "$tmp/err")"
+	sql=$("$rt" latency "$sp" --from span_begin --to span_end --sql) || fail "--sql failed"
+	"$rt" query --format csv "$sp" "SELECT
+		(SELECT count(*) FROM slice WHERE name = 'span_begin' AND dur >= 0),
+		(SELECT count(*) FROM slice s JOIN ($sql) p ON p.id = s.arg_set_id AND p.dur = s.dur
+			AND p.utid = s.utid),
+		(SELECT count(*) FROM slice WHERE name = 'span_begin' AND dur = -1),
+		(SELECT value FROM stats WHERE name = 'slice_end_without_begin')" |
+		tr -d '\r' | tail -1 >"$tmp/q" || fail "query failed"
+	# 2 threads x 5 rounds x 3 nested spans; the main thread's last begin
+	# never ended, its first end never begun
+	[ "$(cat "$tmp/q")" = "30,30,1,1" ] || fail "slices, equal pairs, unclosed, unopened: $(cat "$tmp/q")"
+	grep -qx "30 pairs, 1 start never stopped, 1 stop never started" "$tmp/out" ||
+		fail "latency: $(sed -n 2p "$tmp/out")"
 }
 
 latency_loss_within_a_pair_marked() { # case
