@@ -138,6 +138,26 @@ query_statements_from_stdin_and_file_each_printed() { # case
 	[ "$st" = 2 ] || fail "SQL given twice: status $st"
 }
 
+# Tables of results one after the other, of different widths and
+# lengths: each aligned on its own widths (every line of a result as long
+# as its rule: the last column is a number, right-aligned).
+query_table_results_each_aligned() { # case
+	demo_trace
+	q "$tmp/t" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+		SELECT i FROM n;
+		SELECT id, name, ts, utid, cpu, depth, id * 1000 AS wide FROM slice ORDER BY id LIMIT 2000;
+		SELECT 'x' AS a, 7 AS b"
+	[ "$st" = 0 ] || fail "status $st: $(cat "$tmp/err")"
+	awk 'BEGIN { r = 0 } NF == 0 { r++; next } { n[r]++ }
+	     /^[- ]+$/ { w[r] = length($0) }
+	     { len[r, n[r]] = length($0) }
+	     END { if (r != 2) { print "results: " r + 1; exit 1 }
+		   for (k = 0; k <= r; k++) for (i = 1; i <= n[k]; i++)
+			if (len[k, i] != w[k]) { print "result " k " line " i ": " len[k, i] " wide, its rule " w[k]; exit 1 } }' "$tmp/out" ||
+		fail "not aligned"
+	[ "$(wc -l <"$tmp/out")" = $((2 + 300 + 1 + 2 + 2000 + 1 + 2 + 1)) ] || fail "$(wc -l <"$tmp/out") lines"
+}
+
 query_wrong_statement_exits_2_with_sqlites_message() { # case
 	demo_trace
 	q "$tmp/t" --format csv "SELECT 1 AS a;

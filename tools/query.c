@@ -87,8 +87,9 @@ static const char query_help[] =
 /* Records between two copies into the --db file: the store holds one
  * chunk's rows at most (and the strings), whatever the trace's size. */
 #define QUERY_CHUNK_EVENTS (1u << 20)
-/* Rows a table holds back to size its columns; later rows use the widths. */
-#define TABLE_HOLD 1000
+/* Bytes of text a table holds back to size its columns (every row of any
+ * result meant to be read); the rows after use the widths found. */
+#define TABLE_HOLD_BYTES (64u << 20)
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_TSV, FMT_JSON };
 
@@ -109,7 +110,8 @@ struct printer {
 	int ncols;
 	char **cells; /* held rows' cells, ncols each (and the header first) */
 	uint8_t *right;
-	size_t nheld, cap;
+	size_t nheld, held_bytes;
+	size_t cellcap; /* cells and right have room for so many cells */
 	size_t *width;
 	int sized; /* widths fixed and the header printed */
 };
@@ -254,6 +256,9 @@ static void table_size(struct printer *p)
 			if (w > p->width[c])
 				p->width[c] = w;
 		}
+	/* (a column's name aligned as its first value: over numbers, right) */
+	if (p->nheld > 1)
+		memcpy(p->right, p->right + p->ncols, (size_t)p->ncols);
 	for (size_t r = 0; r < p->nheld; r++) {
 		table_line(p, p->cells + r * (size_t)p->ncols, p->right + r * (size_t)p->ncols);
 		if (r == 0) {
@@ -268,23 +273,25 @@ static void table_size(struct printer *p)
 	for (size_t i = 0; i < p->nheld * (size_t)p->ncols; i++)
 		free(p->cells[i]);
 	p->nheld = 0;
+	p->held_bytes = 0;
 	p->sized = 1;
 }
 
 /* A row of the table (header: the column names), held back or printed. */
 static int table_row(struct printer *p, sqlite3_stmt *st, int header)
 {
-	if (p->nheld == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		char **cells = realloc(p->cells, cap * (size_t)p->ncols * sizeof(*cells));
+	size_t need = (p->nheld + 1) * (size_t)p->ncols;
+	if (need > p->cellcap) {
+		size_t cap = p->cellcap * 2 > need ? p->cellcap * 2 : need + 64;
+		char **cells = realloc(p->cells, cap * sizeof(*cells));
 		if (!cells)
 			return -1;
 		p->cells = cells;
-		uint8_t *right = realloc(p->right, cap * (size_t)p->ncols);
+		uint8_t *right = realloc(p->right, cap);
 		if (!right)
 			return -1;
 		p->right = right;
-		p->cap = cap;
+		p->cellcap = cap;
 	}
 	char **cells = p->cells + p->nheld * (size_t)p->ncols;
 	uint8_t *right = p->right + p->nheld * (size_t)p->ncols;
@@ -301,9 +308,10 @@ static int table_row(struct printer *p, sqlite3_stmt *st, int header)
 				free(cells[k]);
 			return -1;
 		}
+		p->held_bytes += strlen(cells[c]) + 16;
 	}
 	p->nheld++;
-	if (!p->sized && p->nheld > TABLE_HOLD)
+	if (!p->sized && p->held_bytes > TABLE_HOLD_BYTES)
 		table_size(p);
 	else if (p->sized) {
 		table_line(p, cells, right);
@@ -412,6 +420,7 @@ static int print_result(struct printer *p, sqlite3_stmt *st)
 	int rc, first = 1;
 	p->ncols = sqlite3_column_count(st);
 	p->nheld = 0;
+	p->held_bytes = 0;
 	p->sized = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (first) {
