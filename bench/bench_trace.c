@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -208,16 +209,26 @@ static void read_all(int fd, char *out, size_t outsize)
 	out[len] = '\0';
 }
 
+/* The peak resident memory of the last child waited for, in KiB. */
+static long last_child_maxrss_kb;
+
+long bench_last_child_maxrss_kb(void)
+{
+	return last_child_maxrss_kb;
+}
+
 /* Wait for pid: its exit status, or -1 if killed (said unless quiet). */
 static int wait_child(const char *cmd, pid_t pid, char *const argv[], int quiet)
 {
 	int status;
-	while (waitpid(pid, &status, 0) < 0) {
+	struct rusage ru;
+	while (wait4(pid, &status, 0, &ru) < 0) {
 		if (errno != EINTR) {
-			fprintf(stderr, "ringtrace-bench %s: waitpid: %s\n", cmd, strerror(errno));
+			fprintf(stderr, "ringtrace-bench %s: wait4: %s\n", cmd, strerror(errno));
 			return -1;
 		}
 	}
+	last_child_maxrss_kb = ru.ru_maxrss;
 	if (WIFEXITED(status)) {
 		if (WEXITSTATUS(status) != 0 && !quiet)
 			fprintf(stderr, "ringtrace-bench %s: %s %s exited with status %d\n", cmd,

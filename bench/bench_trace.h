@@ -39,6 +39,10 @@ int bench_record_ints(const char *cmd, const char *dir, uint64_t events, unsigne
 double bench_time_command(const char *cmd, char *const argv[], int search, int quiet, char *out,
 			  size_t outsize, int *status);
 
+/* The peak resident memory (ru_maxrss, KiB) of the child that
+ * bench_time_command last waited for. */
+long bench_last_child_maxrss_kb(void);
+
 /* Median of `runs` (at most 9) timed runs (stdout on /dev/null); NAN if any failed. */
 double bench_time_median(const char *cmd, char *const argv[], int runs);
 

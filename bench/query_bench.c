@@ -23,9 +23,11 @@
  *       (bench/query_bt2.py, next to this binary) on the first S events
  *       (default 200,000: it reads about 19,000 events/s), its rate
  *       extrapolated to the whole trace; the ratio ringtrace/bt2;
- *   (d) `ringtrace report DIR > /dev/null` (median of R) on the same trace,
- *       and `ringtrace query DIR 'SELECT count(*) FROM slice'` as a user
- *       waits for it (the process, start to end).
+ *   (d) `ringtrace report DIR > /dev/null` (median of R) on the same trace;
+ *       `ringtrace query DIR 'SELECT count(*) FROM slice'` as a user waits
+ *       for it (the process, start to end) and `ringtrace query --db FILE
+ *       DIR` (FILE beside DIR, removed after), their time and peak memory
+ *       (the --db import copies its rows out a chunk at a time).
  *
  * The machine's state (CPUs, load average, the cheapest event's cost, see
  * docs/benchmarks.md) is printed before and after. Exit status 1 if a check
@@ -491,31 +493,18 @@ static void run_bt2(struct query_run *r)
 
 /* ---- (d) the command on the same trace ---- */
 
-static void run_tool(struct query_run *r)
+/*
+ * `ringtrace query ARGS... SQL` (SQL a count, printed as CSV) timed as a
+ * process: seconds, or NAN (a check failed, said). The count must be the
+ * events recorded.
+ */
+static double time_query_count(struct query_run *r, char **argv, const char *what)
 {
-	char *dir = (char *)r->o->dir;
-	char *report_argv[] = {r->tool, "report", dir, NULL};
-	double t = bench_time_median(QB, report_argv, (int)r->o->runs);
-	if (isnan(t)) {
-		r->failed++;
-		return;
-	}
-	printf("ringtrace report: %.2f M events/s (%.3f s, median of %u)\n",
-	       (double)r->o->events / t / 1e6, t, r->o->runs);
-	fflush(stdout);
-
-	char *help_argv[] = {r->tool, "query", "--help", NULL};
-	if (isnan(bench_time_command(QB, help_argv, 0, 1, NULL, 0, NULL))) {
-		printf("ringtrace query: not in this build of the tool\n");
-		return;
-	}
 	char out[128];
-	char *query_argv[] = {
-		r->tool, "query", "--format", "csv", dir, "SELECT count(*) FROM slice", NULL};
-	t = bench_time_command(QB, query_argv, 0, 0, out, sizeof(out), NULL);
+	double t = bench_time_command(QB, argv, 0, 0, out, sizeof(out), NULL);
 	if (isnan(t)) {
 		r->failed++;
-		return;
+		return NAN;
 	}
 	/* the count is the output's last line, whatever header comes before it */
 	size_t len = strlen(out);
@@ -524,12 +513,65 @@ static void run_tool(struct query_run *r)
 	const char *last = strrchr(out, '\n');
 	unsigned long long n = 0;
 	if (sscanf(last ? last + 1 : out, "%llu", &n) != 1 || n != r->o->events)
-		check_fail(r, "%s printed %" PRIu64 " slices for %" PRIu64 " events",
-			   "ringtrace query", (uint64_t)n, r->o->events);
-	printf("ringtrace query DIR 'SELECT count(*) FROM slice' (the process): %.2f M events/s "
-	       "(%.3f s)\n",
-	       (double)r->o->events / t / 1e6, t);
+		check_fail(r, "%s printed %" PRIu64 " slices for %" PRIu64 " events", what,
+			   (uint64_t)n, r->o->events);
+	return t;
+}
+
+/*
+ * The command as a user runs it: the import in memory and a query, then
+ * `--db FILE` (the tables written to a file a chunk at a time, so that
+ * its memory stays bounded) and a query of the file; time and peak memory.
+ */
+static void run_query_tool(struct query_run *r)
+{
+	char *dir = (char *)r->o->dir, *sql = "SELECT count(*) FROM slice";
+	char *help_argv[] = {r->tool, "query", "--help", NULL};
+	if (isnan(bench_time_command(QB, help_argv, 0, 1, NULL, 0, NULL))) {
+		printf("ringtrace query: not in this build of the tool\n");
+		return;
+	}
+	char *mem_argv[] = {r->tool, "query", "--format", "csv", dir, sql, NULL};
+	double t = time_query_count(r, mem_argv, "ringtrace query DIR");
+	if (isnan(t))
+		return;
+	printf("ringtrace query DIR '%s' (the process): %.2f M events/s (%.3f s), peak RSS "
+	       "%.0f MiB\n",
+	       sql, (double)r->o->events / t / 1e6, t, (double)bench_last_child_maxrss_kb() / 1024);
 	fflush(stdout);
+
+	char db[PATH_MAX + 8];
+	snprintf(db, sizeof(db), "%s.db", r->o->dir);
+	unlink(db);
+	char *write_argv[] = {r->tool, "query", "--db", db, dir, NULL};
+	t = bench_time_command(QB, write_argv, 0, 0, NULL, 0, NULL);
+	if (isnan(t)) {
+		r->failed++;
+		unlink(db);
+		return;
+	}
+	long rss = bench_last_child_maxrss_kb();
+	char *read_argv[] = {r->tool, "query", "--format", "csv", "--db", db, sql, NULL};
+	double tr = time_query_count(r, read_argv, "ringtrace query --db FILE");
+	printf("ringtrace query --db FILE DIR (the process): %.2f M events/s (%.3f s), peak RSS "
+	       "%.0f MiB; then the query on FILE %.3f s\n",
+	       (double)r->o->events / t / 1e6, t, (double)rss / 1024, tr);
+	fflush(stdout);
+	unlink(db);
+}
+
+static void run_tool(struct query_run *r)
+{
+	char *report_argv[] = {r->tool, "report", (char *)r->o->dir, NULL};
+	double t = bench_time_median(QB, report_argv, (int)r->o->runs);
+	if (isnan(t)) {
+		r->failed++;
+		return;
+	}
+	printf("ringtrace report: %.2f M events/s (%.3f s, median of %u)\n",
+	       (double)r->o->events / t / 1e6, t, r->o->runs);
+	fflush(stdout);
+	run_query_tool(r);
 }
 
 /* ---- options and main ---- */
@@ -547,7 +589,8 @@ static void query_usage(FILE *f)
 		"(c) babeltrace2's Python bindings into SQLite with executemany\n"
 		"    (query_bt2.py next to this binary) on the first S events, extrapolated\n"
 		"    (goal ringtrace/bt2 >= 100);\n"
-		"(d) `ringtrace report` (median of R) and `ringtrace query DIR SQL` on it.\n"
+		"(d) `ringtrace report` (median of R), `ringtrace query DIR SQL` and\n"
+		"    `ringtrace query --db FILE DIR` on it (time, peak memory).\n"
 		"The machine's state is printed before and after.\n\n"
 		"options:\n"
 		"  --events N      events to record (default 10000000)\n"
