@@ -24,10 +24,11 @@
  * sorts NULL, and every range starts above it.
  *
  * The plan travels as idxNum (the bounds given and their kinds, QP_*) and
- * idxStr "<order> <primary> <secondary> <rows> <base>": the column whose
+ * idxStr "<order> <primary> <secondary> <rows> <base> <used>": the column whose
  * index is walked (-1: natural order), the column the equality or range
  * applies to, the column a range applies to within an equality's rows
- * (QP_ROWID: the rowid; -1: none), and the table's rows when planned.
+ * (QP_ROWID: the rowid; -1: none), the table's rows when planned, and
+ * the columns the statement reads (colUsed, in hexadecimal).
  */
 #include <errno.h>
 #include <math.h>
@@ -61,6 +62,14 @@ struct qy_vtab {
 	uint64_t seen_rows, seen_base;
 };
 
+/*
+ * Walking an index reads each row's columns at random places: the cursor
+ * asks for those of the row QY_AHEAD positions on, so that their cache
+ * misses overlap with the work on the rows between.
+ */
+#define QY_AHEAD 16
+#define QY_PREFETCH_COLS 8
+
 struct qy_cursor {
 	sqlite3_vtab_cursor base;
 	struct qy_table *t;
@@ -68,6 +77,11 @@ struct qy_cursor {
 	const uint32_t *perm; /* NULL: natural order */
 	int64_t pos, end, step;
 	uint64_t row; /* the row at pos (valid while pos != end) */
+	/* with perm: the range walked, the columns the statement reads */
+	int64_t lo, len;
+	int npf;
+	const char *pf[QY_PREFETCH_COLS];
+	unsigned pfsize[QY_PREFETCH_COLS];
 };
 
 /* ---- what the virtual table learns of a column ---- */
@@ -420,6 +434,21 @@ static int qy_close(sqlite3_vtab_cursor *cur)
 	return SQLITE_OK;
 }
 
+/* The columns to prefetch on an index walk: those the statement reads
+ * (colUsed: bit i column i, bit 63 every column from 63 on). */
+static void qy_prefetch_cols(struct qy_cursor *c, uint64_t used)
+{
+	const struct qy_table *t = c->t;
+	c->npf = 0;
+	for (uint32_t i = 0; i < t->ncols && c->npf < QY_PREFETCH_COLS; i++) {
+		if (!(used & (UINT64_C(1) << (i < 63 ? i : 63))))
+			continue;
+		c->pf[c->npf] = t->cols[i].v;
+		c->pfsize[c->npf] = t->cols[i].type == QY_TEXT ? sizeof(uint32_t) : 8;
+		c->npf++;
+	}
+}
+
 /* A plan's column: -1 none, QP_ROWID, or an INT column. */
 static int qy_plan_col(const struct qy_table *t, int c)
 {
@@ -434,9 +463,10 @@ static int qy_filter(sqlite3_vtab_cursor *cur, int plan, const char *idx, int ar
 	struct qy_vtab *vt = (struct qy_vtab *)cur->pVtab;
 	struct qy_table *t = c->t;
 	int oc, pk, sk, k = 0;
-	unsigned long long rows, base;
+	unsigned long long rows, base, used;
 	qy_vt_fresh(vt);
-	if (!idx || sscanf(idx, "%d %d %d %llu %llu", &oc, &pk, &sk, &rows, &base) != 5 ||
+	if (!idx ||
+	    sscanf(idx, "%d %d %d %llu %llu %llx", &oc, &pk, &sk, &rows, &base, &used) != 6 ||
 	    oc == QP_ROWID || !qy_plan_col(t, oc) || !qy_plan_col(t, pk) || !qy_plan_col(t, sk))
 		return SQLITE_ERROR;
 	if ((plan & QP_SORTED) && (rows != t->nrows || base != t->base)) {
@@ -479,6 +509,10 @@ static int qy_filter(sqlite3_vtab_cursor *cur, int plan, const char *idx, int ar
 		lo = qy_search(t, key, c->perm, lo, hi, a, 0);
 		hi = qy_search(t, key, c->perm, lo, hi, b, 1);
 	}
+	c->lo = lo;
+	c->len = hi - lo;
+	if (c->perm)
+		qy_prefetch_cols(c, used);
 	if (plan & QP_DESC) {
 		c->pos = hi - 1;
 		c->end = lo - 1;
@@ -493,6 +527,7 @@ static int qy_filter(sqlite3_vtab_cursor *cur, int plan, const char *idx, int ar
 	return SQLITE_OK;
 empty:
 	c->pos = c->end = 0;
+	c->lo = c->len = 0;
 	return SQLITE_OK;
 }
 
@@ -500,8 +535,18 @@ static int qy_next(sqlite3_vtab_cursor *cur)
 {
 	struct qy_cursor *c = (struct qy_cursor *)cur;
 	c->pos += c->step;
+	if (!c->perm) {
+		c->row = (uint64_t)c->pos;
+		return SQLITE_OK;
+	}
 	if (c->pos != c->end)
-		c->row = c->perm ? c->perm[c->pos] : (uint64_t)c->pos;
+		c->row = c->perm[c->pos];
+	int64_t ahead = c->pos + c->step * QY_AHEAD;
+	if ((uint64_t)(ahead - c->lo) < (uint64_t)c->len) {
+		uint64_t r = c->perm[ahead];
+		for (int i = 0; i < c->npf; i++)
+			__builtin_prefetch(c->pf[i] + r * c->pfsize[i]);
+	}
 	return SQLITE_OK;
 }
 
@@ -851,8 +896,9 @@ static int qy_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
 		info->aConstraintUsage[best.hi].omit = 1;
 	}
 	info->idxNum = best.flags;
-	info->idxStr = sqlite3_mprintf("%d %d %d %llu %llu", best.oc, best.pk, best.sk,
-				       (unsigned long long)t->nrows, (unsigned long long)t->base);
+	info->idxStr = sqlite3_mprintf("%d %d %d %llu %llu %llx", best.oc, best.pk, best.sk,
+				       (unsigned long long)t->nrows, (unsigned long long)t->base,
+				       (unsigned long long)info->colUsed);
 	if (!info->idxStr)
 		return SQLITE_NOMEM;
 	info->needToFreeIdxStr = 1;
