@@ -254,6 +254,23 @@ query_db_in_chunks_holds_what_memory_holds() { # case
 	[ "$st" = 2 ] || fail "--chunk without DIR: status $st"
 }
 
+# --db stopped by a signal while it writes: its temporary file removed,
+# FILE neither made nor half written (chunks of one record: an import
+# that lasts until the signal comes).
+query_db_interrupted_leaves_no_file() { # case
+	demo_trace
+	mkdir "$tmp/i"
+	"$rt" query --db "$tmp/i/q.db" --chunk 1 "$tmp/t" 2>"$tmp/err" &
+	pid=$!
+	rt_wait_for 100 sh -c "ls -A '$tmp/i' | grep -q '^\.q\.db\.tmp-'"
+	ls -A "$tmp/i" | grep -q '^\.q\.db\.tmp-' || { kill $pid; fail "no temporary file appeared: $(ls -A "$tmp/i")"; }
+	kill -TERM $pid
+	st=0
+	wait $pid 2>/dev/null || st=$? # (not the shell's "Terminated")
+	[ "$st" = 143 ] || fail "status $st, not killed by SIGTERM (143): $(cat "$tmp/err")"
+	[ -z "$(ls -A "$tmp/i")" ] || fail "left behind: $(ls -A "$tmp/i")"
+}
+
 # --db never overwrites a file that is not a database it wrote, nor
 # follows a symbolic link (not even to one of its own).
 query_db_refuses_other_files_and_symbolic_links() { # case

@@ -1126,10 +1126,13 @@ static int query_to_file(const struct opts *o, const char *sql, const char *src)
 	int damaged = -1;
 	if (db_replaceable(o->db) < 0)
 		return 2;
+	/* interrupted: the temporary file removed (a signal ignored when the
+	 * command started, as SIGINT in a background job, stays ignored) */
 	struct sigaction sa = {.sa_handler = on_signal}, old[3];
 	const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, &old[i]);
+		if (sigaction(sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 	if (db_create(&f, o->dir) == 0) {
 		if (!(s = qy_store_new()))
 			fprintf(stderr, "%s: out of memory\n", prog);
