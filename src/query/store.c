@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +54,13 @@ struct qy_store *qy_store_new(void)
 	return s;
 }
 
+static void qy_touch_forget(struct qy_table *t);
+
 static void qy_table_free(struct qy_table *t)
 {
 	if (!t)
 		return;
+	qy_touch_forget(t);
 	for (uint32_t c = 0; c < t->ncols; c++) {
 		free(t->cols[c].name);
 		free(t->cols[c].v);
@@ -147,6 +151,132 @@ int qy_col_find(const struct qy_table *t, const char *name)
 	return -1;
 }
 
+/*
+ * The toucher: a thread that reads a byte of each page of the rows that a
+ * table will be given next, on the other CPU, while the import fills the
+ * rows before them. Where taking a fresh page is slow (a virtual machine
+ * that backs the guest's memory at its first access: that cost, not the
+ * writing of the rows, bounds the import), its first access is then the
+ * toucher's. The pages were made present (MADV_POPULATE_WRITE) first, so
+ * that a read maps the page itself, not the zero page. It changes no
+ * data; the columns it reads never move under it (qy_grow and
+ * qy_table_free take qy_touch_mu); one per process, started at the
+ * first large table. Left out of ThreadSanitizer builds: it reads, by
+ * design, what the filling thread writes later without ordering.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define QY_TOUCHER 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define QY_TOUCHER 0
+#endif
+#endif
+#ifndef QY_TOUCHER
+#define QY_TOUCHER 1
+#endif
+
+#define QY_TOUCH_JOBS 64u
+
+struct qy_touch_job {
+	struct qy_table *t;
+	uint64_t from, to; /* rows */
+};
+
+static pthread_mutex_t qy_touch_mu = PTHREAD_MUTEX_INITIALIZER;  /* the columns' memory */
+static pthread_mutex_t qy_touch_qmu = PTHREAD_MUTEX_INITIALIZER; /* the jobs */
+static pthread_cond_t qy_touch_cv = PTHREAD_COND_INITIALIZER;
+static struct qy_touch_job qy_touch_q[QY_TOUCH_JOBS];
+static uint32_t qy_touch_head, qy_touch_n;
+static int qy_touch_state; /* 0 not started, 1 running, -1 cannot start */
+
+/* Rows [from, to) of t, every column, read a byte a page (qy_touch_mu held). */
+static void qy_touch_rows(struct qy_table *t, uint64_t from, uint64_t to)
+{
+	const uintptr_t pg = 4096;
+	if (to > t->cap)
+		to = t->cap;
+	for (uint32_t c = 0; c < t->ncols && from < to; c++) {
+		size_t el = qy_elem(t->cols[c].type);
+		const char *v = t->cols[c].v;
+		uintptr_t a = ((uintptr_t)v + from * el + pg - 1) & ~(pg - 1),
+			  e = (uintptr_t)v + to * el;
+		for (; a < e; a += pg)
+			(void)__atomic_load_n((const char *)a, __ATOMIC_RELAXED);
+	}
+}
+
+static void *qy_toucher(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&qy_touch_qmu);
+	for (;;) {
+		while (!qy_touch_n)
+			pthread_cond_wait(&qy_touch_cv, &qy_touch_qmu);
+		struct qy_touch_job j = qy_touch_q[qy_touch_head];
+		pthread_mutex_unlock(&qy_touch_qmu);
+		/* a few pages at a time, so that qy_grow waits little */
+		for (uint64_t r = j.from; r < j.to;) {
+			uint64_t e = r + 1024 < j.to ? r + 1024 : j.to;
+			pthread_mutex_lock(&qy_touch_mu);
+			qy_touch_rows(j.t, r, e);
+			pthread_mutex_unlock(&qy_touch_mu);
+			r = e;
+		}
+		pthread_mutex_lock(&qy_touch_qmu);
+		/* (the job stays queued while it runs: qy_touch_forget waits for it) */
+		qy_touch_head = (qy_touch_head + 1) % QY_TOUCH_JOBS;
+		qy_touch_n--;
+		pthread_cond_broadcast(&qy_touch_cv);
+	}
+	return NULL;
+}
+
+/* Rows [from, to) of t for the toucher (none if its queue is full). */
+static void qy_touch(struct qy_table *t, uint64_t from, uint64_t to)
+{
+	if (!QY_TOUCHER)
+		return;
+	pthread_mutex_lock(&qy_touch_qmu);
+	if (!qy_touch_state) {
+		pthread_t th;
+		pthread_attr_t at;
+		int ok = pthread_attr_init(&at) == 0;
+		if (ok && pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+		    pthread_create(&th, &at, qy_toucher, NULL) == 0)
+			qy_touch_state = 1;
+		else
+			qy_touch_state = -1;
+		if (ok)
+			pthread_attr_destroy(&at);
+	}
+	if (qy_touch_state == 1 && qy_touch_n < QY_TOUCH_JOBS) {
+		struct qy_touch_job *j = &qy_touch_q[(qy_touch_head + qy_touch_n) % QY_TOUCH_JOBS];
+		j->t = t;
+		j->from = from;
+		j->to = to;
+		qy_touch_n++;
+		pthread_cond_broadcast(&qy_touch_cv);
+	}
+	pthread_mutex_unlock(&qy_touch_qmu);
+}
+
+/* No job of t is queued or running any more (before t is freed). */
+static void qy_touch_forget(struct qy_table *t)
+{
+	if (!QY_TOUCHER)
+		return;
+	pthread_mutex_lock(&qy_touch_qmu);
+	for (uint32_t i = 0; i < qy_touch_n; i++) {
+		struct qy_touch_job *j = &qy_touch_q[(qy_touch_head + i) % QY_TOUCH_JOBS];
+		if (j->t == t && i > 0)
+			j->from = j->to; /* queued: nothing left to do */
+	}
+	/* the one running (the head) is waited for */
+	while (qy_touch_n && qy_touch_q[qy_touch_head].t == t)
+		pthread_cond_wait(&qy_touch_cv, &qy_touch_qmu);
+	pthread_mutex_unlock(&qy_touch_qmu);
+}
+
 static int qy_grow(struct qy_table *t)
 {
 	uint64_t cap = t->cap ? t->cap * 2 : 1024;
@@ -155,14 +285,19 @@ static int qy_grow(struct qy_table *t)
 		cap = UINT32_MAX;
 	if (cap <= t->nrows)
 		return -1;
-	for (uint32_t c = 0; c < t->ncols; c++) {
+	int r = 0;
+	pthread_mutex_lock(&qy_touch_mu);
+	for (uint32_t c = 0; c < t->ncols && !r; c++) {
 		void *n = realloc(t->cols[c].v, cap * qy_elem(t->cols[c].type));
-		if (!n)
-			return -1;
-		t->cols[c].v = n;
+		if (n)
+			t->cols[c].v = n;
+		else
+			r = -1;
 	}
-	t->cap = cap;
-	return 0;
+	if (!r)
+		t->cap = cap;
+	pthread_mutex_unlock(&qy_touch_mu);
+	return r;
 }
 
 #define QY_PREFAULT_ROWS 16384u
@@ -198,8 +333,15 @@ int64_t qy_row(struct qy_table *t)
 	if (t->nrows == t->cap && qy_grow(t))
 		return -1;
 	uint64_t r = t->nrows++;
-	if (r % QY_PREFAULT_ROWS == 0 && r)
-		qy_prefault(t, r);
+	/* the next window's pages made present, and given to the toucher */
+	if (r % QY_PREFAULT_ROWS == 0) {
+		if (r == 0)
+			qy_prefault(t, 0);
+		if (r + QY_PREFAULT_ROWS < t->cap) {
+			qy_prefault(t, r + QY_PREFAULT_ROWS);
+			qy_touch(t, r + QY_PREFAULT_ROWS, r + 2 * (uint64_t)QY_PREFAULT_ROWS);
+		}
+	}
 	for (uint32_t c = 0; c < t->ncols; c++) {
 		switch (t->cols[c].type) {
 		case QY_INT:
