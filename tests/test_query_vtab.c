@@ -496,6 +496,32 @@ static void test_hostile_names(void)
 	qy_store_free(s);
 }
 
+/* Names of any length: a table and a column of 5000 bytes, quotes in them */
+static void test_long_names(void)
+{
+	char name[5001], col[5001];
+	for (int i = 0; i < 5000; i++) {
+		name[i] = i % 100 == 7 ? '"' : 'a' + i % 26;
+		col[i] = i % 100 == 9 ? '"' : 'A' + i % 26;
+	}
+	name[5000] = col[5000] = 0;
+	struct qy_coldef cols[] = {{col, QY_INT}};
+	struct qy_store *s = qy_store_new();
+	struct qy_table *t = qy_table_add(s, name, cols, 1);
+	CHECK(t);
+	int64_t r = qy_row(t);
+	qy_i64(t, 0)[r] = 41;
+	sqlite3 *db = open_db(s, 1);
+	char *q = sqlite3_mprintf("SELECT \"%w\" + 1 FROM temp.\"%w\"", col, name);
+	CHECK(one_int(db, q) == 42);
+	sqlite3_free(q);
+	q = sqlite3_mprintf("SELECT \"%w\" + 1 FROM main.\"%w\"", col, name);
+	CHECK(one_int(db, q) == 42);
+	sqlite3_free(q);
+	sqlite3_close(db);
+	qy_store_free(s);
+}
+
 /* Rows appended or cleared after a statement ran are seen by the next,
  * its indexes made again. */
 static void test_rows_changed(void)
@@ -718,6 +744,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(query_vtab_group_by_equals_native, test_group_by),
 	CHECK_CASE(query_vtab_nulls_nan_and_strings_read_back_exactly, test_values),
 	CHECK_CASE(query_vtab_hostile_table_and_column_names_are_data, test_hostile_names),
+	CHECK_CASE(query_vtab_names_of_any_length, test_long_names),
 	CHECK_CASE(query_vtab_rows_appended_cleared_or_changed_are_seen, test_rows_changed),
 	CHECK_CASE(query_vtab_tables_read_only_and_made_only_in_temp, test_readonly),
 	CHECK_CASE(query_copy_appends_chunks_and_makes_late_tables, test_copy_chunks),

@@ -126,36 +126,29 @@ static int qy_attached(sqlite3 *db, const struct qy_table *t)
 }
 
 /* The statements copying one table: CREATE TABLE (when create, or IF NOT
- * EXISTS), INSERT ... SELECT. NULL out of memory. */
-static char *qy_copy_sql(const struct qy_table *t, const char *sid, int create, const char *tid)
+ * EXISTS), INSERT ... SELECT. Names quoted as qy_ident quotes them
+ * ("%w": double quotes doubled), at any length. NULL out of memory. */
+static char *qy_copy_sql(const struct qy_table *t, const char *schema, int create)
 {
 	static const char *const types[] = {"", "INTEGER", "REAL", "TEXT"};
-	char cid[512];
 	sqlite3_str *q = sqlite3_str_new(NULL);
-	sqlite3_str_appendf(q, "CREATE TABLE %s%s.%s(", create ? "" : "IF NOT EXISTS ", sid, tid);
+	sqlite3_str_appendf(q, "CREATE TABLE %s\"%w\".\"%w\"(", create ? "" : "IF NOT EXISTS ",
+			    schema, t->name);
 	for (uint32_t c = 0; c < t->ncols; c++) {
 		uint8_t type = t->cols[c].type;
-		if (qy_ident(cid, sizeof(cid), t->cols[c].name)) {
-			sqlite3_free(sqlite3_str_finish(q));
-			return NULL;
-		}
-		sqlite3_str_appendf(q, "%s%s %s", c ? ", " : "", cid,
+		sqlite3_str_appendf(q, "%s\"%w\" %s", c ? ", " : "", t->cols[c].name,
 				    type <= QY_TEXT ? types[type] : "");
 	}
 	sqlite3_str_appendf(q, ");\n");
 	if (t->nrows)
-		sqlite3_str_appendf(q, "INSERT INTO %s.%s SELECT * FROM temp.%s;", sid, tid, tid);
+		sqlite3_str_appendf(q, "INSERT INTO \"%w\".\"%w\" SELECT * FROM temp.\"%w\";",
+				    schema, t->name, t->name);
 	return sqlite3_str_finish(q);
 }
 
-static int qy_copy_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, const char *sid,
+static int qy_copy_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, const char *schema,
 			 int create, char *err, size_t errsize)
 {
-	char tid[512];
-	if (qy_ident(tid, sizeof(tid), t->name)) {
-		qy_err(err, errsize, "table name too long: %.64s...", t->name);
-		return -1;
-	}
 	int have = qy_attached(db, t);
 	if (have < 0) {
 		qy_err(err, errsize, "%s", sqlite3_errmsg(db));
@@ -163,9 +156,9 @@ static int qy_copy_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, co
 	}
 	if (!have && qy_sqlite_attach_table(db, s, t, err, errsize))
 		return -1;
-	char *sql = qy_copy_sql(t, sid, create, tid);
+	char *sql = qy_copy_sql(t, schema, create);
 	if (!sql) {
-		qy_err(err, errsize, "table %s: out of memory, or a column name too long", t->name);
+		qy_err(err, errsize, "table %s: out of memory", t->name);
 		return -1;
 	}
 	char *msg = NULL;
@@ -183,11 +176,6 @@ static int qy_copy_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, co
 int qy_sqlite_copy(sqlite3 *db, struct qy_store *s, const char *schema, int create, char *err,
 		   size_t errsize)
 {
-	char sid[512];
-	if (qy_ident(sid, sizeof(sid), schema)) {
-		qy_err(err, errsize, "schema name too long");
-		return -1;
-	}
 	/* one savepoint: a transaction of its own when none is open (an
 	 * insert outside one would sync the file for every table), nested
 	 * in the caller's otherwise; all copied or nothing */
@@ -196,7 +184,7 @@ int qy_sqlite_copy(sqlite3 *db, struct qy_store *s, const char *schema, int crea
 		return -1;
 	}
 	for (uint32_t i = 0; i < qy_table_count(s); i++) {
-		if (qy_copy_table(db, s, qy_table_at(s, i), sid, create, err, errsize)) {
+		if (qy_copy_table(db, s, qy_table_at(s, i), schema, create, err, errsize)) {
 			sqlite3_exec(db, "ROLLBACK TO qy_copy; RELEASE qy_copy", NULL, NULL, NULL);
 			return -1;
 		}

@@ -351,17 +351,13 @@ static int64_t qy_search(const struct qy_table *t, int kc, const uint32_t *perm,
 static int qy_declare(sqlite3 *db, const struct qy_table *t, char **perr)
 {
 	sqlite3_str *q = sqlite3_str_new(db);
-	char id[512];
 	sqlite3_str_appendall(q, "CREATE TABLE x(");
 	for (uint32_t c = 0; c < t->ncols; c++) {
 		static const char *const types[] = {"", "INTEGER", "REAL", "TEXT"};
 		uint8_t type = t->cols[c].type;
-		if (qy_ident(id, sizeof(id), t->cols[c].name)) {
-			sqlite3_free(sqlite3_str_finish(q));
-			*perr = sqlite3_mprintf("column name too long in table %s", t->name);
-			return SQLITE_ERROR;
-		}
-		sqlite3_str_appendf(q, "%s%s %s", c ? ", " : "", id,
+		/* "%w": the name in double quotes, its double quotes doubled
+		 * (as qy_ident quotes it, at any length) */
+		sqlite3_str_appendf(q, "%s\"%w\" %s", c ? ", " : "", t->cols[c].name,
 				    type <= QY_TEXT ? types[type] : "");
 	}
 	sqlite3_str_appendall(q, ")");
@@ -972,12 +968,8 @@ int qy_sqlite_attach_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, 
 	}
 	if (qy_module_add(db, s, err, errsize))
 		return -1;
-	char id[512];
-	if (qy_ident(id, sizeof(id), t->name)) {
-		qy_err(err, errsize, "table name too long: %.64s...", t->name);
-		return -1;
-	}
-	char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.%s USING " QY_MODULE "(%u)", id, i);
+	char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING " QY_MODULE "(%u)",
+				    t->name, i);
 	if (!sql) {
 		qy_err(err, errsize, "out of memory");
 		return -1;
