@@ -477,7 +477,13 @@ static void text_pos(const char *text, size_t off, unsigned *line, unsigned *col
 static int sql_error(sqlite3 *db, const char *sql, const char *stmt, const char *src)
 {
 	unsigned line, col;
+	/* where in the statement SQLite found the error (3.38 and later);
+	 * else the statement's start */
+#if SQLITE_VERSION_NUMBER >= 3038000
 	int off = sqlite3_error_offset(db);
+#else
+	int off = -1;
+#endif
 	size_t at = (size_t)(stmt - sql) + (off > 0 ? (size_t)off : 0);
 	/* (skip the blanks before the statement: its position is its first word) */
 	if (off < 0)
