@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -190,45 +190,68 @@ int bench_record_ints(const char *cmd, const char *dir, uint64_t events, unsigne
 	return 0;
 }
 
-/* Read the child's stdout from fd into out until EOF (the rest dropped). */
-static void read_all(int fd, char *out, size_t outsize)
+/* The child's stdout, a memory file, into out (NUL-terminated, the rest dropped). */
+static void read_output(int fd, char *out, size_t outsize)
 {
-	size_t len = 0;
-	char sink[4096];
-	for (;;) {
-		char *p = len + 1 < outsize ? out + len : sink;
-		size_t room = len + 1 < outsize ? outsize - 1 - len : sizeof(sink);
-		ssize_t n = read(fd, p, room);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
+	ssize_t n = pread(fd, out, outsize - 1, 0);
+	out[n > 0 ? (size_t)n : 0] = '\0';
+}
+
+/* Whether wait_child samples the child's peak memory, and what it found. */
+static int sample_peak;
+static long last_child_peak_kb = -1;
+
+void bench_measure_child_peak(int on)
+{
+	sample_peak = on;
+}
+
+long bench_last_child_peak_kb(void)
+{
+	return last_child_peak_kb;
+}
+
+/* VmHWM of a running process in KiB: its peak resident memory since its exec; -1 if gone. */
+static long read_hwm_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
 			break;
-		if (p != sink)
-			len += (size_t)n;
-	}
-	out[len] = '\0';
+	fclose(f);
+	return kb;
 }
 
-/* The peak resident memory of the last child waited for, in KiB. */
-static long last_child_maxrss_kb;
-
-long bench_last_child_maxrss_kb(void)
-{
-	return last_child_maxrss_kb;
-}
-
-/* Wait for pid: its exit status, or -1 if killed (said unless quiet). */
+/*
+ * Wait for pid, sampling its VmHWM every 2 ms if asked: wait4's ru_maxrss
+ * would not do, as a child that posix_spawn starts shares the parent's
+ * memory until its exec and inherits its high-water mark (the benchmark's
+ * own store). Its exit status, or -1 if killed (said unless quiet).
+ */
 static int wait_child(const char *cmd, pid_t pid, char *const argv[], int quiet)
 {
 	int status;
-	struct rusage ru;
-	while (wait4(pid, &status, 0, &ru) < 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, "ringtrace-bench %s: wait4: %s\n", cmd, strerror(errno));
+	last_child_peak_kb = -1;
+	for (;;) {
+		pid_t w = waitpid(pid, &status, sample_peak ? WNOHANG : 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			fprintf(stderr, "ringtrace-bench %s: waitpid: %s\n", cmd, strerror(errno));
 			return -1;
 		}
+		if (w == 0) {
+			long kb = read_hwm_kb(pid);
+			if (kb > last_child_peak_kb)
+				last_child_peak_kb = kb;
+			bench_sleep_us(2000);
+		}
 	}
-	last_child_maxrss_kb = ru.ru_maxrss;
 	if (WIFEXITED(status)) {
 		if (WEXITSTATUS(status) != 0 && !quiet)
 			fprintf(stderr, "ringtrace-bench %s: %s %s exited with status %d\n", cmd,
@@ -241,42 +264,50 @@ static int wait_child(const char *cmd, pid_t pid, char *const argv[], int quiet)
 	return -1;
 }
 
-double bench_time_command(const char *cmd, char *const argv[], int search, int quiet, char *out,
-			  size_t outsize, int *status)
+/* Start argv with stdout on outfd (-1: /dev/null): 0 with *pid, or an errno value. */
+static int spawn_child(char *const argv[], int search, int quiet, int outfd, pid_t *pid)
 {
-	int pipefd[2] = {-1, -1};
-	if (status)
-		*status = -1;
-	if (out && (outsize == 0 || pipe2(pipefd, O_CLOEXEC) != 0))
-		return NAN;
 	posix_spawn_file_actions_t fa;
 	if (posix_spawn_file_actions_init(&fa) != 0)
-		return NAN;
-	if (out)
-		posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+		return ENOMEM;
+	if (outfd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, outfd, STDOUT_FILENO);
 	else
 		posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	if (quiet)
 		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	int err = search ? posix_spawnp(pid, argv[0], &fa, NULL, argv, environ)
+			 : posix_spawn(pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return err;
+}
+
+double bench_time_command(const char *cmd, char *const argv[], int search, int quiet, char *out,
+			  size_t outsize, int *status)
+{
+	/* the output into a memory file, read after the exit: the wait is free to sample */
+	int outfd = -1;
+	if (status)
+		*status = -1;
+	if (out && (outsize == 0 || (outfd = memfd_create("bench-out", MFD_CLOEXEC)) < 0))
+		return NAN;
 	pid_t pid;
 	uint64_t t0 = bench_now_ns();
-	int err = search ? posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ)
-			 : posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (out) {
-		close(pipefd[1]);
-		if (err == 0)
-			read_all(pipefd[0], out, outsize);
-		close(pipefd[0]);
-	}
+	int err = spawn_child(argv, search, quiet, outfd, &pid);
 	if (err != 0) {
 		if (!quiet)
 			fprintf(stderr, "ringtrace-bench %s: cannot run %s: %s\n", cmd, argv[0],
 				strerror(err));
+		if (outfd >= 0)
+			close(outfd);
 		return NAN;
 	}
 	int st = wait_child(cmd, pid, argv, quiet);
 	double secs = (double)(bench_now_ns() - t0) / 1e9;
+	if (outfd >= 0) {
+		read_output(outfd, out, outsize);
+		close(outfd);
+	}
 	if (status)
 		*status = st;
 	return st == 0 ? secs : NAN;

@@ -39,9 +39,14 @@ int bench_record_ints(const char *cmd, const char *dir, uint64_t events, unsigne
 double bench_time_command(const char *cmd, char *const argv[], int search, int quiet, char *out,
 			  size_t outsize, int *status);
 
-/* The peak resident memory (ru_maxrss, KiB) of the child that
- * bench_time_command last waited for. */
-long bench_last_child_maxrss_kb(void);
+/*
+ * From now on (on: 1) bench_time_command also samples its child's peak
+ * resident memory (VmHWM, every 2 ms, which delays noticing its exit by
+ * up to that much); bench_last_child_peak_kb() gives the last child's,
+ * in KiB (-1: not sampled).
+ */
+void bench_measure_child_peak(int on);
+long bench_last_child_peak_kb(void);
 
 /* Median of `runs` (at most 9) timed runs (stdout on /dev/null); NAN if any failed. */
 double bench_time_median(const char *cmd, char *const argv[], int runs);

@@ -537,7 +537,7 @@ static void run_query_tool(struct query_run *r)
 		return;
 	printf("ringtrace query DIR '%s' (the process): %.2f M events/s (%.3f s), peak RSS "
 	       "%.0f MiB\n",
-	       sql, (double)r->o->events / t / 1e6, t, (double)bench_last_child_maxrss_kb() / 1024);
+	       sql, (double)r->o->events / t / 1e6, t, (double)bench_last_child_peak_kb() / 1024);
 	fflush(stdout);
 
 	char db[PATH_MAX + 8];
@@ -550,7 +550,7 @@ static void run_query_tool(struct query_run *r)
 		unlink(db);
 		return;
 	}
-	long rss = bench_last_child_maxrss_kb();
+	long rss = bench_last_child_peak_kb();
 	char *read_argv[] = {r->tool, "query", "--format", "csv", "--db", db, sql, NULL};
 	double tr = time_query_count(r, read_argv, "ringtrace query --db FILE");
 	printf("ringtrace query --db FILE DIR (the process): %.2f M events/s (%.3f s), peak RSS "
@@ -571,7 +571,9 @@ static void run_tool(struct query_run *r)
 	printf("ringtrace report: %.2f M events/s (%.3f s, median of %u)\n",
 	       (double)r->o->events / t / 1e6, t, r->o->runs);
 	fflush(stdout);
+	bench_measure_child_peak(1);
 	run_query_tool(r);
+	bench_measure_child_peak(0);
 }
 
 /* ---- options and main ---- */
