@@ -12,11 +12,17 @@
  *     order (qy_col.sorted, found by one pass on first use), or on the
  *     rowid: binary search on the column itself;
  *   - an equality or range on any other INT column: binary search in its
- *     permutation index, made on first use (a stable radix sort, so rows
- *     of equal value stay in natural order);
+ *     permutation index, made the first time a plan that pays for it
+ *     runs (a stable sort, so rows of equal value stay in natural order)
+ *     and kept until the rows change;
  *   - within the rows of one value of that index, a range on a sorted
  *     column too (they ascend there as they do in the whole table):
- *     `thread_state WHERE utid = ? AND ts < ?` is two binary searches.
+ *     `slice WHERE utid = ? AND ts < ?` is two binary searches.
+ *
+ * Plans are costed in rows touched, the rows estimated from the column's
+ * range of values (qy_fraction); a row reached through an index costs
+ * more than one in natural order (random reads, which the cursor
+ * prefetches ahead).
  *
  * The order walked is announced to SQLite (orderByConsumed), forwards or
  * backwards, so that an ORDER BY or GROUP BY on such a column needs no
