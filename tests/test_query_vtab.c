@@ -381,6 +381,32 @@ static int sorts(sqlite3 *db, const char *q)
 	return sorted;
 }
 
+/*
+ * The first rows by a column of wide values not indexed yet: one scan
+ * into SQLite's heap of LIMIT rows (making the index would cost more);
+ * the whole table in that order: the index, walked.
+ */
+static void test_limit_without_index(void)
+{
+	static const struct qy_coldef cols[] = {{"v", QY_INT}};
+	struct qy_store *s = qy_store_new();
+	struct qy_table *w = qy_table_add(s, "w", cols, 1);
+	CHECK(w);
+	rng_state = 7;
+	for (int i = 0; i < NROWS; i++) {
+		int64_t r = qy_row(w);
+		qy_i64(w, 0)[r] = ((int64_t)rng() << 8) ^ rng();
+	}
+	sqlite3 *db = open_db(s, 1);
+	CHECK(compare_query(db, "SELECT v FROM @w ORDER BY v DESC LIMIT 5", NULL) == 5);
+	CHECK(w->cols[0].perm == NULL);
+	CHECK(compare_query(db, "SELECT v FROM @w ORDER BY v DESC", NULL) == NROWS);
+	CHECK(w->cols[0].perm != NULL);
+	CHECK(!sorts(db, "SELECT v FROM temp.w ORDER BY v DESC LIMIT 5"));
+	sqlite3_close(db);
+	qy_store_free(s);
+}
+
 static void test_order_by(void)
 {
 	static const char *const walked[] = {
@@ -741,6 +767,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(query_vtab_joins_equal_native_through_indexes, test_joins),
 	CHECK_CASE(query_vtab_index_made_for_parameters_not_one_literal, test_index_when_it_pays),
 	CHECK_CASE(query_vtab_order_by_walked_without_sort_equals_native, test_order_by),
+	CHECK_CASE(query_vtab_limit_on_wide_column_scans_not_indexes, test_limit_without_index),
 	CHECK_CASE(query_vtab_group_by_equals_native, test_group_by),
 	CHECK_CASE(query_vtab_nulls_nan_and_strings_read_back_exactly, test_values),
 	CHECK_CASE(query_vtab_hostile_table_and_column_names_are_data, test_hostile_names),

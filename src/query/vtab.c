@@ -738,6 +738,28 @@ static double qy_fraction(struct qy_table *t, sqlite3_index_info *info, int key,
 	return guess * ((double)b - (double)a + 1) / span;
 }
 
+/* The rows a LIMIT (and OFFSET) lets the statement read, when known when
+ * planning (SQLite offers them on a query of this table alone); else -1. */
+static double qy_limit(sqlite3_index_info *info)
+{
+	double limit = -1, offset = 0;
+	for (int i = 0; i < info->nConstraint; i++) {
+		int op = info->aConstraint[i].op;
+		sqlite3_value *v = NULL;
+		if (op != SQLITE_INDEX_CONSTRAINT_LIMIT && op != SQLITE_INDEX_CONSTRAINT_OFFSET)
+			continue;
+		if (sqlite3_vtab_rhs_value(info, i, &v) != SQLITE_OK || !v ||
+		    sqlite3_value_type(v) != SQLITE_INTEGER)
+			return -1;
+		double x = (double)sqlite3_value_int64(v);
+		if (op == SQLITE_INDEX_CONSTRAINT_LIMIT)
+			limit = x;
+		else
+			offset = x > 0 ? x : 0;
+	}
+	return limit < 0 ? -1 : limit + offset;
+}
+
 /*
  * Whether the plan runs once a statement: its values known when planning
  * (literals), or no value at all (an order walked). A plan on a value
@@ -790,9 +812,15 @@ static double qy_plan_cost(struct qy_table *t, sqlite3_index_info *info, struct 
 		cost += n * (1 + 0.7 * digits);
 	}
 	p->rows = rows;
-	p->cost = cost + rows * reach;
 	p->consumed = qy_order_consumed(t, info, p);
-	return p->cost + (info->nOrderBy > 0 && !p->consumed ? rows * log2(rows + 1) : 0);
+	/* a LIMIT stops a walk in order early, and makes SQLite's sort keep
+	 * only that many rows (a heap that most rows only pass by) */
+	double limit = qy_limit(info), kept = limit >= 0 && limit < rows ? limit + 1 : rows;
+	int ordered = p->consumed || info->nOrderBy == 0;
+	p->cost = cost + (ordered ? kept : rows) * reach;
+	if (ordered)
+		return p->cost;
+	return p->cost + (kept < rows ? rows * 0.5 + kept * log2(kept + 1) : rows * log2(rows + 1));
 }
 
 static void qy_plan_range(struct qy_plan *p, const struct qy_keys *k, int slot,
