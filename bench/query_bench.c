@@ -598,7 +598,7 @@ static void query_usage(FILE *f)
 		"  --events N      events to record (default 10000000)\n"
 		"  --threads T     threads emitting them (default 4)\n"
 		"  --dir DIR       trace directory, removed first and at the end\n"
-		"                  (default /dev/shm/ringtrace-bench-query)\n"
+		"                  (default /dev/shm/ringtrace-bench-query-PID)\n"
 		"  --sample S      events the bt2 route reads (default 200000)\n"
 		"  --runs R        runs of each query and of report (1..9, default 3)\n"
 		"  --python PATH   the Python that runs query_bt2.py (default /usr/bin/python3,\n"
@@ -688,19 +688,25 @@ static void query_run_free(struct query_run *r)
 
 int query_bench_main(int argc, char **argv)
 {
+	/* the default trace directory is this run's own: two runs at once must not
+	 * remove each other's trace */
+	char default_dir[64];
+	snprintf(default_dir, sizeof(default_dir), "/dev/shm/ringtrace-bench-query-%d",
+		 (int)getpid());
 	struct query_opts o = {
-		10000000ull,
-		4,
-		"/dev/shm/ringtrace-bench-query",
-		200000,
-		3,
-		access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3",
-		0,
-		0};
+		.events = 10000000ull,
+		.threads = 4,
+		.dir = default_dir,
+		.sample = 200000,
+		.runs = 3,
+		.python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3",
+	};
 	int status = query_parse_args(argc, argv, &o);
 	if (status >= 0)
 		return status;
 	struct query_run r = {.o = &o};
+	/* the figures and the messages in order, whatever stdout is */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (bench_find_sibling(QB, "ringtrace", r.tool, sizeof(r.tool)) < 0)
 		return BENCH_EXIT_FAIL;
 

@@ -83,6 +83,6 @@ except ImportError as e:
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except bt2._Error as e:
+    except (bt2._Error, RuntimeError) as e:
         print("query_bt2.py: babeltrace2: %s" % e, file=sys.stderr)
         sys.exit(1)
