@@ -1424,14 +1424,15 @@ int qy_import(struct qy_store *s, const struct coll *c, const struct qy_import_o
 	im.errsize = errsize;
 	if (err && errsize)
 		err[0] = 0;
-	int ret = qy_setup(&im);
-	if (!ret)
+	int setup = qy_setup(&im), ret = setup;
+	if (!setup) {
 		ret = qy_records(&im, &res);
-	/* what was imported stays queryable, an error or not */
-	if (im.k && qy_kernel_finish(im.k, im.last_ns) && !ret)
-		ret = qy_oom(&im);
-	if (im.tr && qy_finish(&im) && !ret)
-		ret = qy_oom(&im);
+		/* what was imported stays queryable, an error or not */
+		if (qy_kernel_finish(im.k, im.last_ns) && !ret)
+			ret = qy_oom(&im);
+		if (qy_finish(&im) && !ret)
+			ret = qy_oom(&im);
+	}
 	for (uint32_t i = 0; im.tr && i < c->n; i++) {
 		res.events += im.tr[i].events;
 		res.errors += ringtrace_trace_errors(c->t[i]) + im.tr[i].undecodable;
