@@ -1,9 +1,10 @@
 #!/bin/sh
-# docs/query.md's worked queries, run: every ```sql block of the document
-# on the demo's trace with `ringtrace query`, so that the reference cannot
-# drift from the tables (a renamed column, a dropped table fails here).
-# The kernel tables are empty in a trace without kernel events, and a
-# query on them must still succeed.
+# docs/query.md against the tables: every ```sql block of the document
+# run on the demo's trace with `ringtrace query`, and every table's
+# columns as the document lists them, so that the reference cannot drift
+# from the tables (a renamed column, a dropped table fails here). The
+# kernel tables are empty in a trace without kernel events, and a query
+# on them must still succeed.
 #   usage: test_query_docs.sh SOURCE_DIR BIN_DIR [CASE...] | --list
 set -eu
 . "$(dirname "$0")/cases.sh"
@@ -48,6 +49,30 @@ query_docs_every_worked_query_runs_on_the_demo_trace() { # case
 			cat "$tmp/err" >&2
 			fail "a worked query of docs/query.md failed (above)"
 		fi
+	done
+}
+
+# Every table the reference describes lists its columns in the order
+# the tables have them: `| column |` rows under "### `T`" (the first
+# table of that section), or `| T.column |` rows for sections of several.
+query_docs_list_every_column_of_every_table() { # case
+	demo_trace
+	for t in process thread slice counter_track counter args event_table event_column \
+		ftrace_event sched_slice thread_state loss stats; do
+		real=$("$bin/ringtrace" query --format csv "$tmp/t" \
+			"SELECT group_concat(name, ' ') FROM pragma_table_info('$t')" | tail -n 1 | tr -d '\r')
+		documented=$(python3 - "$doc" "$t" <<'PY'
+import re, sys
+doc, t = open(sys.argv[1]).read(), sys.argv[2]
+cols = re.findall(r"^\| %s\.([a-z_]+) \|" % t, doc, re.M)
+if not cols:
+    m = re.search(r"^### `%s`\n\n(?:.*\n)*?\| column \|.*\n\| --- .*\n((?:\|.*\n)+)" % t, doc, re.M)
+    cols = re.findall(r"^\| ([a-z_]+) \|", m.group(1), re.M) if m else []
+print(" ".join(cols))
+PY
+)
+		[ "$documented" = "$real" ] ||
+			fail "docs/query.md lists the columns of $t as '$documented'; the table has '$real'"
 	done
 }
 
