@@ -367,6 +367,84 @@ static void test_index_when_it_pays(void)
 	qy_store_free(s);
 }
 
+/* A random literal for a comparison with an integer column: mostly
+ * integers near its values, some reals, texts, NULL. */
+static void random_literal(sqlite3_str *q, int64_t lo, int64_t hi)
+{
+	uint32_t k = rng() % 20;
+	int64_t span = hi - lo + 1, x = lo + (int64_t)(rng() % (uint32_t)span);
+	if (k < 13)
+		sqlite3_str_appendf(q, "%lld", (long long)x);
+	else if (k < 16)
+		sqlite3_str_appendf(q, "%lld.5", (long long)x);
+	else if (k < 17)
+		sqlite3_str_appendf(q, "'%lld'", (long long)x);
+	else if (k < 18)
+		sqlite3_str_appendf(q, "'x%lld'", (long long)x);
+	else if (k < 19)
+		sqlite3_str_appendf(q, "NULL");
+	else
+		sqlite3_str_appendf(q, "%lld", (long long)(rng() % 2 ? INT64_MAX : -INT64_MAX));
+}
+
+/*
+ * Random conjunctions of comparisons on the integer columns (sorted and
+ * not), with random orders and limits: the same rows, in the
+ * same order, as the native copy. The order ends with id, so that it is
+ * total.
+ */
+static void test_random_predicates(void)
+{
+	static const char *const cols[] = {"id", "ts", "utid", "dur", "arg_set_id", "cpu", "rowid"};
+	static const int64_t lo[] = {-5, 999000, -2, -120, -2, -1, -5};
+	static const int64_t hi[] = {NROWS + 5,     40000000, NTHREADS + 2, 5100,
+				     NROWS / 4 + 2, 9,        NROWS};
+	static const char *const ops[] = {"=", "<", "<=", ">", ">=", "<>"};
+	struct qy_store *s = make_store(NROWS);
+	sqlite3 *db = open_db(s, 1);
+	rng_state = 1234;
+	for (int i = 0; i < CHECK_SCALE(300, 60); i++) {
+		sqlite3_str *q = sqlite3_str_new(NULL);
+		sqlite3_str_appendf(q, "SELECT id, utid, ts FROM @ev WHERE 1");
+		for (uint32_t n = 1 + rng() % 3; n > 0; n--) {
+			uint32_t c = rng() % 6;
+			uint32_t kind = rng() % 10;
+			sqlite3_str_appendf(q, " AND %s ", cols[c]);
+			if (kind == 0) {
+				sqlite3_str_appendf(q, "IN (");
+				random_literal(q, lo[c], hi[c]);
+				sqlite3_str_appendf(q, ", ");
+				random_literal(q, lo[c], hi[c]);
+				sqlite3_str_appendf(q, ")");
+			} else if (kind == 1) {
+				sqlite3_str_appendf(q, "BETWEEN ");
+				random_literal(q, lo[c], hi[c]);
+				sqlite3_str_appendf(q, " AND ");
+				random_literal(q, lo[c], hi[c]);
+			} else if (kind == 2) {
+				sqlite3_str_appendf(q, "IS %sNULL", rng() % 2 ? "NOT " : "");
+			} else {
+				sqlite3_str_appendf(q, "%s ", ops[rng() % 6]);
+				random_literal(q, lo[c], hi[c]);
+			}
+		}
+		uint32_t o = rng() % 8;
+		if (o < 6)
+			sqlite3_str_appendf(q, " ORDER BY %s %s, id", cols[o],
+					    rng() % 2 ? "DESC" : "");
+		else
+			sqlite3_str_appendf(q, " ORDER BY id");
+		if (rng() % 3 == 0)
+			sqlite3_str_appendf(q, " LIMIT %u", rng() % 50);
+		char *sql = sqlite3_str_finish(q);
+		CHECK(sql);
+		compare_query(db, sql, NULL);
+		sqlite3_free(sql);
+	}
+	sqlite3_close(db);
+	qy_store_free(s);
+}
+
 /* Whether SQLite sorts for the query (a temp B-tree for ORDER BY/GROUP BY). */
 static int sorts(sqlite3 *db, const char *q)
 {
@@ -764,6 +842,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(query_vtab_sorted_column_lookups_equal_native, test_sorted_lookups),
 	CHECK_CASE(query_vtab_unsorted_column_lookups_equal_native, test_unsorted_lookups),
 	CHECK_CASE(query_vtab_mixed_type_comparisons_equal_native, test_mixed_comparisons),
+	CHECK_CASE(query_vtab_random_predicates_and_orders_equal_native, test_random_predicates),
 	CHECK_CASE(query_vtab_joins_equal_native_through_indexes, test_joins),
 	CHECK_CASE(query_vtab_index_made_for_parameters_not_one_literal, test_index_when_it_pays),
 	CHECK_CASE(query_vtab_order_by_walked_without_sort_equals_native, test_order_by),
