@@ -5,9 +5,12 @@
 #  - the demo's 4 worker threads recorded by `ringtrace record`, then
 #    `ringtrace stat`, the head of `ringtrace report`, and the event count
 #    of the same trace as babeltrace2 (the reference CTF reader) reads it;
+#    the slowest work spans asked in SQL (`ringtrace query`) and the work
+#    items' latency by operation (`ringtrace latency`);
 #  - as root, the same run with the kernel's scheduling events beside the
-#    demo's own (`record -k`, docs/kernel.md) and `ringtrace sched` of that
-#    collection; otherwise a line that says why that part is left out;
+#    demo's own (`record -k`, docs/kernel.md), `ringtrace sched` of that
+#    collection and its thread states in SQL; otherwise a line that says
+#    why that part is left out;
 #  - the ring buffer benchmark (the kernel ring_buffer_benchmark's shape).
 #
 # The traces go to out/demo and out/demo-kernel.
@@ -31,6 +34,13 @@ if command -v babeltrace2 >/dev/null; then
 else
 	echo "(babeltrace2 not installed: make deps)"
 fi
+
+echo "== ringtrace query out/demo: the trace as SQL tables (docs/query.md); the 5 slowest work spans"
+"$rt" query out/demo "SELECT s.ts, s.dur, t.name AS thread, e.op, e.item
+  FROM slice s JOIN thread t USING (utid) JOIN demo_work_begin e ON e.id = s.arg_set_id
+  ORDER BY s.dur DESC LIMIT 5"
+echo "== ringtrace latency out/demo: begin to end of each work item, by operation"
+"$rt" latency out/demo --from demo_work_begin --to demo_work_end --by op --top 3
 
 # kernel_skip: why the kernel part cannot run here, or nothing if it can.
 # Reading the kernel's trace buffers takes root and tracefs; tracefs is
@@ -73,6 +83,10 @@ if [ "${kernel:-}" = yes ]; then
 	echo "== ringtrace sched out/demo-kernel --top 2: each demo thread's running, runnable"
 	echo "   and blocked time, wake-up latencies, longest off-CPU stretches"
 	"$rt" sched out/demo-kernel --top 2
+	echo "== ringtrace query out/demo-kernel: each demo thread's time by state (thread_state)"
+	"$rt" query out/demo-kernel "SELECT t.name AS thread, s.state, count(*) AS n,
+  sum(s.dur) / 1e6 AS ms FROM thread_state s JOIN thread t USING (utid)
+  WHERE t.upid IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 4 DESC"
 fi
 
 echo "== ring buffer benchmark (kernel ring_buffer_benchmark shape), reader by pages"
