@@ -14,7 +14,8 @@
 #    latency the group can have (not below its sleep);
 #  - the longest pairs' start and stop events shown by `ringtrace report
 #    --from START --to STOP`; the unpaired ones listed with their key;
-#  - the SQL that --sql prints gives the same pairs in `ringtrace query`;
+#  - the SQL that --sql prints gives the same pairs in `ringtrace query`,
+#    and so does pairs() written by hand there;
 #    and by thread, on begin/end events, the same pairs as the `slice`
 #    table (test_query_spans_prog: nested spans, one never ended, one end
 #    never begun);
@@ -172,6 +173,23 @@ latency_sql_gives_the_same_pairs_in_query() { # case
 		grep -qx "$want" "$tmp/q" || fail "group $g: latency says $want, query: $(cat "$tmp/q")"
 	done
 	grep -qx "unpaired,1,1" "$tmp/q" || fail "unpaired: $(cat "$tmp/q")"
+}
+
+latency_pairs_function_in_query_equals_latency() { # case
+	trace
+	latency --from lt_start --to lt_stop --key req --by kind
+	"$rt" query --format tsv "$t" "SELECT count(dur) || ' pairs, ' ||
+		sum(stop_id IS NULL) || ' start never stopped, ' || sum(id IS NULL) ||
+		' stop never started' FROM pairs('lt_start', 'lt_stop', 'req', NULL, 'kind');
+		SELECT grp, count(*), printf('%.3f', max(dur) / 1e3)
+		FROM pairs('lt_start', 'lt_stop', 'req', NULL, 'kind') WHERE dur IS NOT NULL
+		GROUP BY grp ORDER BY grp" | tr '\t' , >"$tmp/q" || fail "query failed"
+	grep -qxF "$(sed -n 2p "$tmp/out")" "$tmp/q" ||
+		fail "latency says $(sed -n 2p "$tmp/out"), pairs(): $(cat "$tmp/q")"
+	for g in fast mid slow handoff; do
+		want=$(group_line $g | awk '{ print $1 "," $2 "," $7 }')
+		grep -qx "$want" "$tmp/q" || fail "group $g: latency says $want, pairs(): $(cat "$tmp/q")"
+	done
 }
 
 latency_by_thread_pairs_equal_the_slices() { # case

@@ -4,10 +4,11 @@
  * distribution per group: what ftrace's synthetic events and hist
  * triggers answer, from a trace.
  *
- * The pairing is the SQL layer's (src/query/pair.c): the trace is
- * imported into the query tables and the pairs query run on them, the
- * very query `--sql` prints for `ringtrace query`, so that the two cannot
- * pair differently. The statistics, the histogram and the text are here.
+ * The pairing is the SQL layer's (src/query/pair_vtab.c): the trace is
+ * imported into the query tables and the statement `--sql` prints for
+ * `ringtrace query`, SELECT ... FROM pairs(...), run on them (its names
+ * bound), so that the two cannot pair differently. The statistics, the
+ * histogram and the text are here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,8 +57,8 @@ static const char latency_help[] =
 	"\n"
 	"  --top N   longest pairs per group and unpaired events shown (default 5,\n"
 	"            at most 1000; 0: none)\n"
-	"  --sql     print the pairs query (SQL over the tables of `ringtrace query`,\n"
-	"            docs/query.md) instead of running it\n"
+	"  --sql     print the pairs statement (SELECT ... FROM pairs(...), for\n"
+	"            `ringtrace query`, docs/query.md) instead of running it\n"
 	"\n"
 	"Names and values from the trace are printed with control bytes as \\xNN.\n"
 	"Exits 2 on a usage error (an event or field not in the trace included),\n"
@@ -322,7 +323,7 @@ static int lat_run(const struct lat_opts *o, const struct coll *c, uint64_t *err
 		goto out;
 	}
 	struct qy_pairs p;
-	if (qy_pairs_collect(db, sql, (uint32_t)o->top, &p, err, sizeof(err)) < 0) {
+	if (qy_pairs_collect(db, &o->sp, (uint32_t)o->top, &p, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, rt_esc(err));
 		goto out;
 	}

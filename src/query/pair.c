@@ -1,25 +1,12 @@
 /*
- * Pairing a start and a stop event (query_api.h): the pairs query, SQL
- * over the per-event tables, and what `ringtrace latency` needs from its
- * rows (the latencies per group, sorted; the longest pairs; the unpaired
- * events; the losses that may have broken pairs).
- *
- * The pairing is one query so that a user's `ringtrace query` and the
- * latency command cannot disagree: the command runs the very text that
- * `ringtrace latency --sql` prints.
- *
- * How the query pairs "a stop with the most recent unpaired start" with
- * window functions instead of a recursive walk: per key, in time order,
- * count starts +1 and stops -1. A start lifts the running sum from L-1
- * to L, the stop that closes it is the first later event that brings it
- * back from L to L-1. Give each start the level L it reaches and each stop
- * the level it leaves: within one (key, level), events then alternate
- * start, stop, start, ... (a level is left only after it was reached),
- * except for one stop at its head, a stop that found nothing open (it
- * made a new lowest level), and one start at its tail, never closed. So a
- * start pairs with the next event of its (key, level) if that is a stop,
- * and a stop whose (key, level) has nothing before it is unpaired: two
- * sorts, whatever the nesting.
+ * Pairing a start and a stop event (query_api.h): the lookups of the
+ * events' tables and fields, the pairs statement, and what `ringtrace
+ * latency` needs from its rows (the latencies per group, sorted; the
+ * longest pairs; the unpaired events; the losses that may have broken
+ * pairs). The pairing itself is the table-valued function pairs()
+ * (pair_vtab.c), so that a user's `ringtrace query` and the latency
+ * command run the same code: the command runs the statement that
+ * `ringtrace latency --sql` prints, its arguments bound.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,22 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/pair.h"
 #include "query/query_api.h"
 #include "ringtrace/error.h"
-
-/* Tables one event name may span (a collection's traces may define it
- * with different fields: a table each). */
-#define QY_PAIR_MAX_TABLES 64
-/* A quoted identifier: names in the tables are at most this long. */
-#define QY_PAIR_IDENT 600
-
-struct qy_pair_side {
-	char names[QY_PAIR_MAX_TABLES][QY_PAIR_IDENT];  /* as event_table has them */
-	char tables[QY_PAIR_MAX_TABLES][QY_PAIR_IDENT]; /* quoted */
-	char key[QY_PAIR_MAX_TABLES][QY_PAIR_IDENT];    /* quoted column, or utid */
-	char by[QY_PAIR_MAX_TABLES][QY_PAIR_IDENT];     /* quoted column, or NULL */
-	uint32_t n;
-};
 
 static int qy_pair_sqlerr(sqlite3 *db, char *err, size_t errsize)
 {
@@ -79,8 +53,8 @@ static void qy_pair_list(sqlite3 *db, const char *sql, const char *a1, char *buf
 	sqlite3_finalize(st);
 }
 
-/* The column of field in table (unquoted table name), quoted into col:
- * 1 found, 0 not, or an error. */
+/* The column of field in table, into col (QY_PAIR_IDENT bytes): 1 found,
+ * 0 not, or an error. */
 static int qy_pair_column(sqlite3 *db, const char *table, const char *field, char *col, char *err,
 			  size_t errsize)
 {
@@ -95,9 +69,10 @@ static int qy_pair_column(sqlite3 *db, const char *table, const char *field, cha
 	int rc = sqlite3_step(st), found = 0;
 	if (rc == SQLITE_ROW) {
 		const char *c = (const char *)sqlite3_column_text(st, 0);
-		if (c && qy_ident(col, QY_PAIR_IDENT, c) == 0)
+		if (c && strlen(c) < QY_PAIR_IDENT) {
+			snprintf(col, QY_PAIR_IDENT, "%s", c);
 			found = 1;
-		else if (c) {
+		} else if (c) {
 			snprintf(err, errsize, "a column name of table %s is too long", table);
 			found = -RINGTRACE_EINVAL;
 		}
@@ -136,8 +111,8 @@ static int qy_pair_fields(sqlite3 *db, const char *event, const char (*names)[QY
 }
 
 /* The event's tables and the key and group columns of each. */
-static int qy_pair_side(sqlite3 *db, const char *event, const char *key, const char *by,
-			const char *role, struct qy_pair_side *sd, char *err, size_t errsize)
+int qy_pair_side(sqlite3 *db, const char *event, const char *key, const char *by, const char *role,
+		 struct qy_pair_side *sd, char *err, size_t errsize)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db,
@@ -152,8 +127,7 @@ static int qy_pair_side(sqlite3 *db, const char *event, const char *key, const c
 		const char *t = (const char *)sqlite3_column_text(st, 0);
 		if (!t)
 			continue;
-		if (sd->n == QY_PAIR_MAX_TABLES || strlen(t) >= QY_PAIR_IDENT ||
-		    qy_ident(sd->tables[sd->n], QY_PAIR_IDENT, t) < 0) {
+		if (sd->n == QY_PAIR_MAX_TABLES || strlen(t) >= QY_PAIR_IDENT) {
 			sqlite3_finalize(st);
 			snprintf(err, errsize,
 				 "event '%s' is in more tables, or longer-named ones, than pairing "
@@ -181,52 +155,35 @@ static int qy_pair_side(sqlite3 *db, const char *event, const char *key, const c
 	int f = qy_pair_fields(db, event, names, sd->n, key, "utid", sd->key, "the key field", err,
 			       errsize);
 	if (f == 0)
-		f = qy_pair_fields(db, event, names, sd->n, by, "NULL", sd->by, "the group field",
-				   err, errsize);
+		f = qy_pair_fields(db, event, names, sd->n, by, "", sd->by, "the group field", err,
+				   errsize);
 	return f;
 }
 
-/* The query's first part: every start and stop as (id, ts, utid, k, grp, d). */
-static void qy_pair_events(sqlite3_str *q, const struct qy_pair_side *from,
-			   const struct qy_pair_side *to)
+/* A name as an SQL value: 'name' when it is letters, digits and '_',
+ * else its bytes in hex as text, so that no name from the trace is ever
+ * SQL text, not even inside a literal. */
+static void qy_pair_value(sqlite3_str *q, const char *v)
 {
-	sqlite3_str_appendall(q, "WITH ev(id, ts, utid, k, grp, d) AS (\n");
-	for (uint32_t i = 0; i < from->n; i++)
-		sqlite3_str_appendf(q, "  %sSELECT id, ts, utid, %s, %s, 1 FROM %s\n",
-				    i ? "UNION ALL " : "", from->key[i], from->by[i],
-				    from->tables[i]);
-	for (uint32_t i = 0; i < to->n; i++)
-		sqlite3_str_appendf(q, "  UNION ALL SELECT id, ts, utid, %s, NULL, -1 FROM %s\n",
-				    to->key[i], to->tables[i]);
+	size_t n = v ? strlen(v) : 0, plain = n > 0 && n <= 64;
+	for (size_t i = 0; plain && i < n; i++)
+		plain = (v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+			(v[i] >= '0' && v[i] <= '9') || v[i] == '_';
+	if (!v) {
+		sqlite3_str_appendall(q, "NULL");
+	} else if (plain) {
+		sqlite3_str_appendf(q, "'%s'", v);
+	} else {
+		sqlite3_str_appendall(q, "CAST(X'");
+		for (size_t i = 0; i < n; i++)
+			sqlite3_str_appendf(q, "%02x", (unsigned)(uint8_t)v[i]);
+		sqlite3_str_appendall(q, "' AS TEXT)");
+	}
 }
 
-/* The rest: levels, neighbours, one row per pair and per unpaired event. */
-static const char qy_pair_rest[] =
-	"),\n"
-	"lv AS (\n"
-	"  SELECT *, sum(d) OVER (PARTITION BY k ORDER BY ts, id ROWS UNBOUNDED PRECEDING)\n"
-	"         + (d < 0) AS level\n"
-	"  FROM ev\n"
-	"),\n"
-	"nb AS (\n"
-	"  SELECT *, lag(d) OVER w AS pd, lead(d) OVER w AS nd, lead(id) OVER w AS nid,\n"
-	"         lead(ts) OVER w AS nts, lead(utid) OVER w AS nutid\n"
-	"  FROM lv WINDOW w AS (PARTITION BY k, level ORDER BY ts, id)\n"
-	")\n"
-	"SELECT\n"
-	"  CASE WHEN d > 0 THEN id END AS id,\n"
-	"  CASE WHEN d > 0 THEN ts END AS ts,\n"
-	"  CASE WHEN d > 0 THEN utid END AS utid,\n"
-	"  CASE WHEN d > 0 AND nd < 0 THEN nts - ts END AS dur,\n"
-	"  CASE WHEN d < 0 THEN id WHEN nd < 0 THEN nid END AS stop_id,\n"
-	"  CASE WHEN d < 0 THEN ts WHEN nd < 0 THEN nts END AS stop_ts,\n"
-	"  CASE WHEN d < 0 THEN utid WHEN nd < 0 THEN nutid END AS stop_utid,\n"
-	"  k AS key, grp\n"
-	"FROM nb WHERE d > 0 OR pd IS NULL\n";
-
-int qy_pair_sql(sqlite3 *db, const struct qy_pair_spec *p, char **sql, char *err, size_t errsize)
+/* The check of the spec that pairs() makes too, for an early message. */
+static int qy_pair_check(sqlite3 *db, const struct qy_pair_spec *p, char *err, size_t errsize)
 {
-	*sql = NULL;
 	if (strcmp(p->from, p->to) == 0) {
 		snprintf(err, errsize,
 			 "--from and --to are the same event '%s': a start and a stop are two "
@@ -234,38 +191,47 @@ int qy_pair_sql(sqlite3 *db, const struct qy_pair_spec *p, char **sql, char *err
 			 p->from);
 		return -RINGTRACE_ENOENT;
 	}
-	struct qy_pair_side *from = malloc(sizeof(*from)), *to = malloc(sizeof(*to));
-	int rc = -RINGTRACE_ENOMEM;
-	if (!from || !to) {
+	struct qy_pair_side *sd = malloc(sizeof(*sd));
+	if (!sd) {
 		snprintf(err, errsize, "out of memory");
-		goto out;
+		return -RINGTRACE_ENOMEM;
 	}
-	rc = qy_pair_side(db, p->from, p->key, p->by, "--from", from, err, errsize);
+	int rc = qy_pair_side(db, p->from, p->key, p->by, "--from", sd, err, errsize);
 	if (rc == 0)
-		rc = qy_pair_side(db, p->to, p->stop_key ? p->stop_key : p->key, NULL, "--to", to,
+		rc = qy_pair_side(db, p->to, p->stop_key ? p->stop_key : p->key, NULL, "--to", sd,
 				  err, errsize);
+	free(sd);
+	return rc;
+}
+
+int qy_pair_sql(sqlite3 *db, const struct qy_pair_spec *p, char **sql, char *err, size_t errsize)
+{
+	*sql = NULL;
+	int rc = qy_pair_check(db, p, err, errsize);
 	if (rc < 0)
-		goto out;
+		return rc;
 	sqlite3_str *q = sqlite3_str_new(db);
-	qy_pair_events(q, from, to);
-	sqlite3_str_appendall(q, qy_pair_rest);
+	sqlite3_str_appendall(q, QY_PAIR_SELECT "(");
+	const char *args[] = {p->from, p->to, p->key, p->stop_key, p->by};
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		if (i)
+			sqlite3_str_appendall(q, ", ");
+		qy_pair_value(q, args[i]);
+	}
+	sqlite3_str_appendall(q, ")\n");
 	if (sqlite3_str_errcode(q) != SQLITE_OK) {
 		sqlite3_free(sqlite3_str_finish(q));
 		snprintf(err, errsize, "out of memory");
-		rc = -RINGTRACE_ENOMEM;
-		goto out;
+		return -RINGTRACE_ENOMEM;
 	}
 	char *s = sqlite3_str_finish(q);
 	*sql = s ? strdup(s) : NULL;
 	sqlite3_free(s);
 	if (!*sql) {
 		snprintf(err, errsize, "out of memory");
-		rc = -RINGTRACE_ENOMEM;
+		return -RINGTRACE_ENOMEM;
 	}
-out:
-	free(from);
-	free(to);
-	return rc;
+	return 0;
 }
 
 int64_t qy_pair_percentile(const int64_t *sorted, uint64_t n, unsigned permille)
@@ -574,15 +540,21 @@ static int qy_pair_cmp_group(const void *x, const void *y)
 	return strcmp(a, b);
 }
 
-int qy_pairs_collect(sqlite3 *db, const char *sql, uint32_t top, struct qy_pairs *out, char *err,
-		     size_t errsize)
+int qy_pairs_collect(sqlite3 *db, const struct qy_pair_spec *sp, uint32_t top, struct qy_pairs *out,
+		     char *err, size_t errsize)
 {
 	memset(out, 0, sizeof(*out));
 	struct qy_pair_acc a = {.p = out, .top = top};
 	sqlite3_stmt *st = NULL;
 	int rc = qy_pair_load_losses(db, &a, err, errsize);
-	if (rc == 0 && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (rc == 0 && sqlite3_prepare_v2(db, QY_PAIR_SELECT "(?1, ?2, ?3, ?4, ?5)", -1, &st,
+					  NULL) != SQLITE_OK)
 		rc = qy_pair_sqlerr(db, err, errsize);
+	if (rc == 0) {
+		const char *args[] = {sp->from, sp->to, sp->key, sp->stop_key, sp->by};
+		for (int i = 0; i < 5; i++)
+			sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_STATIC);
+	}
 	int step = SQLITE_DONE;
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
 		if (qy_pair_row(&a, st) < 0) {

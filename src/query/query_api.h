@@ -266,16 +266,19 @@ int qy_sqlite_lockdown(sqlite3 *db);
 /* ---- pairing: the latency between two events (pair.c) ---- */
 
 /*
- * The pairs of a start and a stop event, as SQL over the tables above, so
- * that `ringtrace latency` and a user's own query (docs/query.md) pair
- * alike. The rule, per key value, in time order (ts, then id): a stop
- * pairs with the most recent start not yet paired (as nested calls close),
- * and a stop with no start open is unpaired, so is a start never stopped.
+ * The pairs of a start and a stop event, made by the table-valued function
+ * pairs(from, to, key, stop_key, by) that qy_sqlite_attach adds (computed
+ * from the store's columns), so that `ringtrace latency` and a user's own
+ * query (docs/query.md) pair alike. The rule, per key value, in time
+ * order (ts, then id): a stop pairs with the most recent start not yet
+ * paired (as nested calls close), and a stop with no start open is
+ * unpaired, so is a start never stopped.
  *
- * The events by name (event_table.event), the key a field of each (NULL:
- * the thread, utid), the group a field of the start (NULL: one group).
- * Names are looked up in event_table and event_column (bound, never
- * pasted), and the tables and columns found are quoted (qy_ident).
+ * The events by name (event_table.event), the key a field of each (NULL
+ * or '': the thread, utid), the group a field of the start (NULL or '':
+ * one group). Names are looked up in event_table and event_column (bound,
+ * never pasted); keys compare as SQL's PARTITION BY would (NULLs alike,
+ * integers and reals by number, texts by bytes).
  */
 struct qy_pair_spec {
 	const char *from, *to; /* start and stop events */
@@ -285,8 +288,10 @@ struct qy_pair_spec {
 };
 
 /*
- * The pairs query's text (malloc'd, the caller frees *sql). Its rows, one
- * per pair and per unpaired event:
+ * The pairs statement's text, for `ringtrace query` (malloc'd, the caller
+ * frees *sql): SELECT ... FROM pairs(...) with the names as values (a name
+ * other than letters, digits and '_' as its bytes in hex). Its rows, one
+ * per pair and per unpaired event, in the time order of their first event:
  *   id, ts, utid            the start (NULL: a stop never started)
  *   dur                     stop_ts - ts (NULL: unpaired)
  *   stop_id, stop_ts, stop_utid   the stop (NULL: a start never stopped)
@@ -334,13 +339,14 @@ struct qy_pairs {
 };
 
 /*
- * Run sql (qy_pair_sql's) and collect its rows: per group the latencies
- * (sorted) and the top longest pairs, the unpaired counts and the top
- * earliest of each, the threads named from `thread`, the losses from
- * `loss`. 0, -RINGTRACE_ENOMEM, or -RINGTRACE_EINVAL with SQLite's message.
+ * Run the pairs statement of sp (its names bound as parameters) and
+ * collect its rows: per group the latencies (sorted) and the top longest
+ * pairs, the unpaired counts and the top earliest of each, the threads
+ * named from `thread`, the losses from `loss`. 0, -RINGTRACE_ENOMEM, or
+ * -RINGTRACE_EINVAL with SQLite's message.
  */
-int qy_pairs_collect(sqlite3 *db, const char *sql, uint32_t top, struct qy_pairs *out, char *err,
-		     size_t errsize);
+int qy_pairs_collect(sqlite3 *db, const struct qy_pair_spec *sp, uint32_t top, struct qy_pairs *out,
+		     char *err, size_t errsize);
 void qy_pairs_free(struct qy_pairs *p);
 
 /*

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/pair.h"
 #include "query/query_api.h"
 
 #define QY_MODULE "ringtrace"
@@ -982,7 +983,8 @@ static int qy_module_add(sqlite3 *db, struct qy_store *s, char *err, size_t errs
 	}
 	if (have)
 		return 0;
-	if (sqlite3_create_module_v2(db, QY_MODULE, &qy_module, s, NULL) != SQLITE_OK) {
+	if (sqlite3_create_module_v2(db, QY_MODULE, &qy_module, s, NULL) != SQLITE_OK ||
+	    qy_pairs_register(db, s) != SQLITE_OK) {
 		qy_err(err, errsize, "registering the virtual table module: %s",
 		       sqlite3_errmsg(db));
 		return -1;
