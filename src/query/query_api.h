@@ -263,7 +263,7 @@ int qy_sqlite_copy(sqlite3 *db, struct qy_store *s, const char *schema, int crea
  */
 int qy_sqlite_lockdown(sqlite3 *db);
 
-/* ---- pairing: the latency between two events (pair.c) ---- */
+/* ---- pairing: the latency between two events (pair.c, pair_vtab.c) ---- */
 
 /*
  * The pairs of a start and a stop event, made by the table-valued function
