@@ -18,6 +18,8 @@
  */
 #include <sys/stat.h>
 
+#include <sqlite3.h>
+
 #include "check.h"
 #include "query/query_api.h"
 
@@ -160,6 +162,27 @@ static struct qy_table *event_table(struct imported *im, const char *event)
 }
 
 /* A file's text (malloc'd). */
+/* The store's tables attached to a new in-memory database. */
+static sqlite3 *sql_open(struct imported *im)
+{
+	sqlite3 *db = NULL;
+	char err[256];
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	CHECKF(qy_sqlite_attach(db, im->s, err, sizeof(err)) == 0, "%s", err);
+	return db;
+}
+
+/* The first column of the first row of sql (an integer; -1: no row). */
+static int64_t sql_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	CHECKF(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
+	       sqlite3_errmsg(db));
+	int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	sqlite3_finalize(st);
+	return v;
+}
+
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -286,6 +309,85 @@ static void demo_rows_and_sums_equal_stat_and_report(void)
 /* ---- known spans ---- */
 
 /* The slice of the begin event with arg_set_id id: its row. */
+/*
+ * args, computed from the event tables: a row per field, the same values
+ * as the event's table (an enum's name there, its number too in args),
+ * found by arg_set_id through a lookup (a join from slice looks each
+ * event up, not a scan of args), in order of arg_set_id, then field order.
+ */
+static void args_computed_from_event_tables(void)
+{
+	make_tmp();
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "'%s' --seconds 0.2 --lines 0", RINGTRACE_DEMO);
+	record("demo", cmd);
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/demo", tmp);
+	struct imported im;
+	import_dir(&im, dir);
+	sqlite3 *db = sql_open(&im);
+	CHECK_EQ_U64(sql_int(db, "SELECT count(*) FROM args"), table(&im, "args")->nrows);
+	/* the fields of every event table, as many as args holds */
+	uint64_t fields = 0;
+	struct qy_table *et = table(&im, "event_table");
+	for (uint64_t r = 0; r < et->nrows; r++)
+		fields += (uint64_t)(ival(et, "count", r) * ival(et, "fields", r));
+	CHECK_EQ_U64(table(&im, "args")->nrows, fields);
+	/* the demo's work_end event: its fields' values as its table's */
+	int64_t ends = sql_int(db, "SELECT count(*) FROM demo_work_end");
+	CHECK(ends > 0);
+	CHECK_EQ_U64(sql_int(db, "SELECT count(*) FROM demo_work_end w JOIN args a ON "
+				 "a.arg_set_id = w.id AND a.key = 'digest' WHERE a.int_value IS "
+				 "w.digest AND a.value_type = 'uint'"),
+		     ends);
+	CHECK_EQ_U64(sql_int(db, "SELECT count(*) FROM demo_work_end w JOIN args a ON "
+				 "a.arg_set_id = w.id AND a.key = 'ms' WHERE a.real_value IS w.ms"),
+		     ends);
+	CHECK_EQ_U64(sql_int(db,
+			     "SELECT count(*) FROM demo_work_end w JOIN args a ON "
+			     "a.arg_set_id = w.id AND a.key = 'op' WHERE a.string_value IS w.op"),
+		     ends);
+	/* an enum: the name in the table, the number beside it in args */
+	int64_t enums = sql_int(db, "SELECT count(*) FROM args WHERE value_type = 'enum'");
+	CHECK(enums > 0);
+	CHECK_EQ_U64(sql_int(db, "SELECT count(*) FROM args WHERE value_type = 'enum' AND "
+				 "string_value IS NOT NULL AND int_value IS NOT NULL"),
+		     enums);
+	/* order: arg_set_id ascending, the fields in order within an event */
+	CHECK_EQ_U64(sql_int(db, "SELECT count(*) FROM (SELECT arg_set_id, lag(arg_set_id) OVER () "
+				 "AS prev FROM args) WHERE arg_set_id < prev"),
+		     0);
+	/* an equality, a range: binary searches; the join from slice a lookup */
+	int64_t id = sql_int(db, "SELECT id FROM demo_work_end LIMIT 1 OFFSET 10");
+	char q[256];
+	snprintf(q, sizeof(q), "SELECT count(*) FROM args WHERE arg_set_id = %lld", (long long)id);
+	CHECK(sql_int(db, q) == sql_int(db, "SELECT fields FROM event_table WHERE "
+					    "table_name = 'demo_work_end'"));
+	snprintf(q, sizeof(q),
+		 "SELECT count(*) FROM args WHERE arg_set_id > %lld AND arg_set_id <= %lld",
+		 (long long)id, (long long)id + 100);
+	int64_t in_range = sql_int(db, q);
+	snprintf(q, sizeof(q),
+		 "SELECT count(*) FROM args WHERE +arg_set_id > %lld AND +arg_set_id <= %lld",
+		 (long long)id, (long long)id + 100);
+	CHECK(in_range > 0 && in_range == sql_int(db, q));
+	sqlite3_stmt *st = NULL;
+	CHECK(sqlite3_prepare_v2(db,
+				 "EXPLAIN QUERY PLAN SELECT a.key FROM slice s JOIN args a ON "
+				 "a.arg_set_id = s.arg_set_id",
+				 -1, &st, NULL) == SQLITE_OK);
+	int lookup = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *d = (const char *)sqlite3_column_text(st, 3);
+		lookup += d && strstr(d, "SCAN a VIRTUAL TABLE INDEX 1:") != NULL;
+	}
+	sqlite3_finalize(st);
+	CHECK_EQ_U64(lookup, 1);
+	sqlite3_close(db);
+	import_free(&im);
+	rm_tree(tmp);
+}
+
 static uint64_t slice_of(struct qy_table *sl, int64_t id)
 {
 	for (uint64_t r = 0; r < sl->nrows; r++)
@@ -383,12 +485,12 @@ static void spans_nested_depth_parent_and_unpaired(void)
 	for (uint64_t r = 0; r < pf->nrows; r++)
 		round7 += strcmp(sval(&im, pf, "text", r), "round 7") == 0;
 	CHECK_EQ_U64(round7, 2);
-	struct qy_table *args = table(&im, "args");
-	unsigned texts = 0;
-	for (uint64_t r = 0; r < args->nrows; r++)
-		texts += strcmp(sval(&im, args, "key", r), "text") == 0 &&
-			 strcmp(sval(&im, args, "value_type", r), "string") == 0;
-	CHECK_EQ_U64(texts, 40);
+	sqlite3 *db = sql_open(&im);
+	CHECK_EQ_U64(sql_int(db, "SELECT count(*) FROM args a JOIN ringtrace_printf p ON "
+				 "a.arg_set_id = p.id WHERE a.key = 'text' AND "
+				 "a.value_type = 'string' AND a.string_value = p.text"),
+		     40);
+	sqlite3_close(db);
 	import_free(&im);
 	rm_tree(tmp);
 }
@@ -781,6 +883,7 @@ static void chunks_give_every_row_once_and_late_durations(void)
 /* clang-format off */
 static const struct check_case cases[] = {
 	CHECK_CASE(query_import_demo_rows_and_sums_equal_stat_and_report, demo_rows_and_sums_equal_stat_and_report),
+	CHECK_CASE(query_import_args_computed_from_event_tables, args_computed_from_event_tables),
 	CHECK_CASE(query_import_spans_nested_depth_parent_and_unpaired, spans_nested_depth_parent_and_unpaired),
 	CHECK_CASE(query_import_spans_deeper_than_kept_counted, spans_deeper_than_kept_counted),
 	CHECK_CASE(query_import_hostile_names_safe_and_listed, hostile_names_safe_and_listed),

@@ -4,9 +4,11 @@
  *
  * What becomes what:
  *  - every record of an event: a row of its event's table (id, ts, utid,
- *    cpu, its fields as typed columns) and a row of `args` per field (the
- *    hidden `_truncated` byte of records with strings is left out, as the
- *    report and the JSON export leave it out). Integers are stored as
+ *    cpu, its fields as typed columns), which `args` (args.c) shows as a
+ *    row per field (the hidden `_truncated` byte of records with strings
+ *    is left out, as the report and the JSON export leave it out): the
+ *    event's table and row given to args, and an enum's number and name
+ *    too (the table holds only the name). Integers are stored as
  *    integers (an unsigned 64-bit value above INT64_MAX as its two's
  *    complement), enums as their value's name in the event's table and as
  *    name and number in `args`, arrays as "{a,b,c}" and byte sequences as
@@ -18,12 +20,12 @@
  *    thread: a begin beyond is no slice (its event row and args stay),
  *    counted, and its end closes it;
  *  - ringtrace_printf records: a row of the table ringtrace_printf (text:
- *    the formatted text), an args row (key 'text') and an instant slice
+ *    the formatted text, args' row of key 'text') and an instant slice
  *    named "ringtrace_printf";
  *  - counter events: a row of `counter` per numeric field (int, uint,
  *    bool, enum, real), on the track of its (event table, field);
- *  - the kernel trace's records (sched_kernel_trace): event rows and args
- *    like any other, utid from their common_pid field, no slices or
+ *  - the kernel trace's records (sched_kernel_trace): event rows (and so
+ *    args) like any other, utid from their common_pid field, no slices or
  *    counters; then each is given to import_kernel.c (qy_kernel_record),
  *    its losses too;
  *  - lost-event records: a row of `loss` each.
@@ -102,11 +104,6 @@ static const struct qy_coldef qy_ctrack_cols[CT_N] = {
 enum { CN_ID, CN_TS, CN_TRACK, CN_VALUE, CN_UTID, CN_N };
 static const struct qy_coldef qy_counter_cols[CN_N] = {
 	{"id", QY_INT}, {"ts", QY_INT}, {"track_id", QY_INT}, {"value", QY_REAL}, {"utid", QY_INT}};
-enum { AR_SET, AR_KEY, AR_INT, AR_STR, AR_REAL, AR_TYPE, AR_N };
-static const struct qy_coldef qy_args_cols[AR_N] = {
-	{"arg_set_id", QY_INT},    {"key", QY_TEXT},        {"int_value", QY_INT},
-	{"string_value", QY_TEXT}, {"real_value", QY_REAL}, {"value_type", QY_TEXT},
-};
 enum { ET_EVENT, ET_TABLE, ET_KIND, ET_FIELDS, ET_COUNT, ET_N };
 static const struct qy_coldef qy_etable_cols[ET_N] = {
 	{"event", QY_TEXT}, {"table_name", QY_TEXT}, {"kind", QY_TEXT},
@@ -317,6 +314,7 @@ struct qy_etab {
 	uint32_t nf;                                 /* fields (columns after EV_FIRST) */
 	uint64_t count;                              /* rows, chunks included */
 	int64_t *track; /* counter events: per field, its track or -1 */
+	int64_t asrc;   /* its number as a source of args */
 	uint32_t same;  /* the next table of the same name + 1 */
 };
 
@@ -324,8 +322,6 @@ struct qy_etab {
 struct qy_fld {
 	const struct ringtrace_field_desc *fd;
 	uint32_t fi;     /* its index among the definition's fields */
-	uint32_t key;    /* string id of its name */
-	uint32_t vtype;  /* string id of its value type */
 	uint32_t *enums; /* enum: the string id of each value's name */
 };
 
@@ -370,8 +366,9 @@ struct qy_imp {
 	uint32_t *etmap; /* by name's string id (hashed): etab index + 1 */
 	uint32_t etslots;
 	struct qy_etab *printf_et;
-	struct qy_table *process, *thread, *slice, *ctrack, *counter, *args, *etable, *ecolumn,
-		*loss, *stats;
+	struct qy_table *process, *thread, *slice, *ctrack, *counter, *etable, *ecolumn, *loss,
+		*stats;
+	struct qy_args *args;
 	uint32_t vt[VT_N];
 	uint32_t s_text, s_printf;
 	int64_t next_event;
@@ -594,6 +591,23 @@ static void qy_table_name(struct qy_imp *im, const char *event, char *name, size
 	}
 }
 
+/* The table as a source of args (fd NULL: the printf records' text):
+ * its number, or -1 out of memory. */
+static int64_t qy_etab_args(struct qy_imp *im, struct qy_table *t,
+			    const struct ringtrace_field_desc *fd, uint32_t nf)
+{
+	uint32_t key[QY_MAX_FIELDS], vtype[QY_MAX_FIELDS];
+	uint8_t is_enum[QY_MAX_FIELDS];
+	for (uint32_t i = 0; i < nf && i < QY_MAX_FIELDS; i++) {
+		key[i] = fd ? qy_strz(im->s, fd[i].name) : im->s_text;
+		vtype[i] = im->vt[fd ? qy_vtype(&fd[i]) : VT_STRING];
+		is_enum[i] = fd && fd[i].type == RINGTRACE_FT_ENUM;
+		if (key[i] == QY_STR_NOMEM)
+			return -1;
+	}
+	return qy_args_source(im->args, t, nf, key, vtype, is_enum);
+}
+
 /* A new event table for def (printf: the printf records' table). NULL: out of memory. */
 static struct qy_etab *qy_etab_new(struct qy_imp *im, const struct ringtrace_trace_event_def *def,
 				   int printf, int counters)
@@ -635,6 +649,8 @@ static struct qy_etab *qy_etab_new(struct qy_imp *im, const struct ringtrace_tra
 		if (qy_ecolumn_row(im, tn, printf ? "text" : fd[i].name, names[i],
 				   printf ? VT_STRING : qy_vtype(&fd[i])))
 			goto fail;
+	if ((et->asrc = qy_etab_args(im, et->t, fd, nf)) < 0)
+		goto fail;
 	if (counters && et->kind == RINGTRACE_KIND_COUNTER && nf) {
 		if (!(et->track = malloc(nf * sizeof(*et->track))))
 			goto fail;
@@ -755,10 +771,6 @@ static int qy_trace_events(struct qy_imp *im, uint32_t ti)
 			struct qy_fld *f = &ev->f[k];
 			f->fi = d->nfields - ev->nf + k;
 			f->fd = &d->fields[f->fi];
-			f->key = qy_strz(im->s, f->fd->name);
-			f->vtype = im->vt[qy_vtype(f->fd)];
-			if (f->key == QY_STR_NOMEM)
-				return -1;
 			if (tr->kernel && f->fd->type == RINGTRACE_FT_INT &&
 			    strcmp(f->fd->name, "common_pid") == 0)
 				ev->pid_fi = (int32_t)f->fi;
@@ -826,14 +838,16 @@ static int qy_tables(struct qy_imp *im)
 		{&im->slice, "slice", qy_slice_cols, SL_N},
 		{&im->ctrack, "counter_track", qy_ctrack_cols, CT_N},
 		{&im->counter, "counter", qy_counter_cols, CN_N},
-		{&im->args, "args", qy_args_cols, AR_N},
+		{NULL, "args", NULL, 0},
 		{&im->etable, "event_table", qy_etable_cols, ET_N},
 		{&im->ecolumn, "event_column", qy_ecolumn_cols, EC_N},
 		{&im->loss, "loss", qy_loss_cols, LO_N},
 		{&im->stats, "stats", qy_stats_cols, ST_N},
 	};
 	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
-		if (!(*defs[i].t = qy_table_add(s, defs[i].name, defs[i].cols, defs[i].n)))
+		if (!defs[i].t ? !(im->args = qy_args_new(s))
+			       : !(*defs[i].t = qy_table_add(s, defs[i].name, defs[i].cols,
+							     defs[i].n)))
 			return qy_table_find(s, defs[i].name)
 				       ? qy_fail(im, RINGTRACE_EINVAL,
 						 "the store has a table %s already", defs[i].name)
@@ -979,22 +993,6 @@ static int64_t qy_event_row(struct qy_etab *et, int64_t id, uint64_t ns, int64_t
 	return r;
 }
 
-static int qy_arg_row(struct qy_imp *im, int64_t id, uint32_t key, uint32_t vtype,
-		      const struct qy_val *v)
-{
-	struct qy_table *a = im->args;
-	int64_t r = qy_row(a);
-	if (r < 0)
-		return -1;
-	qy_i64(a, AR_SET)[r] = id;
-	qy_sid(a, AR_KEY)[r] = key;
-	qy_i64(a, AR_INT)[r] = v->i;
-	qy_sid(a, AR_STR)[r] = v->sid;
-	qy_f64(a, AR_REAL)[r] = v->r;
-	qy_sid(a, AR_TYPE)[r] = vtype;
-	return 0;
-}
-
 static int qy_counter_row(struct qy_imp *im, uint64_t ns, int64_t track, double value, int64_t utid)
 {
 	struct qy_table *t = im->counter;
@@ -1138,8 +1136,7 @@ static double qy_number(const struct ringtrace_field_desc *fd, const struct qy_v
 
 /* The fields of an event: its table's columns and args rows (and counters). */
 static int qy_fields(struct qy_imp *im, struct qy_tr *tr, const struct qy_ev *ev,
-		     const struct ringtrace_trace_record *rec, int64_t row, int64_t id,
-		     int64_t utid)
+		     const struct ringtrace_trace_record *rec, int64_t row, int64_t utid)
 {
 	struct qy_etab *et = ev->et;
 	struct qy_table *t = et->t;
@@ -1159,7 +1156,8 @@ static int qy_fields(struct qy_imp *im, struct qy_tr *tr, const struct qy_ev *ev
 		default:
 			qy_sid(t, c)[row] = v.tsid;
 		}
-		if (qy_arg_row(im, id, f->key, f->vtype, &v))
+		if (f->fd->type == RINGTRACE_FT_ENUM &&
+		    qy_args_enum(im->args, et->asrc, (uint64_t)row, k, v.i, v.sid))
 			return -1;
 		if (et->track && et->track[k] >= 0 && !tr->kernel &&
 		    qy_counter_row(im, rec->ns, et->track[k], qy_number(f->fd, &v), utid))
@@ -1187,7 +1185,7 @@ static int qy_printf_record(struct qy_imp *im, struct qy_tr *tr,
 	if (row < 0)
 		return -1;
 	qy_sid(im->printf_et->t, EV_FIRST)[row] = v.sid;
-	if (qy_arg_row(im, id, im->s_text, im->vt[VT_STRING], &v))
+	if (qy_args_event(im->args, id, im->printf_et->asrc, (uint64_t)row))
 		return -1;
 	if (tr->kernel)
 		return 0;
@@ -1230,7 +1228,9 @@ static int qy_event(struct qy_imp *im, uint32_t ti, const struct ringtrace_trace
 	if (utid == -1)
 		return -1;
 	int64_t row = qy_event_row(ev->et, id, rec->ns, utid, cpu);
-	if (row < 0 || (decoded && qy_fields(im, tr, ev, rec, row, id, utid)))
+	/* (an event whose fields could not be read has no args rows) */
+	if (row < 0 || qy_args_event(im->args, id, decoded ? ev->et->asrc : -1, (uint64_t)row) ||
+	    (decoded && qy_fields(im, tr, ev, rec, row, utid)))
 		return -1;
 	if (tr->kernel)
 		return qy_kernel_record(im->k, rec, id);

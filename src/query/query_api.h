@@ -19,7 +19,9 @@
  *   sqlite   (vtab.c, db.c) every table of the store as a virtual table
  *            of SQLite (module "ringtrace", in the temp schema), with
  *            equality and range constraints answered from sorted columns
- *            or an index made on first use; `--db FILE` copies them into
+ *            or an index made on first use (`args`, computed from the
+ *            event tables, by a module of its own: args.c); `--db FILE`
+ *            copies them into
  *            native tables of a database file; the authorizer that keeps
  *            a query inside the database.
  *
@@ -40,7 +42,9 @@
  *                 value_type ('int', 'uint', 'real', 'string', 'pointer',
  *                 'bool', 'enum' (string_value the name, int_value the
  *                 number), 'array', 'bytes' (string_value as text)): every
- *                 field of every event; arg_set_id is the event's id
+ *                 field of every event; arg_set_id is the event's id.
+ *                 Computed (args.c) from the event tables when read, in
+ *                 order of arg_set_id, then field order
  *   <event>       one table per event (same name and fields across the
  *                 traces of a collection): id (= arg_set_id), ts, utid,
  *                 cpu, then its fields as typed columns; ringtrace_printf
@@ -100,6 +104,22 @@ struct qy_col {
 	int64_t min, max; /* of the values not NULL, when sorted >= 0 (min > max: none) */
 };
 
+struct qy_table;
+struct sqlite3_module;
+
+/*
+ * A computed table (`args`): its rows made, when read, from other tables
+ * of the store, by a virtual table module of its own; it has no column
+ * arrays (qy_row is not for it) and its maker counts its nrows.
+ */
+struct qy_table_ops {
+	const char *module_name;
+	const struct sqlite3_module *module; /* its aux is the store */
+	void (*clear)(struct qy_table *t);   /* qy_table_clear's part */
+	void (*free)(struct qy_table *t);    /* frees t->user */
+	uint64_t (*bytes)(const struct qy_table *t);
+};
+
 struct qy_table {
 	char *name; /* the SQL table name */
 	uint32_t ncols;
@@ -107,6 +127,7 @@ struct qy_table {
 	uint64_t nrows, cap;
 	uint64_t base; /* rows cleared before (qy_table_clear): rowid = base + row */
 	void *user;    /* the importer's (for instance its event's layout) */
+	const struct qy_table_ops *ops; /* a computed table's; NULL: stored */
 };
 
 struct qy_store;

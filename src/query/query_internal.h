@@ -33,6 +33,36 @@ int64_t qy_thread_utid(struct qy_threads *th, int64_t tid, const char *comm, uin
 int qy_stat(struct qy_store *s, const char *name, int64_t idx, const char *severity,
 	    const char *source, int64_t value, const char *description);
 
+/* ---- the computed `args` table (args.c) ---- */
+
+struct qy_args;
+
+/* The table `args` made in s (its rows computed from the event tables
+ * named as sources). NULL: out of memory, or s has an args table. */
+struct qy_args *qy_args_new(struct qy_store *s);
+/*
+ * An event table whose rows' fields are args rows: nf fields (columns 4 ..
+ * 4 + nf - 1, after id, ts, utid, cpu), each its key and value_type
+ * (string ids) and whether it is an enum (its number and name given by
+ * qy_args_enum). The source's number, or -1 out of memory.
+ */
+int64_t qy_args_source(struct qy_args *a, struct qy_table *t, uint32_t nf, const uint32_t *key,
+		       const uint32_t *vtype, const uint8_t *is_enum);
+/* The event id's row of source src (-1: an event without args rows), ids
+ * given in ascending order. 0, or -1 out of memory. */
+int qy_args_event(struct qy_args *a, int64_t id, int64_t src, uint64_t row);
+/* An enum field's number and name (string id, 0: none) at row of src. */
+int qy_args_enum(struct qy_args *a, int64_t src, uint64_t row, uint32_t field, int64_t num,
+		 uint32_t sid);
+
+/*
+ * Narrow the key range [*a, *b] of an INTEGER column by "key OP v" (op an
+ * SQLITE_INDEX_CONSTRAINT_ EQ, GT, GE, LT or LE), as SQLite compares:
+ * 0 when the range became empty (vtab.c).
+ */
+struct sqlite3_value;
+int qy_bound(struct sqlite3_value *v, int op, int64_t *a, int64_t *b);
+
 /* ---- the kernel trace's tables (import_kernel.c) ---- */
 
 struct qy_kernel;

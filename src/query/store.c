@@ -61,6 +61,8 @@ static void qy_table_free(struct qy_table *t)
 	if (!t)
 		return;
 	qy_touch_forget(t);
+	if (t->ops && t->ops->free)
+		t->ops->free(t);
 	for (uint32_t c = 0; c < t->ncols; c++) {
 		free(t->cols[c].name);
 		free(t->cols[c].v);
@@ -371,6 +373,8 @@ void qy_table_clear(struct qy_table *t)
 	t->base += t->nrows;
 	t->nrows = 0;
 	qy_table_changed(t);
+	if (t->ops && t->ops->clear)
+		t->ops->clear(t);
 }
 
 /* ---- strings ---- */
@@ -483,6 +487,8 @@ uint64_t qy_store_bytes(const struct qy_store *s)
 		     (uint64_t)s->nslots * sizeof(uint32_t);
 	for (uint32_t i = 0; i < s->ntables; i++) {
 		const struct qy_table *t = s->tables[i];
+		if (t->ops && t->ops->bytes)
+			n += t->ops->bytes(t);
 		for (uint32_t c = 0; c < t->ncols; c++) {
 			n += t->cap * qy_elem(t->cols[c].type);
 			if (t->cols[c].perm)

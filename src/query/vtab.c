@@ -45,7 +45,7 @@
 #include <string.h>
 
 #include "query/pair.h"
-#include "query/query_api.h"
+#include "query/query_internal.h"
 
 #define QY_MODULE "ringtrace"
 
@@ -275,7 +275,7 @@ static int qy_perm_make(struct qy_table *t, int c)
  * compared exactly with a real, every number below every text or blob,
  * nothing equal to NULL. 0: the range became empty.
  */
-static int qy_bound(sqlite3_value *v, int op, int64_t *a, int64_t *b)
+int qy_bound(sqlite3_value *v, int op, int64_t *a, int64_t *b)
 {
 	int64_t lo = INT64_MIN, hi = INT64_MAX;
 	int type = sqlite3_value_numeric_type(v);
@@ -395,6 +395,10 @@ static int qy_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		return SQLITE_ERROR;
 	}
 	struct qy_table *t = qy_table_at(s, (uint32_t)i);
+	if (t->ops) {
+		*perr = sqlite3_mprintf("table %s is computed by a module of its own", t->name);
+		return SQLITE_ERROR;
+	}
 	int rc = qy_declare(db, t, perr);
 	if (rc != SQLITE_OK)
 		return rc;
@@ -970,21 +974,24 @@ qy_err(char *err, size_t errsize, const char *fmt, ...)
 	}
 }
 
-static int qy_module_add(sqlite3 *db, struct qy_store *s, char *err, size_t errsize)
+static int qy_module_add(sqlite3 *db, struct qy_store *s, const char *name,
+			 const sqlite3_module *module, char *err, size_t errsize)
 {
 	/* once per connection: the tables made so far keep the module they
 	 * were made with */
 	sqlite3_stmt *st;
 	int have = 0;
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_module_list WHERE name = '" QY_MODULE "'",
-			       -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_module_list WHERE name = ?", -1, &st,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 		have = sqlite3_step(st) == SQLITE_ROW;
 		sqlite3_finalize(st);
 	}
 	if (have)
 		return 0;
-	if (sqlite3_create_module_v2(db, QY_MODULE, &qy_module, s, NULL) != SQLITE_OK ||
-	    qy_pairs_register(db, s) != SQLITE_OK) {
+	/* pairs() comes with the module of the stored tables */
+	if (sqlite3_create_module_v2(db, name, module, s, NULL) != SQLITE_OK ||
+	    (module == &qy_module && qy_pairs_register(db, s) != SQLITE_OK)) {
 		qy_err(err, errsize, "registering the virtual table module: %s",
 		       sqlite3_errmsg(db));
 		return -1;
@@ -1002,10 +1009,12 @@ int qy_sqlite_attach_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, 
 		qy_err(err, errsize, "table %s is not the store's", t->name);
 		return -1;
 	}
-	if (qy_module_add(db, s, err, errsize))
+	/* a computed table has a module of its own */
+	const char *mname = t->ops ? t->ops->module_name : QY_MODULE;
+	if (qy_module_add(db, s, mname, t->ops ? t->ops->module : &qy_module, err, errsize))
 		return -1;
-	char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING " QY_MODULE "(%u)",
-				    t->name, i);
+	char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING %s(%u)", t->name, mname,
+				    i);
 	if (!sql) {
 		qy_err(err, errsize, "out of memory");
 		return -1;
@@ -1023,7 +1032,7 @@ int qy_sqlite_attach_table(sqlite3 *db, struct qy_store *s, struct qy_table *t, 
 
 int qy_sqlite_attach(sqlite3 *db, struct qy_store *s, char *err, size_t errsize)
 {
-	if (qy_module_add(db, s, err, errsize))
+	if (qy_module_add(db, s, QY_MODULE, &qy_module, err, errsize))
 		return -1;
 	for (uint32_t i = 0; i < qy_table_count(s); i++)
 		if (qy_sqlite_attach_table(db, s, qy_table_at(s, i), err, errsize))
