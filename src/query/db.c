@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "query/query_api.h"
+#include "query/query_internal.h"
 
 /*
  * The pragmas a query may run: those that only list what the connection
@@ -99,17 +100,6 @@ int qy_sqlite_lockdown(sqlite3 *db)
 }
 
 /* ---- copying into native tables ---- */
-
-static void __attribute__((format(printf, 3, 4)))
-qy_err(char *err, size_t errsize, const char *fmt, ...)
-{
-	if (err && errsize) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsize, fmt, ap);
-		va_end(ap);
-	}
-}
 
 /* Whether temp holds the table's virtual table: 1, 0, or -1 on error. */
 static int qy_attached(sqlite3 *db, const struct qy_table *t)

@@ -84,4 +84,8 @@ int qy_kernel_record(struct qy_kernel *k, const struct ringtrace_trace_record *r
 int qy_kernel_finish(struct qy_kernel *k, uint64_t end_ns);
 void qy_kernel_free(struct qy_kernel *k);
 
+/* The SQL layer's error message into err (errsize bytes, may be 0), as
+ * printf formats it (store.c; db.c and vtab.c report through it). */
+void qy_err(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

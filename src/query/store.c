@@ -12,12 +12,15 @@
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
 
 #include "query/query_api.h"
+#include "query/query_internal.h"
 
 #define QY_BLOCK (1u << 20) /* string bytes per block (larger strings: a block of their own) */
 
@@ -532,4 +535,14 @@ int qy_plain_name(const char *name)
 	if (strncasecmp(name, "sqlite_", 7) == 0)
 		return 0;
 	return !sqlite3_keyword_check(name, (int)n);
+}
+
+void qy_err(char *err, size_t errsize, const char *fmt, ...)
+{
+	if (err && errsize) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
 }

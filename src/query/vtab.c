@@ -963,17 +963,6 @@ static const sqlite3_module qy_module = {
 
 /* ---- attaching ---- */
 
-static void __attribute__((format(printf, 3, 4)))
-qy_err(char *err, size_t errsize, const char *fmt, ...)
-{
-	if (err && errsize) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsize, fmt, ap);
-		va_end(ap);
-	}
-}
-
 static int qy_module_add(sqlite3 *db, struct qy_store *s, const char *name,
 			 const sqlite3_module *module, char *err, size_t errsize)
 {
