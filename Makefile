@@ -94,7 +94,7 @@ check-normal:
 # The sanitizer builds build what their tests run: not the benchmarks
 # (RINGTRACE_BENCH=OFF), which the normal and release builds compile.
 check-asan:
-	cmake -S . -B build-asan -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DRINGTRACE_SANITIZE=address -DRINGTRACE_BENCH=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+	cmake -S . -B build-asan -DRINGTRACE_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DRINGTRACE_SANITIZE=address -DRINGTRACE_FAULT_INJECTION=ON -DRINGTRACE_BENCH=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 	$(TIMED) asan-build cmake --build build-asan -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		$(TIMED) asan-tests ctest --test-dir build-asan $(CTEST_FLAGS) --output-log build-asan/ctest.log
