@@ -20,5 +20,6 @@ int record_bench_main(int argc, char **argv);
 int report_bench_main(int argc, char **argv);
 int start_bench_main(int argc, char **argv);
 int query_bench_main(int argc, char **argv);
+int stall_bench_main(int argc, char **argv);
 
 #endif /* RINGTRACE_BENCH_H */

@@ -51,6 +51,8 @@ static const struct bench_command commands[] = {
 	 "how fast do `ringtrace report` and `stat` (and babeltrace2) read a trace?"},
 	{"start", start_bench_main,
 	 "what a session's start and its first events cost against the steady state"},
+	{"stall", stall_bench_main,
+	 "what a writer pays per call while its recorder is stalled, against running"},
 	{"query", query_bench_main,
 	 "how fast does a trace become SQL tables, and what do queries on them cost?"},
 };
