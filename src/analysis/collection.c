@@ -38,25 +38,49 @@ static int coll_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_error, struct coll *c)
+/* Failures of the machine (descriptors, memory) while a directory is
+ * listed: said, never taken for "no trace there" (which would read the
+ * directory as one trace, or leave a trace of the collection out). */
+static int coll_sys_error(int e)
 {
-	memset(c, 0, sizeof(*c));
+	return e == EMFILE || e == ENFILE || e == ENOMEM;
+}
+
+/* The names of DIR's subdirectories that hold a metadata file, sorted:
+ * their count (0: DIR is not a collection), or -1 with the reason said. */
+static long coll_list(const char *dir, const char *prog, char ***out)
+{
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	char **subs = NULL;
 	size_t nsub = 0;
+	int err = 0;
+	const char *what = NULL;
+	*out = NULL;
+	if (dfd < 0 && coll_sys_error(errno)) {
+		err = errno;
+		what = "opening the directory";
+	}
 	/* A trace itself (metadata there), or something that is not a
 	 * directory: opened as one trace, whose errors say what is wrong. */
 	if (dfd >= 0 && fstatat(dfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		int lfd = dup(dfd);
 		DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+		if (!d) {
+			err = errno;
+			what = "listing the directory";
+		}
 		struct dirent *e;
 		unsigned seen = 0;
-		while (d && (e = readdir(d)) && seen++ < 1000000) {
+		while (d && !err && (e = readdir(d)) && seen++ < 1000000) {
 			if (e->d_name[0] == '.')
 				continue;
 			int sfd = openat(dfd, e->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sfd < 0 && coll_sys_error(errno)) {
+				err = errno;
+				what = "opening a trace of the collection";
+			}
 			if (sfd < 0)
 				continue;
 			int has = fstatat(sfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -71,11 +95,13 @@ int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_err
 				break;
 			}
 			char **ns = realloc(subs, (nsub + 1) * sizeof(*ns));
-			if (!ns)
+			if (ns)
+				subs = ns;
+			if (!ns || !(subs[nsub] = strdup(e->d_name))) {
+				err = ENOMEM;
+				what = "listing the traces of the collection";
 				break;
-			subs = ns;
-			if (!(subs[nsub] = strdup(e->d_name)))
-				break;
+			}
 			nsub++;
 		}
 		if (d)
@@ -85,11 +111,30 @@ int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_err
 	}
 	if (dfd >= 0)
 		close(dfd);
+	if (err) {
+		fprintf(stderr, "%s: %s: %s (%s)\n", prog, rt_esc(dir), strerror(err), what);
+		for (size_t i = 0; i < nsub; i++)
+			free(subs[i]);
+		free(subs);
+		return -1;
+	}
+	if (nsub)
+		qsort(subs, nsub, sizeof(*subs), coll_cmp);
+	*out = subs;
+	return (long)nsub;
+}
+
+int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_error, struct coll *c)
+{
+	memset(c, 0, sizeof(*c));
+	char **subs;
+	long nsub = coll_list(dir, prog, &subs);
+	if (nsub < 0)
+		return -1;
 	int err = 0;
 	if (nsub) {
-		qsort(subs, nsub, sizeof(*subs), coll_cmp);
 		c->is_collection = 1;
-		for (size_t i = 0; i < nsub && !err; i++) {
+		for (long i = 0; i < nsub && !err; i++) {
 			char path[4200];
 			snprintf(path, sizeof(path), "%s/%s", dir, subs[i]);
 			err = coll_add(c, path, subs[i]);
@@ -97,11 +142,12 @@ int coll_open(const char *dir, const char *prog, ringtrace_trace_error_fn on_err
 	} else {
 		err = coll_add(c, dir, dir);
 	}
-	for (size_t i = 0; i < nsub; i++)
+	for (long i = 0; i < nsub; i++)
 		free(subs[i]);
 	free(subs);
 	if (err) {
-		fprintf(stderr, "%s: out of memory\n", prog);
+		fprintf(stderr, "%s: %s: out of memory (listing the traces to read)\n", prog,
+			rt_esc(dir));
 		coll_close(c);
 		return -1;
 	}

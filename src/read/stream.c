@@ -61,13 +61,15 @@ static int rt_open_stream_file(ringtrace_trace *t, int dirfd, const char *n, uin
 		return rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
 				    RT_TRACE_MAX_STREAMS);
 	if (rt_grow((void **)&t->streams, cap, t->nstreams + 1, sizeof(*t->streams)) < 0)
-		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+		return rt_open_fail(RINGTRACE_ENOMEM, "%s: out of memory (opening the trace)",
+				    t->dir);
 	struct rt_tstream *s = &t->streams[t->nstreams];
 	memset(s, 0, sizeof(*s));
 	size_t pl = strlen(t->dir) + strlen(n) + 2;
 	char *path = rt_arena_alloc(&t->arena, pl);
 	if (!path)
-		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+		return rt_open_fail(RINGTRACE_ENOMEM, "%s: out of memory (opening the trace)",
+				    t->dir);
 	snprintf(path, pl, "%s/%s", t->dir, n);
 	s->info.id = id;
 	s->info.path = path;
@@ -116,7 +118,8 @@ static int rt_add_fileless_streams(ringtrace_trace *t, uint32_t *cap)
 			return rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
 					    RT_TRACE_MAX_STREAMS);
 		if (rt_grow((void **)&t->streams, cap, t->nstreams + 1, sizeof(*t->streams)) < 0)
-			return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+			return rt_open_fail(RINGTRACE_ENOMEM,
+					    "%s: out of memory (opening the trace)", t->dir);
 		struct rt_tstream *s = &t->streams[t->nstreams++];
 		memset(s, 0, sizeof(*s));
 		s->info.id = m->drops[i].stream;
@@ -138,7 +141,8 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
 		int e = errno;
 		if (lfd >= 0)
 			close(lfd);
-		return rt_open_fail(RINGTRACE_ESYS, "%s: %s", t->dir, strerror(e));
+		return rt_open_fail(RINGTRACE_ESYS, "%s: %s (listing the stream files)", t->dir,
+				    strerror(e));
 	}
 	uint32_t cap = 0;
 	int ret = 0;
@@ -176,7 +180,8 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
 		return ret;
 	t->heap = calloc(t->nstreams ? t->nstreams : 1, sizeof(*t->heap));
 	if (!t->heap)
-		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+		return rt_open_fail(RINGTRACE_ENOMEM, "%s: out of memory (opening the trace)",
+				    t->dir);
 	if (extra[0]) {
 		t->errors++;
 		if (t->err)

@@ -63,7 +63,8 @@ static int rt_read_metadata(ringtrace_trace *t, int dirfd)
 	}
 	t->plans = calloc(t->doc.nevents ? t->doc.nevents : 1, sizeof(*t->plans));
 	if (!t->plans)
-		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+		return rt_open_fail(RINGTRACE_ENOMEM, "%s: out of memory (opening the trace)",
+				    t->dir);
 	return 0;
 }
 
@@ -77,7 +78,7 @@ int ringtrace_trace_open(const char *dir, ringtrace_trace_error_fn err, void *ar
 	ringtrace_trace *t = calloc(1, sizeof(*t));
 	if (!t || !(t->dir = strdup(dir))) {
 		free(t);
-		return rt_open_fail(RINGTRACE_ENOMEM, "out of memory");
+		return rt_open_fail(RINGTRACE_ENOMEM, "%s: out of memory (opening the trace)", dir);
 	}
 	size_t dl = strlen(t->dir);
 	while (dl > 1 && t->dir[dl - 1] == '/')
@@ -89,7 +90,7 @@ int ringtrace_trace_open(const char *dir, ringtrace_trace_error_fn err, void *ar
 	 * src/base/tdir.c), and the directory is read once: what a path names
 	 * cannot change between the metadata and the streams. */
 	int dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r = dirfd < 0 ? rt_open_fail(RINGTRACE_ESYS, "%s/metadata: %s (opening the directory)",
+	int r = dirfd < 0 ? rt_open_fail(RINGTRACE_ESYS, "%s: %s (opening the trace directory)",
 					 t->dir, strerror(errno))
 			  : rt_read_metadata(t, dirfd);
 	if (r == 0)
