@@ -452,6 +452,9 @@ static int print_result(struct printer *p, sqlite3_stmt *st)
 
 static void printer_free(struct printer *p)
 {
+	/* (rows still held: a result that failed half-way) */
+	for (size_t i = 0; p->cells && i < p->nheld * (size_t)p->ncols; i++)
+		free(p->cells[i]);
 	free(p->cells);
 	free(p->right);
 	free(p->width);
@@ -708,7 +711,13 @@ static int import_dir(struct import_state *is, struct qy_store *s, int verbose)
 	if (is->damage > errors)
 		errors = is->damage;
 	int damaged = c.failed || errors || is->damage;
-	if (damaged && rc >= 0)
+	if (damaged && rc >= 0 && !errors)
+		fprintf(stderr,
+			"%s: %s: %u trace%s of the collection could not be opened (said above): "
+			"imported without %s, counted in the stats table\n",
+			prog, rt_esc(is->dir), c.failed, c.failed == 1 ? "" : "s",
+			c.failed == 1 ? "it" : "them");
+	else if (damaged && rc >= 0)
 		fprintf(stderr,
 			"%s: %s: the trace is damaged (%" PRIu64
 			" error%s found%s): imported up to "

@@ -140,7 +140,19 @@ int verb_report(int argc, char **argv)
 			nkernel++;
 		}
 	if (oom) {
-		fprintf(stderr, "ringtrace report: out of memory\n");
+		fprintf(stderr, "ringtrace report: %s: out of memory (preparing the report)\n",
+			rt_esc(dir));
+		if (kf)
+			for (uint32_t i = 0; i < c.n; i++)
+				kfmt_close(kf[i]);
+		free(kf);
+		kcomm_free(names);
+		for (uint32_t i = 0; sel && i < c.n; i++)
+			free(sel[i]);
+		free(sel);
+		free(line);
+		coll_merge_free(&mg);
+		coll_close(&c);
 		return 1;
 	}
 	/* Merged by time (src/analysis/analysis_api.h). */

@@ -48,8 +48,16 @@ static int cmp_count(const void *a, const void *b)
 static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[3])
 {
 	uint64_t *count = calloc(65536, sizeof(uint64_t));
-	if (!count)
+	uint32_t ne = ringtrace_trace_event_count(t);
+	struct name_count *nc = calloc(ne + 2, sizeof(*nc));
+	if (!count || !nc) {
+		fflush(stdout);
+		fprintf(stderr, "ringtrace: %s: out of memory (counting the events)\n",
+			rt_esc(dir));
+		free(count);
+		free(nc);
 		return 1;
+	}
 	uint64_t other = 0;
 	struct ringtrace_trace_record r;
 	while (ringtrace_trace_next(t, &r) == 1) {
@@ -64,11 +72,7 @@ static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[3])
 	struct out_totals sum;
 	out_totals(t, &sum);
 
-	uint32_t ne = ringtrace_trace_event_count(t);
-	struct name_count *nc = calloc(ne + 2, sizeof(*nc));
 	uint32_t k = 0;
-	if (!nc)
-		return 1;
 	/* An event none of whose calls was recorded is listed too when it has
 	 * a filter or rejected calls: "all filtered out" is worth seeing. */
 	for (uint32_t i = 0; i < ne; i++) {
