@@ -50,13 +50,16 @@
 #include "ringtrace/ring.h"
 
 /* Total size of the stream files in dir (regular files only: a symbolic
- * link is not followed). */
-static uint64_t streams_bytes(const char *dir)
+ * link is not followed) into *n: 0, or -1 with a message. */
+static int streams_bytes(const char *dir, uint64_t *n)
 {
 	DIR *d = opendir(dir);
-	uint64_t n = 0;
-	if (!d)
-		return 0;
+	*n = 0;
+	if (!d) {
+		fprintf(stderr, "ringtrace recover: %s: %s (listing the stream files)\n", dir,
+			strerror(errno));
+		return -1;
+	}
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		if (strncmp(e->d_name, "stream_", 7) != 0)
@@ -64,10 +67,10 @@ static uint64_t streams_bytes(const char *dir)
 		struct stat st;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode))
-			n += (uint64_t)st.st_size;
+			*n += (uint64_t)st.st_size;
 	}
 	closedir(d);
-	return n;
+	return 0;
 }
 
 /*
@@ -163,7 +166,9 @@ static int prepare_stream(struct rcv *r, uint64_t stream)
 		uint32_t cap = r->cap ? 2 * r->cap : 64;
 		uint64_t *n = realloc(r->seen, cap * sizeof(*n));
 		if (!n) {
-			fprintf(stderr, "ringtrace recover: out of memory\n");
+			fprintf(stderr,
+				"ringtrace recover: %s: out of memory (listing the streams)\n",
+				r->dir);
 			return -1;
 		}
 		r->seen = n;
@@ -232,7 +237,8 @@ static int prepare_all(struct rcv *r)
 {
 	DIR *d = opendir(r->dir);
 	if (!d) {
-		fprintf(stderr, "ringtrace recover: %s: %s\n", r->dir, strerror(errno));
+		fprintf(stderr, "ringtrace recover: %s: %s (listing the stream files)\n", r->dir,
+			strerror(errno));
 		return -1;
 	}
 	int rc = 0;
@@ -318,7 +324,8 @@ static int save_pages(ringtrace_rb *rb, struct rcv *r)
 	uint32_t k = 0, nown = 0, ngot = 0;
 	int saved = 0;
 	if (!idx || !pg || !got || !own) {
-		fprintf(stderr, "ringtrace recover: out of memory\n");
+		fprintf(stderr, "ringtrace recover: %s: out of memory (listing the pool's pages)\n",
+			r->dir);
 		saved = -1;
 		goto out;
 	}
@@ -370,7 +377,11 @@ static int save_pages(ringtrace_rb *rb, struct rcv *r)
 		saved++;
 	}
 out:
-	for (uint32_t i = 0; i < ngot; i++)
+	/* Pages taken from the queue go back to the free list only once
+	 * saved: after a failure they stay in no list, where the next
+	 * recover finds them as a dead reader's (its orphans), and saves
+	 * those not saved yet. */
+	for (uint32_t i = 0; saved >= 0 && i < ngot; i++)
 		ringtrace_rb_put_page(rb, got[i]);
 	for (uint32_t i = 0; i < nown; i++)
 		free(own[i]);
@@ -566,9 +577,10 @@ int co_recover(const char *shm, const char *dir, int quiet, int force)
 	unsigned mode = (unsigned)ringtrace_rb_mode(rb);
 	ringtrace_rb_destroy(rb);
 	free(r.seen);
-	uint64_t bytes = streams_bytes(dir);
+	uint64_t bytes = 0;
 	if (rc == 0 &&
-	    patch_metadata(dir, &s, bytes / ps, bytes, mode, recovered, drops, ndrops) < 0)
+	    (streams_bytes(dir, &bytes) < 0 ||
+	     patch_metadata(dir, &s, bytes / ps, bytes, mode, recovered, drops, ndrops) < 0))
 		rc = 1;
 	free(drops);
 	if (rc == 0 && !quiet && r.finalized)
