@@ -46,7 +46,21 @@ int ringtrace_ctf_append_page(const char *dir, const struct ringtrace_page_heade
 	if (err < 0)
 		return err;
 	int fd = rt_ctf_stream_open(&d, page->stream_instance_id);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) < 0)
+		st.st_size = -1;
 	err = fd < 0 ? fd : rt_write_all(fd, page, page_size);
+	/* A write that failed leaves the file as it was: no part of a page
+	 * (a file cut inside a packet makes babeltrace2 refuse the trace),
+	 * and no empty file (which no reader takes for a stream). */
+	if (fd >= 0 && err < 0 && st.st_size > 0)
+		(void)!ftruncate(fd, st.st_size);
+	else if (fd >= 0 && err < 0 && st.st_size == 0) {
+		char name[32];
+		snprintf(name, sizeof(name), "stream_%llu",
+			 (unsigned long long)page->stream_instance_id);
+		unlinkat(d.fd, name, 0);
+	}
 	if (fd >= 0)
 		close(fd);
 	if (fd >= 0 && err < 0) {
