@@ -26,8 +26,10 @@
 # around the loop: RINGTRACE_FAULT_ONLY (set by the caller: which program
 # of CMD fails), RT_FAULT_EXTRA (appended to the spec, e.g. ":errno=ENOSPC"),
 # RT_FAULT_SAME_OUTPUT=0 (stdout may differ on success: a command whose
-# output names times). After the loop, RT_FAULT_N holds the number of calls
-# tried. Needs `timeout` (coreutils).
+# output names times), RT_FAULT_VERBOSE=1 (each run's call and status,
+# and its stderr's "ringtrace" lines, on stderr: what a user would read).
+# After the loop, RT_FAULT_N holds the number of calls tried. Needs
+# `timeout` (coreutils).
 
 rt_fault_loop() {
 	rt_fk=$1 rt_fmax=$2 rt_fcheck=$3
@@ -66,6 +68,10 @@ rt_fault_loop() {
 			break
 		fi
 		rt_fwhat="$rt_fk:$rt_fn ($(head -n 1 "$rt_fdir/log" | cut -d' ' -f2-4))"
+		[ "${RT_FAULT_VERBOSE:-0}" = 0 ] || {
+			echo "fault loop: $rt_fwhat: exits $rt_fst"
+			grep '^ringtrace' "$RT_FAULT_ERR" | head -n 5 | sed 's/^/    /'
+		} >&2
 		if [ "$rt_fst" -eq 124 ] || [ "$rt_fst" -ge 128 ] || [ "$rt_fst" -eq 99 ] ||
 			grep -q 'Sanitizer\|runtime error:' "$RT_FAULT_ERR"; then
 			echo "fault loop: $rt_fwhat: $* exits $rt_fst (a crash, a hang or a sanitizer report):" >&2

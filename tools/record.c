@@ -330,7 +330,9 @@ static void print_summary(const char *tdir, const char *out)
 {
 	ringtrace_trace *t;
 	if (ringtrace_trace_open(tdir, NULL, NULL, &t) < 0) {
-		fprintf(stderr, "ringtrace record: %s\n", rt_esc(ringtrace_trace_open_error()));
+		fprintf(stderr,
+			"ringtrace record: the trace is written; reading it for the summary: %s\n",
+			rt_esc(ringtrace_trace_open_error()));
 		return;
 	}
 	out_read_all(t);
@@ -621,6 +623,9 @@ struct rec_run {
 	pid_t pid;
 	int status;
 	int have; /* CMD's trace is complete */
+	/* CMD's metadata is there but could not be read (why): the trace can
+	 * be neither judged nor recovered */
+	char unread[512];
 };
 
 static void rec_kernel_abort(struct rec_run *r)
@@ -812,10 +817,15 @@ static int rec_wait(const struct rec_opts *o, struct rec_run *r)
  */
 static void rec_complete(const struct rec_opts *o, struct rec_run *r)
 {
-	meta_stat(r->tout, "hit", &r->have);
+	uint64_t hit;
+	int got = ringtrace_ctf_get_stat(r->tout, "hit", &hit);
+	r->have = got == 1;
 	char live_meta[4300];
 	snprintf(live_meta, sizeof(live_meta), "%s/metadata", r->tout);
-	if (!r->have && access(live_meta, R_OK) == 0) {
+	if (got < 0 && access(live_meta, F_OK) == 0) {
+		/* (not a program that died: this process failed to read it) */
+		snprintf(r->unread, sizeof(r->unread), "%s", ringtrace_last_error());
+	} else if (!r->have && access(live_meta, R_OK) == 0) {
 		if (WIFSIGNALED(r->status))
 			fprintf(stderr,
 				"ringtrace record: %s was killed by signal %d (%s); recovering its "
@@ -871,6 +881,12 @@ static int record_command(const struct rec_opts *o)
 	int kdone = rec_kernel_finish(o, &r);
 	if (kdone < 0 && code == 0)
 		code = 1;
+	if (r.unread[0]) {
+		fprintf(stderr,
+			"ringtrace record: cannot read the metadata of %s to check it: %s\n",
+			r.tout, rt_esc(r.unread));
+		return code ? code : 1;
+	}
 	if (!r.have && kdone > 0) {
 		/* (-k on a program not linked with libringtrace: its kernel
 		 * events are the recording) */

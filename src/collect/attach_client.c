@@ -110,10 +110,15 @@ int co_attach_find(pid_t pid, uid_t uid, char *path, size_t pn, char *why, size_
 	for (unsigned f = 0; f < nf; f++)
 		if (n == 0 || strcmp(cand[0], fixed[f]) != 0)
 			snprintf(cand[n++], sizeof(cand[0]), "%s", fixed[f]);
-	char name[32];
+	char name[32], failed[512] = "";
 	snprintf(name, sizeof(name), "%d.sock", (int)pid);
 	for (unsigned i = 0; i < n; i++) {
 		int dfd = ringtrace_attach_dir_check(cand[i], (unsigned)uid);
+		/* (a directory that could not be looked into for want of
+		 * descriptors or memory: that is why, not a missing socket) */
+		if (dfd < 0 && !failed[0] &&
+		    (errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+			snprintf(failed, sizeof(failed), "%s", ringtrace_last_error());
 		if (dfd < 0)
 			continue;
 		struct stat st;
@@ -122,6 +127,10 @@ int co_attach_find(pid_t pid, uid_t uid, char *path, size_t pn, char *why, size_
 			return dfd;
 		}
 		close(dfd);
+	}
+	if (failed[0]) {
+		snprintf(why, wn, "cannot look for its socket: %s", failed);
+		return -1;
 	}
 	snprintf(why, wn,
 		 "no socket %s in the rendezvous directories of uid %u (%s%s%s): not linked "

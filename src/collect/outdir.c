@@ -32,8 +32,10 @@ int co_outdir(const char *out, long group)
 	int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "ringtrace record: %s: %s (a directory, never followed)\n", out,
-			strerror(errno));
+		int e = errno;
+		fprintf(stderr, "ringtrace record: cannot open the output directory %s: %s%s\n",
+			out, strerror(e),
+			e == ELOOP || e == ENOTDIR ? " (a directory, never followed)" : "");
 		if (fd >= 0)
 			close(fd);
 		return -1;

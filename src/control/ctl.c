@@ -315,7 +315,8 @@ int rt_ctl_describe(uint32_t nevents, struct rt_ctl_desc *out)
 	out->filters = calloc(n ? n : 1, sizeof(*out->filters));
 	out->triggers = calloc(rt_ntriggers ? rt_ntriggers : 1, sizeof(*out->triggers));
 	if (!out->filters || !out->triggers)
-		err = rt_error(RINGTRACE_ENOMEM, "out of memory");
+		err = rt_error(RINGTRACE_ENOMEM,
+			       "out of memory describing the filters and triggers");
 	for (uint32_t i = 0; i < n && !err; i++) {
 		const struct rt_entry *e = rt_entries[i];
 		const struct rt_ectl *x = rt_ec(e);
@@ -326,7 +327,8 @@ int rt_ctl_describe(uint32_t nevents, struct rt_ctl_desc *out)
 		l->id = e->id;
 		l->rejected = rej;
 		if (x->filter_expr && !(l->expr = strdup(x->filter_expr)))
-			err = rt_error(RINGTRACE_ENOMEM, "out of memory");
+			err = rt_error(RINGTRACE_ENOMEM,
+				       "out of memory describing the filters and triggers");
 	}
 	for (uint32_t i = 0; i < rt_ntriggers && !err; i++) {
 		const struct rt_trigger *t = rt_triggers[i];
@@ -334,7 +336,8 @@ int rt_ctl_describe(uint32_t nevents, struct rt_ctl_desc *out)
 		l->fired = __atomic_load_n(&t->fired, __ATOMIC_RELAXED);
 		l->skipped = __atomic_load_n(&t->skipped, __ATOMIC_RELAXED);
 		if (!(l->spec = strdup(t->spec)))
-			err = rt_error(RINGTRACE_ENOMEM, "out of memory");
+			err = rt_error(RINGTRACE_ENOMEM,
+				       "out of memory describing the filters and triggers");
 	}
 	pthread_mutex_unlock(&rt_reg_lock);
 	if (err)
@@ -356,7 +359,7 @@ struct rt_ctl_saved *rt_ctl_save(void)
 	/* (rt_ctl_discard frees what a failed save made) */
 	struct rt_ctl_saved *s = calloc(1, sizeof(*s));
 	if (!s) {
-		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		rt_error(RINGTRACE_ENOMEM, "out of memory saving the filters and triggers");
 		return NULL;
 	}
 	pthread_mutex_lock(&rt_reg_lock);
@@ -372,7 +375,7 @@ struct rt_ctl_saved *rt_ctl_save(void)
 	s->tracing_on = ringtrace_tracing_is_on();
 	if (!s->frules || !s->trigger_ids) {
 		rt_ctl_discard(s);
-		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		rt_error(RINGTRACE_ENOMEM, "out of memory saving the filters and triggers");
 		return NULL;
 	}
 	return s;

@@ -113,7 +113,7 @@ static int rt_live_triggers(struct rt_live *l)
 		return 0;
 	l->triggers = calloc(l->ctl.ntriggers, sizeof(*l->triggers));
 	if (!l->triggers)
-		return rt_error(RINGTRACE_ENOMEM, "metadata: out of memory");
+		return rt_error(RINGTRACE_ENOMEM, "out of memory building the metadata");
 	for (uint32_t i = 0; i < l->ctl.ntriggers; i++) {
 		l->triggers[i].spec = l->ctl.triggers[i].spec;
 		l->triggers[i].fired = l->ctl.triggers[i].fired;
@@ -196,7 +196,7 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 	l->events = calloc(n ? n : 1, sizeof(*l->events));
 	l->sites = calloc(ns ? ns : 1, sizeof(*l->sites));
 	if (!l->events || !l->sites || rt_ctl_describe(n, &l->ctl) < 0)
-		return rt_error(RINGTRACE_ENOMEM, "metadata: out of memory");
+		return rt_error(RINGTRACE_ENOMEM, "out of memory building the metadata");
 	rt_live_events(l, n);
 	rt_live_sites(l, ns);
 	int r = rt_live_triggers(l);
@@ -227,6 +227,9 @@ int rt_ctf_write_live(const ringtrace_rb *rb, const struct rt_tdir *d,
 {
 	struct rt_live l;
 	int err = rt_live_build(&l, rb, st);
+	if (err == -RINGTRACE_ENOMEM) /* (the directory it was for) */
+		err = rt_error(RINGTRACE_ENOMEM, "out of memory writing the metadata of %s",
+			       d->path);
 	if (err == 0)
 		err = rt_ctf_write_file(d, &l.m);
 	rt_live_free(&l);

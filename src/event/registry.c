@@ -109,6 +109,18 @@ static int rt_same_schema(const struct rt_entry *e, const struct ringtrace_event
 	return 1;
 }
 
+static void rt_free_enum(const struct ringtrace_enum_desc *d)
+{
+	if (!d)
+		return;
+	for (uint32_t i = 0; i < d->count; i++)
+		free((void *)d->values[i].name);
+	free((void *)d->values);
+	free((void *)d->name);
+	free((void *)d);
+}
+
+/* A copy of *s, or NULL (out of memory: nothing left allocated). */
 static struct ringtrace_enum_desc *rt_copy_enum(const struct ringtrace_enum_desc *s)
 {
 	struct ringtrace_enum_desc *d = calloc(1, sizeof(*d));
@@ -118,16 +130,35 @@ static struct ringtrace_enum_desc *rt_copy_enum(const struct ringtrace_enum_desc
 		free(v);
 		return NULL;
 	}
-	d->name = strdup(s->name);
-	for (uint32_t i = 0; i < s->count; i++) {
-		v[i].name = strdup(s->values[i].name);
-		v[i].value = s->values[i].value;
-	}
 	d->values = v;
+	int ok = (d->name = strdup(s->name)) != NULL;
+	for (uint32_t i = 0; ok && i < s->count; i++) {
+		ok = (v[i].name = strdup(s->values[i].name)) != NULL;
+		v[i].value = s->values[i].value;
+		d->count = i + 1;
+	}
+	if (!ok) {
+		rt_free_enum(d);
+		return NULL;
+	}
 	d->count = s->count;
 	return d;
 }
 
+static void rt_free_entry(struct rt_entry *e)
+{
+	free(e->name);
+	free(e->fmt);
+	free(e->file);
+	for (uint32_t i = 0; e->fields && i < e->nfields; i++) {
+		free((void *)e->fields[i].name);
+		rt_free_enum(e->fields[i].enm);
+	}
+	free(e->fields);
+	free(e);
+}
+
+/* A copy of the description d, or NULL (out of memory: nothing left). */
 static struct rt_entry *rt_new_entry(const struct ringtrace_event_desc *d)
 {
 	struct rt_entry *e = calloc(1, sizeof(*e));
@@ -137,16 +168,21 @@ static struct rt_entry *rt_new_entry(const struct ringtrace_event_desc *d)
 	e->fmt = strdup(d->print_fmt ? d->print_fmt : "");
 	e->file = strdup(d->file ? d->file : "");
 	e->fields = calloc(d->nfields ? d->nfields : 1, sizeof(*e->fields));
-	e->nfields = d->nfields;
 	e->kind = d->kind;
-	if (!e->name || !e->fmt || !e->file || !e->fields)
-		return NULL;
-	for (uint32_t i = 0; i < d->nfields; i++) {
+	int ok = e->name && e->fmt && e->file && e->fields;
+	for (uint32_t i = 0; ok && i < d->nfields; i++) {
 		e->fields[i] = d->fields[i];
-		e->fields[i].name = strdup(d->fields[i].name);
-		if (d->fields[i].enm)
-			e->fields[i].enm = rt_copy_enum(d->fields[i].enm);
+		e->fields[i].enm = NULL;
+		e->nfields = i + 1; /* (what rt_free_entry frees) */
+		ok = (e->fields[i].name = strdup(d->fields[i].name)) != NULL;
+		if (ok && d->fields[i].enm)
+			ok = (e->fields[i].enm = rt_copy_enum(d->fields[i].enm)) != NULL;
 	}
+	if (!ok) {
+		rt_free_entry(e);
+		return NULL;
+	}
+	e->nfields = d->nfields;
 	return e;
 }
 
@@ -189,6 +225,9 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 			uint32_t cap = rt_capentries ? 2 * rt_capentries : 64;
 			struct rt_entry **n = realloc(rt_entries, cap * sizeof(*n));
 			if (!n) {
+				fprintf(stderr,
+					"ringtrace: event \"%s\" not registered: out of memory\n",
+					ev->name);
 				pthread_mutex_unlock(&rt_reg_lock);
 				return;
 			}

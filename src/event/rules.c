@@ -116,11 +116,11 @@ static int rt_add_rule(const char *pattern, int on, int from_env)
 	}
 	struct rt_rule *r = realloc(rt_rules, sizeof(*r) * (rt_nrules + 1));
 	if (!r)
-		return rt_error(RINGTRACE_ENOMEM, "out of memory");
+		return rt_error(RINGTRACE_ENOMEM, "out of memory enabling events \"%s\"", pattern);
 	rt_rules = r;
 	char *p = strdup(pattern);
 	if (!p)
-		return rt_error(RINGTRACE_ENOMEM, "out of memory");
+		return rt_error(RINGTRACE_ENOMEM, "out of memory enabling events \"%s\"", pattern);
 	rt_rules[rt_nrules++] = (struct rt_rule){p, on, from_env, 0};
 	return 0;
 }
@@ -132,7 +132,9 @@ static int rt_configure_locked(const char *spec, int from_env, int apply)
 {
 	char *copy = strdup(spec ? spec : "");
 	if (!copy)
-		return rt_error(RINGTRACE_ENOMEM, "out of memory");
+		return rt_error(RINGTRACE_ENOMEM,
+				"out of memory reading the events to record \"%s\"",
+				spec ? spec : "");
 	int err = 0;
 	for (int pass = 0; pass < (apply ? 2 : 1) && err == 0; pass++) {
 		strcpy(copy, spec);
@@ -278,7 +280,7 @@ struct rt_rules_saved *rt_events_rules_save(void)
 {
 	struct rt_rules_saved *s = calloc(1, sizeof(*s));
 	if (!s) {
-		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		rt_error(RINGTRACE_ENOMEM, "out of memory saving the events' settings");
 		return NULL;
 	}
 	pthread_mutex_lock(&rt_reg_lock);
@@ -296,7 +298,7 @@ struct rt_rules_saved *rt_events_rules_save(void)
 	if (!ok) {
 		rt_rules_free(s->rules, s->n);
 		free(s);
-		rt_error(RINGTRACE_ENOMEM, "out of memory");
+		rt_error(RINGTRACE_ENOMEM, "out of memory saving the events' settings");
 		return NULL;
 	}
 	return s;

@@ -7,8 +7,10 @@
  * itself is made and locked).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "record/record_internal.h"
@@ -32,6 +34,31 @@ int rt_stream_fd(const struct rt_tdir *d, struct rt_file *files, uint64_t *clock
 	victim->stream = stream;
 	victim->last_use = ++*clock;
 	return fd;
+}
+
+/*
+ * After a failed write to a stream's file: the file cut back to its last
+ * whole page (a write cut short leaves part of a packet, which readers
+ * refuse), and removed if that leaves nothing (an empty stream file is not
+ * a stream). Best effort: the write's error is what is reported.
+ */
+void rt_stream_cut(const struct rt_tdir *d, struct rt_file *files, uint64_t stream, size_t ps)
+{
+	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
+		struct rt_file *f = &files[i];
+		if (f->fd < 0 || f->stream != stream)
+			continue;
+		struct stat st;
+		if (fstat(f->fd, &st) == 0 && st.st_size % (off_t)ps != 0)
+			(void)!ftruncate(f->fd, st.st_size - st.st_size % (off_t)ps);
+		if (fstat(f->fd, &st) == 0 && st.st_size == 0) {
+			char name[32];
+			snprintf(name, sizeof(name), "stream_%llu", (unsigned long long)stream);
+			unlinkat(d->fd, name, 0);
+		}
+		close(f->fd);
+		f->fd = -1;
+	}
 }
 
 void rt_stream_close(struct rt_file *files, uint64_t stream)

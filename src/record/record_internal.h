@@ -36,6 +36,10 @@ RT_HIDDEN void rt_files_init(struct rt_file *files);
 RT_HIDDEN int rt_stream_fd(const struct rt_tdir *d, struct rt_file *files, uint64_t *clock,
 			   uint64_t stream);
 RT_HIDDEN void rt_stream_close(struct rt_file *files, uint64_t stream);
+/* After a failed write: the stream's file cut to whole pages (removed if
+ * empty) and closed. */
+RT_HIDDEN void rt_stream_cut(const struct rt_tdir *d, struct rt_file *files, uint64_t stream,
+			     size_t ps);
 RT_HIDDEN void rt_close_all(struct rt_file *files);
 
 /* ---- session.c ---- */

@@ -106,9 +106,11 @@ static void rt_save_page(const struct ringtrace_page_header *p)
 		S.write_errno = 1;
 		if (fd < 0) /* the message names the file and what is wrong with it */
 			snprintf(S.write_err, sizeof(S.write_err), "%s", ringtrace_last_error());
-		else
+		else {
 			snprintf(S.write_err, sizeof(S.write_err), "writing %s/stream_%llu: %s",
 				 S.dir, (unsigned long long)p->stream_instance_id, strerror(-err));
+			rt_stream_cut(&S.out, S.files, p->stream_instance_id, ps);
+		}
 		fprintf(stderr, "ringtrace: %s (the rest of the trace is not saved)\n",
 			S.write_err);
 		return;
@@ -464,7 +466,9 @@ out:
 static int rt_finish_locked(void)
 {
 	ringtrace_rb_refresh_comm(S.rb);
-	ringtrace_rb_flush(S.rb, 0); /* every writer's partial page */
+	char flush_err[256] = "";            /* (the writers' last pages not taken: said) */
+	if (ringtrace_rb_flush(S.rb, 0) < 0) /* every writer's partial page */
+		snprintf(flush_err, sizeof(flush_err), "%s", ringtrace_last_error());
 	rt_drain();
 	rt_close_all(S.files);
 	struct ringtrace_trace_stats st;
@@ -474,6 +478,9 @@ static int rt_finish_locked(void)
 	if (err == 0 && S.write_errno)
 		err = rt_error(RINGTRACE_ESYS, "the trace in %s is incomplete: %s", S.dir,
 			       S.write_err);
+	else if (err == 0 && flush_err[0])
+		err = rt_error(RINGTRACE_ESYS, "the trace in %s lacks the writers' last events: %s",
+			       S.dir, flush_err);
 	ringtrace_rb_destroy(S.rb);
 	S.rb = NULL;
 	rt_tdir_close(&S.out); /* and with it the lock */
@@ -570,10 +577,12 @@ static int rt_snapshot_locked(const struct rt_tdir *sd)
 			break;
 		}
 		int w = rt_write_all(fd, p, ps);
-		if (w < 0)
+		if (w < 0) {
 			err = rt_error(RINGTRACE_ESYS, "snapshot: writing %s/stream_%llu: %s",
 				       sd->path, (unsigned long long)p->stream_instance_id,
 				       strerror(-w));
+			rt_stream_cut(sd, files, p->stream_instance_id, ps);
+		}
 	}
 	rt_close_all(files);
 	ringtrace_snapshot_free(snap);

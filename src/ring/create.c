@@ -175,7 +175,9 @@ static int rt_pool_memory(const char *shm_name, size_t total, int *fd, char **ba
 	} else {
 		*fd = memfd_create("ringtrace", MFD_CLOEXEC);
 		if (*fd < 0)
-			return rt_error(RINGTRACE_ESYS, "memfd_create: %s", strerror(errno));
+			return rt_error(RINGTRACE_ESYS,
+					"cannot create the ring buffer's pool (memfd_create): %s",
+					strerror(errno));
 	}
 	if (ftruncate(*fd, (off_t)total) < 0) {
 		err = rt_error(RINGTRACE_ENOMEM, "ftruncate of shared memory to %zu bytes: %s",
@@ -267,7 +269,7 @@ int ringtrace_rb_create(const struct ringtrace_rb_config *cfg, ringtrace_rb **ou
 
 	struct ringtrace_rb *rb = calloc(1, sizeof(*rb));
 	if (!rb)
-		return rt_error(RINGTRACE_ENOMEM, "ringtrace_rb_create: out of memory");
+		return rt_error(RINGTRACE_ENOMEM, "out of memory creating a ring buffer");
 	/* The handle's geometry: its own, never read back from the pool. */
 	rb->g = rt_pool_geometry(cfg);
 	size_t total = rb->g.total_size;

@@ -413,11 +413,17 @@ static int rt_flush_pass(struct ringtrace_rb *rb, void *arg)
 
 int ringtrace_rb_flush(ringtrace_rb *rb, uint32_t min_age_ms)
 {
-	struct rt_flush_pass a = {min_age_ms, malloc(sizeof(uint32_t) * rb->g.max_writers), 0};
-	if (!a.asked)
+	/* (on the stack for the usual number of writers: the flush at a
+	 * session's stop must not fail for want of memory, or the writers'
+	 * last events would be left out of the trace) */
+	uint32_t on_stack[1024];
+	struct rt_flush_pass a = {min_age_ms, on_stack, 0};
+	if (rb->g.max_writers > sizeof(on_stack) / sizeof(on_stack[0]) &&
+	    !(a.asked = malloc(sizeof(uint32_t) * rb->g.max_writers)))
 		return rt_error(RINGTRACE_ENOMEM, "flush: out of memory");
 	int err = rt_guard_run(rb, rt_flush_pass, &a);
-	free(a.asked);
+	if (a.asked != on_stack)
+		free(a.asked);
 	if (err < 0 && a.nflushed == 0)
 		return err;
 	return (int)a.nflushed;
