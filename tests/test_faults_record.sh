@@ -36,7 +36,6 @@ chmod 755 "$tmp"
 kids=""
 cleanup() {
 	for p in $kids; do kill -9 "$p" 2>/dev/null || true; done
-	[ -f "$tmp/apid" ] && kill -9 "$(cat "$tmp/apid")" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -155,6 +154,7 @@ start_prog() {
 stop_prog() {
 	touch "$tmp/stop"
 	wait "$pid" || fail "test_attach_prog failed: $(cat "$tmp/prog.err")"
+	kids="" # (gone: its pid may be another process's now)
 	grep -q "^done .* ok$" "$tmp/prog.out" || fail "its work is wrong: $(cat "$tmp/prog.out")"
 }
 
@@ -193,6 +193,9 @@ touch "$d/recpids" "$d/shm.before"
 RINGTRACE_ATTACH=1 "$prog" 1 600 --stop-file "$d/stop" >"$d/p.out" 2>"$d/p.err" &
 pid=$!
 echo $pid >"$d/apid"
+# (the program goes with this script, whatever ends it; killed only if
+# still running: it is waited for below)
+trap 'kill -9 $pid 2>/dev/null || true' EXIT
 i=0
 while [ $i -lt 200 ] && ! grep -q "^ringtrace: not attachable" "$d/p.err" &&
 	! { [ -S "$sockdir/$pid.sock" ] && grep -q '^ready$' "$d/p.out"; }; do
@@ -219,6 +222,7 @@ fi
 touch "$d/stop"
 pst=0
 wait "$pid" || pst=$?
+trap - EXIT
 cat "$d/p.err" >&2
 [ $pst -eq 0 ] && grep -q "^done .* ok$" "$d/p.out" ||
 	{ echo "att: the program exits $pst: $(cat "$d/p.out")" >&2; exit 3; }
