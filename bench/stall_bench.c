@@ -192,7 +192,8 @@ static int stall_window(const struct stall_opts *o, uint32_t *v)
 	pthread_barrier_t go;
 	pthread_barrier_init(&go, NULL, o->threads);
 	for (unsigned i = 0; i < o->threads; i++) {
-		w[i] = (struct stall_writer){.go = &go, .calls = o->calls, .ticks = v + i * o->calls};
+		w[i] = (struct stall_writer){
+			.go = &go, .calls = o->calls, .ticks = v + i * o->calls};
 		if (pthread_create(&w[i].th, NULL, stall_write, &w[i]) != 0) {
 			fprintf(stderr, "ringtrace-bench stall: cannot start a writer\n");
 			return -1;
@@ -277,8 +278,8 @@ static int stall_run_child(char **argv, int overwrite, int stalled, const struct
 	}
 	close(p[1]);
 	FILE *f = fdopen(p[0], "r");
-	int got = f && fscanf(f, "%lf %lf %lf %lf %" SCNu64 " %" SCNu64, &r->p50, &r->p99,
-			      &r->p999, &r->max, &r->n, &r->lost) == 6;
+	int got = f && fscanf(f, "%lf %lf %lf %lf %" SCNu64 " %" SCNu64, &r->p50, &r->p99, &r->p999,
+			      &r->max, &r->n, &r->lost) == 6;
 	if (f)
 		fclose(f);
 	int st;
@@ -332,7 +333,8 @@ static int stall_parse(int argc, char **argv, struct stall_opts *o, int *child)
 			break;
 		case 'n':
 			if (bench_parse_u64(optarg, 1000, 100000000, &o->calls))
-				return bench_usage_error("stall", "--calls: '%s' (1000-1e8)", optarg);
+				return bench_usage_error("stall", "--calls: '%s' (1000-1e8)",
+							 optarg);
 			break;
 		case 'b':
 			if (bench_parse_size(optarg, &o->bufsize))
@@ -375,8 +377,8 @@ static void stall_print(const char *mode, const char *what, const struct stall_r
 
 int stall_bench_main(int argc, char **argv)
 {
-	struct stall_opts o = {2, 1000000, 4u << 20, 64u << 10, 5000,
-			       "/dev/shm/ringtrace-bench-stall"};
+	struct stall_opts o = {2,         1000000, 4u << 20,
+			       64u << 10, 5000,    "/dev/shm/ringtrace-bench-stall"};
 	int child = 0;
 	int rc = stall_parse(argc, argv, &o, &child);
 	if (rc >= 0)
@@ -384,11 +386,13 @@ int stall_bench_main(int argc, char **argv)
 	if (child & 3)
 		return stall_child(&o, (child & 3) == 2, (child & 4) != 0);
 #ifndef RINGTRACE_FAULT_INJECTION
-	fprintf(stderr, "ringtrace-bench stall: this build cannot stall its recorder: build it "
-			"with -DRINGTRACE_FAULT_INJECTION=ON (a build folder of its own, Release)\n");
+	fprintf(stderr,
+		"ringtrace-bench stall: this build cannot stall its recorder: build it "
+		"with -DRINGTRACE_FAULT_INJECTION=ON (a build folder of its own, Release)\n");
 	return BENCH_EXIT_FAIL;
 #endif
-	printf("writers %u, %" PRIu64 " timed calls each a window, pool %zu, page %zu, stall %u ms\n",
+	printf("writers %u, %" PRIu64
+	       " timed calls each a window, pool %zu, page %zu, stall %u ms\n",
 	       o.threads, o.calls, o.bufsize, o.pagesize, o.stall_ms);
 	for (int ow = 0; ow < 2; ow++) {
 		const char *mode = ow ? "overwrite" : "discard";
