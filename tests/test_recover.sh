@@ -139,8 +139,12 @@ recover_unknown_pool_missing_metadata_and_usage_refused() { # case
 	st=0
 	"$rt" recover /x "$tmp/empty" 2> "$tmp/e2" || st=$?
 	[ "$st" = 1 ] && grep -q "metadata" "$tmp/e2" || fail "no metadata: status $st"
+	# DIR alone: its pool looked for by uuid, and none left (an unnamed one)
 	st=0
-	"$rt" recover onlyone 2>/dev/null || st=$?
+	"$rt" recover "$d" 2> "$tmp/e3" || st=$?
+	[ "$st" = 1 ] && grep -q "no pool of the trace $d is left" "$tmp/e3" || fail "no pool: status $st: $(cat "$tmp/e3")"
+	st=0
+	"$rt" recover one two three 2>/dev/null || st=$?
 	[ "$st" = 2 ] || fail "usage error: status $st"
 }
 

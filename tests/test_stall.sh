@@ -14,8 +14,10 @@
 #    record -- CMD's program records on and finishes a complete trace
 #    itself; record -p's program stops recording (the connection's end)
 #    with a complete trace of what was recorded, and runs on;
-#  - the command and the program killed: `ringtrace recover` rebuilds the
-#    trace from the pool, every event accounted for; the program killed
+#  - the command and the program killed: `ringtrace stat` says that the
+#    events in the pool left are not in its counts, and `ringtrace
+#    recover DIR` finds that pool (by the trace's uuid) and rebuilds the
+#    trace from it, every event accounted for; the program killed
 #    while record -p is stopped: the command recovers it after SIGCONT.
 # Every trace is read by `ringtrace report` and babeltrace2.
 # (tests/stall_lib.sh: the program's runs and the trace's check.)
@@ -146,7 +148,8 @@ record_p_killed_session_stops_trace_complete_program_goes_on() { # case
 }
 
 # recover_by_hand MODE: the command killed, then the program (after its
-# phase 2): `ringtrace recover` rebuilds the trace from the pool left.
+# phase 2): stat says the trace is unfinished, `ringtrace recover DIR`
+# finds the pool left and rebuilds the trace from it.
 recover_by_hand() {
 	start_cmd "$1"
 	touch "$ctl/go1"
@@ -160,7 +163,13 @@ recover_by_hand() {
 	shm=$(pool_of "$rpid")
 	[ -n "$shm" ] || fail "no pool left by the killed program"
 	! complete "$d" || fail "a killed program's trace has final stats"
-	"$rt" recover "/$shm" "$d" 2>"$tmp/recover.err" || fail "recover failed: $(cat "$tmp/recover.err")"
+	# stat says that its counts leave out the pool, and how to add it
+	"$rt" stat "$d" > "$tmp/before.stat" || fail "stat of the unfinished trace failed"
+	grep -q "the trace is not finished .* its pool /$shm are not counted above: .*ringtrace recover $d" \
+		"$tmp/before.stat" || fail "stat does not say the trace is unfinished: $(tail -n 3 "$tmp/before.stat")"
+	# recover DIR: the pool found by the trace's uuid
+	"$rt" recover "$d" 2>"$tmp/recover.err" || fail "recover failed: $(cat "$tmp/recover.err")"
+	grep -q "the pool of $d is /$shm" "$tmp/recover.err" || fail "recover did not find the pool: $(cat "$tmp/recover.err")"
 	grep -q "recovered [0-9]* pages" "$tmp/recover.err" || fail "recover said nothing: $(cat "$tmp/recover.err")"
 	[ -z "$(pool_of "$rpid")" ] || fail "the pool is left after recover"
 	check_trace "$d" "$ctl" "$1" $((2 * Q)) 0

@@ -1,6 +1,6 @@
 /*
- * ringtrace recover [--force] SHM DIR: complete the trace of a program that
- * died while recording (the machinery: src/collect/recover.c).
+ * ringtrace recover [--force] [SHM] DIR: complete the trace of a program
+ * that died while recording (the machinery: src/collect/recover.c).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -13,13 +13,17 @@
 int verb_recover(int argc, char **argv)
 {
 	if (argc == 2 && cmd_is_help(argv[1])) {
-		printf("usage: ringtrace recover [--force] SHM DIR\n\n"
+		printf("usage: ringtrace recover [--force] [SHM] DIR\n\n"
 		       "Make a complete trace in DIR from what a program that died while recording\n"
 		       "left: the stream files and metadata its recorder had written to DIR, and\n"
 		       "the pages still in its shared pool SHM (the RINGTRACE_SHM name it recorded\n"
 		       "with, e.g. /ringtrace-1234): queued pages and each thread's current page\n"
 		       "up to its last committed event. The pool is removed afterwards.\n"
-		       "`ringtrace record` does this by itself when its program dies.\n\n"
+		       "`ringtrace record` does this by itself when its program dies; when\n"
+		       "`ringtrace record` was killed too, its pool is /ringtrace-rec-PID-...\n"
+		       "(PID: the command's).\n"
+		       "Without SHM, the pool is found among the objects named ringtrace-* in\n"
+		       "/dev/shm: the one of DIR's owner, mode 0600, with the trace's uuid.\n\n"
 		       "The program must have exited: recovering from a live one would take its\n"
 		       "recorder's pages away (DIR is refused while its recorder holds its lock).\n"
 		       "SHM must be the object the program made: owned by DIR's owner, mode 0600.\n"
@@ -48,13 +52,33 @@ int verb_recover(int argc, char **argv)
 		force = 1;
 		k++;
 	}
-	if (argc - k != 2 || argv[k][0] == '-') {
-		fprintf(stderr, "ringtrace recover: expected [--force] SHM and DIR (ringtrace "
+	if (argc - k < 1 || argc - k > 2 || argv[k][0] == '-') {
+		fprintf(stderr, "ringtrace recover: expected [--force] [SHM] DIR (ringtrace "
 				"recover --help)\n");
 		return 2;
 	}
-	int rc = co_recover(argv[k], argv[k + 1], 0, force);
+	const char *dir = argv[argc - 1], *shm = argv[k];
+	char found[300], why[512];
+	if (argc - k == 1) {
+		int r = co_find_pool(dir, found, sizeof(found), why, sizeof(why));
+		if (r < 0) {
+			fprintf(stderr, "ringtrace recover: %s\n", why);
+			return 1;
+		}
+		if (r == 0) {
+			fprintf(stderr,
+				"ringtrace recover: no pool of the trace %s is left in /dev/shm (its "
+				"program removed it at its exit, or it was recovered already, or the "
+				"machine restarted); a pool named otherwise than ringtrace-* is given "
+				"as SHM\n",
+				dir);
+			return 1;
+		}
+		fprintf(stderr, "ringtrace recover: the pool of %s is %s\n", dir, found);
+		shm = found;
+	}
+	int rc = co_recover(shm, dir, 0, force);
 	if (rc == 0)
-		shm_unlink(argv[k]);
+		shm_unlink(shm);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include "analysis/analysis_api.h"
 #include "args.h"
 #include "base/base.h"
+#include "collect/collect_api.h"
 #include "output.h"
 #include "ringtrace/trace.h"
 #include "verbs.h"
@@ -27,7 +28,10 @@ static const char stat_help[] =
 	"the buffer ('rejected'), and the filter the event had when the trace was\n"
 	"written. Triggers: how many times each one's action ran ('fired') and\n"
 	"matched without running ('skipped': its count used up, or no session).\n"
-	"Then the recorder's accounting if the trace has it.\n";
+	"Then the recorder's accounting if the trace has it; if not, and its pool\n"
+	"is still in /dev/shm (its recorder was killed, or it is still recording),\n"
+	"that the events in the pool are not counted: `ringtrace recover DIR` adds\n"
+	"them once the program is gone.\n";
 
 struct name_count {
 	const char *name;
@@ -45,6 +49,26 @@ static int cmp_count(const void *a, const void *b)
 }
 
 /* The stat of one trace; its events, drops and overruns added to sum[0..2]. */
+/*
+ * A trace without the recorder's final counts, whose pool is still in
+ * /dev/shm: its recorder was killed with its program (or is still
+ * recording). The events still in that pool are in none of the counts
+ * above: say so, and how to add them, rather than let the counts pass
+ * for the whole recording. (A trace without final counts and without a
+ * pool may be one a program wrote itself, ringtrace_ctf_write_metadata:
+ * nothing is said of it.)
+ */
+static void stat_unfinished(const char *dir)
+{
+	char shm[300], why[512];
+	if (co_find_pool(dir, shm, sizeof(shm), why, sizeof(why)) <= 0)
+		return;
+	printf("\nrecorder: none: the trace is not finished (its recorder was killed, or it is "
+	       "still recording); the events still in its pool %s are not counted above: once "
+	       "its program is gone, `ringtrace recover %s` adds them\n",
+	       rt_esc(shm), rt_esc(dir));
+}
+
 static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[3])
 {
 	uint64_t *count = calloc(65536, sizeof(uint64_t));
@@ -117,6 +141,8 @@ static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[3])
 			const struct ringtrace_trace_stat *st = ringtrace_trace_stat(t, i);
 			printf("  %-32s %12" PRIu64 "\n", rt_esc(st->key), st->value);
 		}
+	} else {
+		stat_unfinished(dir);
 	}
 	int rc = 0;
 	fflush(stdout);

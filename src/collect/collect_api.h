@@ -117,6 +117,14 @@ int co_record_programs(const struct co_settings *o);
  */
 int co_recover(const char *shm, const char *dir, int quiet, int force);
 /*
+ * The pool of the unfinished trace in DIR (the same uuid), among the
+ * shared-memory objects named ringtrace-* that co_pool_attach takes for
+ * DIR's owner: 1 and its name ("/ringtrace-...") in shm[0..n), 0 if none
+ * is left, -1 with a message in err (DIR's metadata unreadable, or
+ * final: a complete trace).
+ */
+int co_find_pool(const char *dir, char *shm, size_t n, char *err, size_t errsize);
+/*
  * Map the pool SHM for reading if it is the object the program made: a
  * shared-memory object of uid `owner`, no access for group or others
  * (the library creates it O_EXCL, 0600). 0 and *out, or -1 with a message

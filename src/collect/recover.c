@@ -1,6 +1,6 @@
 /*
  * Recovery: turn what a dead program left into a trace (`ringtrace
- * recover SHM DIR`, and `ringtrace record` when its program dies).
+ * recover [SHM] DIR`, and `ringtrace record` when its program dies).
  *
  * A program recording with a named pool (RINGTRACE_SHM; `ringtrace record`
  * always names it) keeps, while it runs, an up-to-date `metadata` in its
@@ -439,6 +439,63 @@ static void uuid_str(char out[37], const uint8_t u[16])
 	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
 		 u[13], u[14], u[15]);
+}
+
+/*
+ * The pool of the trace in dir, found by the uuid that both carry. Only
+ * objects named ringtrace-* are looked at (`ringtrace record` names its
+ * pools /ringtrace-rec-PID-RANDOM, where PID is the command's: after the
+ * command and its program were both killed, nobody else knows the name),
+ * and each is mapped only if co_pool_attach takes it (the trace owner's,
+ * 0600), so that another user's object is never read.
+ */
+int co_find_pool(const char *dir, char *shm, size_t n, char *err, size_t errsize)
+{
+	struct ringtrace_ctf_info info;
+	struct stat dst;
+	if (ringtrace_ctf_get_info(dir, &info) < 0) {
+		snprintf(err, errsize, "%s", ringtrace_last_error());
+		return -1;
+	}
+	if (info.nstats) {
+		snprintf(err, errsize,
+			 "%s is a complete trace (its recorder stopped normally): it has no pool "
+			 "left to recover from",
+			 dir);
+		return -1;
+	}
+	if (!info.has_uuid) {
+		snprintf(err, errsize, "%s/metadata has no uuid: its pool cannot be told", dir);
+		return -1;
+	}
+	if (stat(dir, &dst) < 0) {
+		snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	DIR *d = opendir("/dev/shm");
+	if (!d) {
+		snprintf(err, errsize, "/dev/shm: %s", strerror(errno));
+		return -1;
+	}
+	int found = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d)) != NULL) {
+		char name[300], why[512];
+		ringtrace_rb *rb;
+		uint8_t pu[16];
+		if (strncmp(e->d_name, "ringtrace-", 10) != 0 ||
+		    (size_t)snprintf(name, sizeof(name), "/%s", e->d_name) >= sizeof(name) ||
+		    co_pool_attach(name, dst.st_uid, &rb, why, sizeof(why)) < 0)
+			continue;
+		ringtrace_rb_uuid(rb, pu);
+		ringtrace_rb_destroy(rb);
+		if (memcmp(pu, info.uuid, 16) == 0 && strlen(name) < n) {
+			memcpy(shm, name, strlen(name) + 1);
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found;
 }
 
 /*
