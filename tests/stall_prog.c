@@ -2,7 +2,7 @@
  * test_stall_prog: writes at full rate while its recorder is stopped,
  * stalled or killed (tests/test_stall.sh, tests/test_stall_fault.sh).
  *
- *   test_stall_prog THREADS QUOTA CTL [--stall] [--live]
+ *   test_stall_prog THREADS QUOTA CTL [--stall [--snapshot PATH]] [--live]
  *
  * THREADS writers each call stall_ev(thread, seq), seq = 0, 1, 2, ...
  * without pause, in three phases of QUOTA events each. Before phase K the
@@ -25,10 +25,17 @@
  * recorder wrote nothing (exit 5 if not: the stall ended first). Phase 3
  * starts once the consumer has left the stall. The lines "stall: ..."
  * on stdout say what phase 2 cost and what the recorder counted.
+ *
+ * --snapshot PATH (with --stall): after phase 2, still inside the stall,
+ * the program asks for a snapshot (SIGUSR2, as `ringtrace snapshot`
+ * does), checks that PATH (the snapshot's directory) is not there yet,
+ * and before its tail waits for PATH/metadata: the snapshot written once
+ * the consumer is back (exit 6 if it came during the stall).
  */
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +259,28 @@ static void write_tids(void)
 	ctl_make("tids", text);
 }
 
+static const char *snap_path;
+static int snapshot_written(void)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/metadata", snap_path);
+	return access(p, F_OK) == 0;
+}
+
+/* --snapshot: asked for inside the stall, not written before its end. */
+static int snapshot_in_stall(void)
+{
+	raise(SIGUSR2);
+	if (access(snap_path, F_OK) == 0 || !consumer_stalled()) {
+		fprintf(stderr, "test_stall_prog: the snapshot was written during the stall, or "
+				"the stall ended first\n");
+		return 6;
+	}
+	printf("stall: snapshot asked for during the stall, not written\n");
+	fflush(stdout);
+	return 0;
+}
+
 static int run_all(int stall)
 {
 	write_tids();
@@ -261,6 +290,8 @@ static int run_all(int stall)
 			return 4;
 		if (ph == 2 && stall) {
 			int rc = phase_in_stall();
+			if (!rc && snap_path)
+				rc = snapshot_in_stall();
 			if (rc)
 				return rc;
 		} else {
@@ -271,6 +302,12 @@ static int run_all(int stall)
 		char name[16];
 		snprintf(name, sizeof(name), "done%u", ph);
 		ctl_make(name, "");
+	}
+	if (snap_path && wait_for(snapshot_written, "the snapshot") < 0)
+		return 4;
+	if (snap_path) {
+		printf("stall: snapshot written after the stall\n");
+		fflush(stdout);
 	}
 	if (wait_for(pool_has_room, "free pages in the pool") < 0)
 		return 4;
@@ -288,7 +325,9 @@ static int run_all(int stall)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: test_stall_prog THREADS QUOTA CTL [--stall] [--live]\n");
+		fprintf(stderr,
+			"usage: test_stall_prog THREADS QUOTA CTL [--stall [--snapshot PATH]] "
+			"[--live]\n");
 		return 2;
 	}
 	nthreads = (unsigned)strtoul(argv[1], NULL, 10);
@@ -300,6 +339,8 @@ int main(int argc, char **argv)
 			stall = 1;
 		else if (strcmp(argv[i], "--live") == 0)
 			live = 1;
+		else if (strcmp(argv[i], "--snapshot") == 0 && i + 1 < argc)
+			snap_path = argv[++i];
 		else {
 			fprintf(stderr, "test_stall_prog: unknown option %s\n", argv[i]);
 			return 2;

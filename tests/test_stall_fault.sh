@@ -12,7 +12,9 @@
 #    or overrun), exactly: per writer, read + lost = written;
 #  - the consumer resumes when the stall ends: the events written after
 #    it, to the program's last, are in the trace;
-#  - report and babeltrace2 read the trace.
+#  - report and babeltrace2 read the trace;
+#  - overwrite mode: a snapshot asked for during the stall is written
+#    when it ends, and is read by report and babeltrace2.
 #   usage: test_stall_fault.sh BIN_DIR [CASE...] | --list
 set -eu
 . "$(dirname "$0")/cases.sh"
@@ -55,6 +57,44 @@ consumer_stalled_overwrite_writers_go_on_overruns_counted_recording_resumes() { 
 	# first file, the live metadata's, whose openat is the 4th of the
 	# program, after the three of its trace directory's)
 	stalled overwrite openat 4
+}
+
+# overwrite mode: a snapshot asked for during the stall (SIGUSR2, as
+# `ringtrace snapshot` sends it) is written when the stall ends, and is a
+# complete trace: each writer's events in order, read by report and
+# babeltrace2 alike.
+consumer_stalled_overwrite_snapshot_written_when_the_stall_ends() { # case
+	ctl="$tmp/ctl-$rt_c"
+	d="$tmp/t-$rt_c"
+	mkdir "$ctl"
+	touch "$ctl/go1" "$ctl/go2" "$ctl/go3"
+	st=0
+	RINGTRACE_FAULT="openat:4:stall=5000" RINGTRACE_FAULT_ONLY=test_stall_prog \
+		"$rt" record -o "$d" $POOL --overwrite -- "$prog" $T $Q "$ctl" --stall \
+		--snapshot "$d.snapshot-1" >"$tmp/rec.out" 2>"$tmp/rec.err" || st=$?
+	[ "$st" = 0 ] || fail "record exited $st: $(cat "$tmp/rec.err") $(cat "$tmp/rec.out")"
+	grep -q "^stall: snapshot asked for during the stall, not written$" "$tmp/rec.out" &&
+		grep -q "^stall: snapshot written after the stall$" "$tmp/rec.out" ||
+		fail "the snapshot's order: $(cat "$tmp/rec.out")"
+	s="$d.snapshot-1"
+	"$rt" report --raw "$s" > "$s.txt" 2> "$s.err" || fail "report of the snapshot failed: $(cat "$s.err")"
+	awk '/ stall_ev: / {
+			th = ""; seq = "";
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^thread=/) th = substr($i, 8);
+				if ($i ~ /^seq=/) seq = substr($i, 5) + 0;
+			}
+			if ((th in last) && seq <= last[th]) { print "thread " th ": seq " seq " after " last[th] > "/dev/stderr"; bad = 1 }
+			last[th] = seq; n++
+		}
+		END { if (bad || n == 0) exit 1 }' "$s.txt" || fail "the snapshot's sequences are broken, or it is empty"
+	bn=$(babeltrace2 "$s" 2>/dev/null | grep -c " stall_ev: ") || true
+	rn=$(grep -c " stall_ev: " "$s.txt") || true
+	[ "$bn" = "$rn" ] || fail "babeltrace2 read $bn events of the snapshot, report $rn"
+	"$rt" stat "$s" > "$s.stat" || fail "stat of the snapshot failed"
+	complete "$d" || fail "the trace is not complete"
+	check_trace "$d" "$ctl" overwrite $((3 * Q + TAIL)) 1
+	echo "$rt_c: the snapshot, written after the stall, holds $rn events"
 }
 
 rt_run_cases "$@"
