@@ -30,12 +30,12 @@ stalled() {
 	touch "$ctl/go1" "$ctl/go2" "$ctl/go3"
 	st=0
 	RINGTRACE_FAULT="$2:$3:stall=5000" RINGTRACE_FAULT_ONLY=test_stall_prog \
-		RINGTRACE_FAULT_LOG="$tmp/fault.log" \
+		RINGTRACE_FAULT_LOG="$tmp/fault-$rt_c.log" \
 		"$rt" record -o "$d" $POOL $(mode_opt "$1") -- "$prog" $T $Q "$ctl" --stall \
 		>"$tmp/rec.out" 2>"$tmp/rec.err" || st=$?
 	[ "$st" = 0 ] || fail "record exited $st: $(cat "$tmp/rec.err")"
-	[ "$(wc -l < "$tmp/fault.log")" = 1 ] && grep -q "^fault p*$2 $3 stall " "$tmp/fault.log" ||
-		fail "not one stalled $2: $(cat "$tmp/fault.log")"
+	[ "$(wc -l < "$tmp/fault-$rt_c.log")" = 1 ] && grep -q "^fault p*$2 $3 stall " "$tmp/fault-$rt_c.log" ||
+		fail "not one stalled $2: $(cat "$tmp/fault-$rt_c.log")"
 	line=$(grep "^stall: phase 2: " "$tmp/rec.out") || fail "no phase 2 line: $(cat "$tmp/rec.out")"
 	echo "$rt_c: $line"
 	# (what the writers could not put in the pool during the stall was
