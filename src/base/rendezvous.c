@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -194,11 +195,29 @@ static int rt_att_read(int fd, void *p, size_t n, struct rt_att_fds *f)
 		if (r < 0)
 			return -1;
 		rt_att_take_fds(&m, f);
-		if (r == 0)
+		if (r == 0) {
+			errno = 0; /* the peer closed it in the middle of a message */
 			return got == 0 ? 1 : -1;
+		}
 		got += (size_t)r;
 	}
 	return 0;
+}
+
+/* Why a read failed (errno e): a receive time limit that ran out says so and
+ * how long it was, rather than EAGAIN's "Resource temporarily unavailable",
+ * which reads like a fault when the peer is only slow (a loaded machine). */
+static const char *rt_att_read_why(int fd, int e, char *buf, size_t n)
+{
+	if (e == EAGAIN || e == EWOULDBLOCK) {
+		struct timeval tv = {0, 0};
+		socklen_t l = sizeof(tv);
+		getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &l);
+		snprintf(buf, n, "no answer from the peer within its time limit (%ld.%03ld s)",
+			 (long)tv.tv_sec, (long)tv.tv_usec / 1000);
+		return buf;
+	}
+	return e ? strerror(e) : "cut short";
 }
 
 int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len,
@@ -215,9 +234,10 @@ int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, u
 		rt_error(RINGTRACE_ESYS, "attach: the peer closed the connection");
 		goto fail;
 	}
+	char why[100];
 	if (r < 0) {
 		rt_error(RINGTRACE_ESYS, "attach: reading a message header: %s",
-			 errno ? strerror(errno) : "cut short");
+			 rt_att_read_why(fd, errno, why, sizeof(why)));
 		goto fail;
 	}
 	if (h.len > RINGTRACE_ATTACH_MAX_PAYLOAD || h.len > cap) {
@@ -228,7 +248,8 @@ int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, u
 		goto fail;
 	}
 	if (h.len && rt_att_read(fd, buf, h.len, &f) != 0) {
-		rt_error(RINGTRACE_ESYS, "attach: message of type %u cut short", h.type);
+		rt_error(RINGTRACE_ESYS, "attach: message of type %u: reading its %u bytes: %s",
+			 h.type, h.len, rt_att_read_why(fd, errno, why, sizeof(why)));
 		goto fail;
 	}
 	if (f.excess) {
