@@ -170,6 +170,7 @@ class Soak:
         self.peak = {r: None for r in SHORT}
         self.running_peak = {r: None for r in SHORT}
         self.our_prog_pids = set()
+        self.our_rec_pids = set()  # pools in /dev/shm are named after the recorder command
         # accounting so far
         self.acc = dict(emitted_disc=0, emitted_ow=0, att_calls=0, read=0, lost=0, dropped=0, overrun=0, unexplained=0,
                         snapshots=0, snapshots_checked=0, attaches=0, attaches_checked=0,
@@ -250,6 +251,7 @@ class Soak:
              self.prog, "--threads", str(self.a.threads), "--counts", self.ow_counts],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.pids["ow_rec"] = self.ow_rec.pid
+        self.our_rec_pids.add(self.ow_rec.pid)
         self.pids["ow_prog"] = child_pid(self.ow_rec.pid)
         self.our_prog_pids.add(self.pids["ow_prog"])
         self.ow_stderr = open(os.path.join(self.out, "ow.stderr"), "w", buffering=1)
@@ -282,6 +284,7 @@ class Soak:
              str(self.a.attach_for), "-o", d],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.out, "att.stderr"), "a"))
         self.pids["att_rec"] = self.att_rec.pid
+        self.our_rec_pids.add(self.att_rec.pid)
         with self.lock:
             self.acc["attaches"] += 1
 
@@ -327,6 +330,7 @@ class Soak:
              str(self.a.threads), "--seconds", str(self.a.discard_for), "--counts", counts],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.out, "disc.stderr"), "a"))
         self.pids["disc_rec"] = self.disc_rec.pid
+        self.our_rec_pids.add(self.disc_rec.pid)
         self.pids["disc_prog"] = child_pid(self.disc_rec.pid)
         if self.pids["disc_prog"]:
             self.our_prog_pids.add(self.pids["disc_prog"])
@@ -354,11 +358,13 @@ class Soak:
 
     # ---- sampling ----------------------------------------------------------
     def shm_objects(self):
+        """Our pools in /dev/shm: ringtrace-rec-PID-RANDOM, PID the recorder's."""
+        ours = self.our_rec_pids | self.our_prog_pids
         n = 0
         for name in os.listdir("/dev/shm"):
             parts = name.split("-")
             if len(parts) >= 3 and parts[0] == "ringtrace" and parts[1] == "rec":
-                if parts[2].isdigit() and int(parts[2]) in self.our_prog_pids:
+                if parts[2].isdigit() and int(parts[2]) in ours:
                     n += 1
         return n
 
