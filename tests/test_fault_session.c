@@ -52,13 +52,24 @@ static void *work(void *arg)
 	(void)arg;
 	struct timespec pause = {0, 50 * 1000};
 	while (!__atomic_load_n(&W.stop, __ATOMIC_RELAXED)) {
-		W.n++;
-		trace_fs_tick(W.n);
-		W.sum += W.n;
-		if ((W.n & 255) == 0)
+		uint64_t n = __atomic_add_fetch(&W.n, 1, __ATOMIC_RELAXED);
+		trace_fs_tick(n);
+		W.sum += n;
+		if ((n & 255) == 0)
 			nanosleep(&pause, NULL);
 	}
 	return NULL;
+}
+
+/* Until the worker has recorded k more events (into the session that was
+ * started before: it then holds some), at most 10 s. */
+static void wait_worker(uint64_t k)
+{
+	uint64_t until = __atomic_load_n(&W.n, __ATOMIC_RELAXED) + k;
+	struct timespec d = {0, 1000 * 1000};
+	for (int i = 0; i < 10000 && __atomic_load_n(&W.n, __ATOMIC_RELAXED) < until; i++)
+		nanosleep(&d, NULL);
+	CHECKF(__atomic_load_n(&W.n, __ATOMIC_RELAXED) >= until, "the worker does not run");
 }
 
 static char tmp[64];
@@ -130,8 +141,7 @@ static uint64_t one(const char *kind, uint64_t n)
 	start_in(dir, &e1);
 	check_error(e1, "session_start", n);
 	if (e1 == 0) {
-		struct timespec d = {0, 5 * 1000 * 1000};
-		nanosleep(&d, NULL);
+		wait_worker(1000);
 		e2 = ringtrace_session_stop();
 	}
 	uint64_t fired = rt_fault_fired();
@@ -156,8 +166,7 @@ static void loop(const char *kind)
 		snprintf(dir, sizeof(dir), "%s/after%llu", tmp, (unsigned long long)n);
 		start_in(dir, &err);
 		CHECK_OK(err);
-		struct timespec d = {0, 2 * 1000 * 1000};
-		nanosleep(&d, NULL);
+		wait_worker(300);
 		CHECK_OK(ringtrace_session_stop());
 		check_readable(dir, 1);
 		CHECKF(++n <= MAX_CALLS, "%s still fails at call %u", kind, MAX_CALLS);
