@@ -26,9 +26,12 @@
 # around the loop: RINGTRACE_FAULT_ONLY (set by the caller: which program
 # of CMD fails), RT_FAULT_EXTRA (appended to the spec, e.g. ":errno=ENOSPC"),
 # RT_FAULT_SAME_OUTPUT=0 (stdout may differ on success: a command whose
-# output names times), RT_FAULT_VERBOSE=1 (each run's call and status,
+# output names times), RT_FAULT_FIRST=F and RT_FAULT_STEP=S (N = F, F+S,
+# F+2S, ...: S tests with F = 1 .. S share one long loop, run in
+# parallel), RT_FAULT_VERBOSE=1 (each run's call and status,
 # and its stderr's "ringtrace" lines, on stderr: what a user would read).
-# After the loop, RT_FAULT_N holds the number of calls tried. Needs
+# After the loop, RT_FAULT_N holds the last N tried (by default the number
+# of calls). Needs
 # `timeout` (coreutils).
 
 rt_fault_loop() {
@@ -48,7 +51,7 @@ rt_fault_loop() {
 		return 1
 	fi
 	RT_FAULT_N=0
-	rt_fn=1
+	rt_fn=${RT_FAULT_FIRST:-1}
 	while :; do
 		if [ "$rt_fn" -gt "$rt_fmax" ]; then
 			echo "fault loop: $rt_fk still fires at call $rt_fn (more than $rt_fmax calls)" >&2
@@ -95,7 +98,7 @@ rt_fault_loop() {
 			return 1
 		}
 		RT_FAULT_N=$rt_fn
-		rt_fn=$((rt_fn + 1))
+		rt_fn=$((rt_fn + ${RT_FAULT_STEP:-1}))
 	done
 	rm -rf "$rt_fdir"
 	return 0

@@ -20,8 +20,9 @@
 #    written is readable.
 #
 # One case per side and per kind of call (alloc: the allocations; file:
-# open, write, ftruncate, mmap and socket's functions; any: all), so that
-# every counted call is failed once and the cases run in parallel.
+# open, write, ftruncate, mmap and socket's functions; any: all; the
+# longest loops in two halves, odd and even calls), so that every counted
+# call is failed once and the cases run in parallel.
 #   usage: test_faults_record.sh BIN_DIR [CASE...] | --list
 set -eu
 . "$(dirname "$0")/cases.sh"
@@ -250,14 +251,26 @@ record_p_program() {
 		sh "$tmp/att_cmd.sh" "$rt" "$aprog" "$tmp" "$sockdir"
 }
 
-fault_record_p_each_alloc_of_the_program_failed() { # case
-	record_p_program alloc
-	echo "record -p, the program: $RT_FAULT_N allocations failed in turn"
+# (each program's loop in two halves, odd and even N, run in parallel: a
+# run starts a program and attaches to it, the longest of these tests)
+fault_record_p_each_odd_alloc_of_the_program_failed() { # case
+	RT_FAULT_FIRST=1 RT_FAULT_STEP=2 record_p_program alloc
+	echo "record -p, the program: allocations 1, 3 .. $RT_FAULT_N failed"
 }
 
-fault_record_p_each_file_call_of_the_program_failed() { # case
-	record_p_program file
-	echo "record -p, the program: $RT_FAULT_N file calls failed in turn"
+fault_record_p_each_even_alloc_of_the_program_failed() { # case
+	RT_FAULT_FIRST=2 RT_FAULT_STEP=2 record_p_program alloc
+	echo "record -p, the program: allocations 2, 4 .. $RT_FAULT_N failed"
+}
+
+fault_record_p_each_odd_file_call_of_the_program_failed() { # case
+	RT_FAULT_FIRST=1 RT_FAULT_STEP=2 record_p_program file
+	echo "record -p, the program: file calls 1, 3 .. $RT_FAULT_N failed"
+}
+
+fault_record_p_each_even_file_call_of_the_program_failed() { # case
+	RT_FAULT_FIRST=2 RT_FAULT_STEP=2 record_p_program file
+	echo "record -p, the program: file calls 2, 4 .. $RT_FAULT_N failed"
 }
 
 rt_run_cases "$@"
