@@ -148,13 +148,14 @@ struct rt_att_fds {
 	int *fds;
 	unsigned max, n;
 	int excess;
+	int cut; /* the kernel could not give us some (MSG_CTRUNC) */
 };
 
 /* Keep the descriptors a recvmsg brought (close those over the limit). */
 static void rt_att_take_fds(struct msghdr *m, struct rt_att_fds *f)
 {
 	if (m->msg_flags & MSG_CTRUNC)
-		f->excess = 1; /* (the kernel closed what did not fit) */
+		f->cut = 1; /* (the kernel closed what did not fit, or what it had no descriptor for) */
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 		    c->cmsg_len < CMSG_LEN(0))
@@ -223,7 +224,7 @@ static const char *rt_att_read_why(int fd, int e, char *buf, size_t n)
 int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, uint32_t *len,
 			      int *fds, unsigned maxfds, unsigned *nfds)
 {
-	struct rt_att_fds f = {fds, fds ? maxfds : 0, 0, 0};
+	struct rt_att_fds f = {fds, fds ? maxfds : 0, 0, 0, 0};
 	for (unsigned i = 0; i < f.max; i++)
 		fds[i] = -1;
 	if (nfds)
@@ -251,6 +252,23 @@ int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, u
 		rt_error(RINGTRACE_ESYS, "attach: message of type %u: reading its %u bytes: %s",
 			 h.type, h.len, rt_att_read_why(fd, errno, why, sizeof(why)));
 		goto fail;
+	}
+	if (f.cut && !f.excess) {
+		/* Room for every descriptor expected was given: what did not come
+		 * had no descriptor number to go to, or there were more of them.
+		 * (A descriptor asked for now tells which.) */
+		int probe = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		int e = errno;
+		if (probe >= 0)
+			close(probe);
+		else if (e == EMFILE || e == ENFILE) {
+			rt_error(RINGTRACE_ESYS,
+				 "attach: the descriptors sent with message type %u could not be "
+				 "received: %s (RLIMIT_NOFILE)",
+				 h.type, strerror(e));
+			goto fail;
+		}
+		f.excess = 1;
 	}
 	if (f.excess) {
 		rt_error(RINGTRACE_ECORRUPT,

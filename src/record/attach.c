@@ -363,8 +363,12 @@ static void rt_att_converse(int fd)
 	int fds[2]; /* the trace directory, and the one holding it (if given) */
 	unsigned nfds;
 	if (ringtrace_attach_recv_fds(fd, &type, buf, RINGTRACE_ATTACH_MAX_PAYLOAD, &len, fds, 2,
-				      &nfds) != 0)
+				      &nfds) != 0) {
+		/* (said to a peer that only looked and went, it is lost: no harm;
+		 * to a recorder, it is why: out of descriptors, most likely) */
+		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "%s%s", ringtrace_last_error(), "");
 		return;
+	}
 	if (type != RINGTRACE_ATTACH_RECORD || nfds < 1) {
 		for (unsigned i = 0; i < nfds; i++)
 			close(fds[i]);

@@ -5,11 +5,21 @@
  * They are opened through the trace directory's descriptor, created new
  * and never through a symbolic link (src/base/tdir.c, where the directory
  * itself is made and locked).
+ *
+ * The descriptors are the traced program's: the recorder keeps at most a
+ * sixteenth of its RLIMIT_NOFILE open (63 at most, one at least), so that
+ * a program run with few descriptors still has its own. It also holds one
+ * in reserve from the session's start (the last slot, /dev/null): when an
+ * open fails because the program has taken the rest (EMFILE), it closes
+ * the reserve and the others it holds and tries once more, so that the
+ * trace's first stream file (and, at the stop, its metadata) can be made
+ * even where the program and its other libraries use every descriptor.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,8 +28,10 @@
 int rt_stream_fd(const struct rt_tdir *d, struct rt_file *files, uint64_t *clock, uint64_t stream)
 {
 	struct rt_file *victim = NULL;
-	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
+	for (int i = 0; i < RT_FILE_RESERVE; i++) {
 		struct rt_file *f = &files[i];
+		if (f->fd == RT_FILE_UNUSABLE)
+			continue;
 		if (f->fd >= 0 && f->stream == stream) {
 			f->last_use = ++*clock;
 			return f->fd;
@@ -30,6 +42,18 @@ int rt_stream_fd(const struct rt_tdir *d, struct rt_file *files, uint64_t *clock
 	if (victim->fd >= 0)
 		close(victim->fd);
 	int fd = rt_ctf_stream_open(d, stream);
+	if (fd < 0) {
+		/* (out of descriptors, most likely: ours go first, the reserve too) */
+		int closed = 0;
+		for (int i = 0; i < RT_MAX_OPEN_FILES; i++)
+			if (files[i].fd >= 0 && &files[i] != victim) {
+				close(files[i].fd);
+				files[i].fd = -1;
+				closed = 1;
+			}
+		if (closed)
+			fd = rt_ctf_stream_open(d, stream);
+	}
 	victim->fd = fd < 0 ? -1 : fd;
 	victim->stream = stream;
 	victim->last_use = ++*clock;
@@ -72,11 +96,19 @@ void rt_stream_close(struct rt_file *files, uint64_t stream)
 
 void rt_files_init(struct rt_file *files)
 {
+	int cap = RT_FILE_RESERVE;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 16 < (rlim_t)cap)
+		cap = rl.rlim_cur < 32 ? 1 : (int)(rl.rlim_cur / 16);
 	for (int i = 0; i < RT_MAX_OPEN_FILES; i++) {
-		files[i].fd = -1;
+		files[i].fd = i < cap ? -1 : RT_FILE_UNUSABLE;
 		files[i].stream = 0;
 		files[i].last_use = 0;
 	}
+	/* (none to be had: the first open that fails says so) */
+	files[RT_FILE_RESERVE].fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	files[RT_FILE_RESERVE].stream = UINT64_MAX;
 }
 
 void rt_close_all(struct rt_file *files)

@@ -23,6 +23,10 @@
 /* ---- files.c ---- */
 
 #define RT_MAX_OPEN_FILES 64
+/* rt_file.fd of the slots beyond this process's share (files.c) */
+#define RT_FILE_UNUSABLE (-2)
+/* the slot of the descriptor held in reserve (files.c) */
+#define RT_FILE_RESERVE (RT_MAX_OPEN_FILES - 1)
 
 struct rt_file {
 	uint64_t stream;
@@ -30,6 +34,7 @@ struct rt_file {
 	uint64_t last_use;
 };
 
+/* All closed; as many usable as this process's descriptor limit allows. */
 RT_HIDDEN void rt_files_init(struct rt_file *files);
 /* The file of a stream in d, opened to append if needed (LRU): an fd, or
  * a negative error with a message naming the file. */
