@@ -94,7 +94,7 @@ void rt_stream_close(struct rt_file *files, uint64_t stream)
 		}
 }
 
-void rt_files_init(struct rt_file *files)
+int rt_files_init(struct rt_file *files)
 {
 	int cap = RT_FILE_RESERVE;
 	struct rlimit rl;
@@ -106,9 +106,9 @@ void rt_files_init(struct rt_file *files)
 		files[i].stream = 0;
 		files[i].last_use = 0;
 	}
-	/* (none to be had: the first open that fails says so) */
 	files[RT_FILE_RESERVE].fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	files[RT_FILE_RESERVE].stream = UINT64_MAX;
+	return files[RT_FILE_RESERVE].fd < 0 ? -1 : 0;
 }
 
 void rt_close_all(struct rt_file *files)

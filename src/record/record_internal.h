@@ -34,8 +34,9 @@ struct rt_file {
 	uint64_t last_use;
 };
 
-/* All closed; as many usable as this process's descriptor limit allows. */
-RT_HIDDEN void rt_files_init(struct rt_file *files);
+/* All closed, as many usable as this process's descriptor limit allows,
+ * and one descriptor taken in reserve: 0, or -1 if none could be had. */
+RT_HIDDEN int rt_files_init(struct rt_file *files);
 /* The file of a stream in d, opened to append if needed (LRU): an fd, or
  * a negative error with a message naming the file. */
 RT_HIDDEN int rt_stream_fd(const struct rt_tdir *d, struct rt_file *files, uint64_t *clock,

@@ -425,12 +425,24 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	S.meta_events = S.meta_sites = UINT32_MAX;
 	S.meta_tails = 0;
 	S.poll_ns = RT_POLL_MIN_NS;
-	rt_files_init(S.files);
+	/* (without a descriptor of its own the recorder could write nothing,
+	 * not even the metadata at the end: refused now, said clearly) */
+	if (rt_files_init(S.files) < 0) {
+		err = rt_error(RINGTRACE_ESYS,
+			       "no descriptor left for the trace's files: %s (RLIMIT_NOFILE)",
+			       strerror(EMFILE));
+		ringtrace_rb_destroy(S.rb);
+		S.rb = NULL;
+		rt_tdir_close(&S.out);
+		S.dir = NULL;
+		goto out;
+	}
 	__atomic_store_n(&rt_snapshot_requested, 0, __ATOMIC_RELAXED);
 	S.t0_ns = rt_now_ns();
 	rt_events_set_buffer(S.rb, !cfg_from_env);
 	if (pthread_create(&S.consumer, NULL, rt_consumer, NULL) != 0) {
 		ringtrace_events_set_buffer(NULL);
+		rt_close_all(S.files);
 		ringtrace_rb_destroy(S.rb);
 		S.rb = NULL;
 		rt_tdir_close(&S.out);
@@ -566,7 +578,7 @@ static int rt_snapshot_locked(const struct rt_tdir *sd)
 	if ((err = ringtrace_rb_snapshot(S.rb, &snap)) < 0)
 		return err;
 	struct rt_file files[RT_MAX_OPEN_FILES];
-	rt_files_init(files);
+	(void)rt_files_init(files); /* (without a reserve: the first open says why) */
 	uint64_t clock = 0;
 	size_t ps = ringtrace_rb_page_size(S.rb);
 	for (uint32_t i = 0; i < ringtrace_snapshot_page_count(snap) && err == 0; i++) {
