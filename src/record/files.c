@@ -108,7 +108,7 @@ int rt_files_init(struct rt_file *files)
 	}
 	files[RT_FILE_RESERVE].fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	files[RT_FILE_RESERVE].stream = UINT64_MAX;
-	return files[RT_FILE_RESERVE].fd < 0 ? -1 : 0;
+	return files[RT_FILE_RESERVE].fd < 0 ? -errno : 0;
 }
 
 void rt_close_all(struct rt_file *files)

@@ -35,7 +35,7 @@ struct rt_file {
 };
 
 /* All closed, as many usable as this process's descriptor limit allows,
- * and one descriptor taken in reserve: 0, or -1 if none could be had. */
+ * and one descriptor taken in reserve: 0, or -errno if none could be had. */
 RT_HIDDEN int rt_files_init(struct rt_file *files);
 /* The file of a stream in d, opened to append if needed (LRU): an fd, or
  * a negative error with a message naming the file. */

@@ -427,10 +427,11 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	S.poll_ns = RT_POLL_MIN_NS;
 	/* (without a descriptor of its own the recorder could write nothing,
 	 * not even the metadata at the end: refused now, said clearly) */
-	if (rt_files_init(S.files) < 0) {
-		err = rt_error(RINGTRACE_ESYS,
-			       "no descriptor left for the trace's files: %s (RLIMIT_NOFILE)",
-			       strerror(EMFILE));
+	if ((err = rt_files_init(S.files)) < 0) {
+		err = rt_error(
+			RINGTRACE_ESYS,
+			"cannot keep a descriptor for the trace's files (opening /dev/null): %s%s",
+			strerror(-err), err == -EMFILE ? " (RLIMIT_NOFILE)" : "");
 		ringtrace_rb_destroy(S.rb);
 		S.rb = NULL;
 		rt_tdir_close(&S.out);
