@@ -135,6 +135,22 @@ static int at_put(char *buf, uint32_t *len, const char *key, const char *val)
  * socket found and its HELLO read: 0 with the connection in *fd and its
  * /proc entry's owner and group in *st, or -1 having said why.
  */
+/* p's command name from /proc (for messages, and its trace's name). */
+static void at_read_comm(struct at_prog *p)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t r = read(fd, p->comm, sizeof(p->comm) - 1);
+	close(fd);
+	p->comm[r > 0 ? r : 0] = 0;
+	char *nl = strchr(p->comm, '\n');
+	if (nl)
+		*nl = 0;
+}
+
 static int at_hello(struct at_prog *p, struct stat *st, int *fd)
 {
 	char path[512], why[600], proc[32];
@@ -168,6 +184,8 @@ static int at_hello(struct at_prog *p, struct stat *st, int *fd)
 		return -1;
 	}
 	memcpy(p->comm, h.comm, sizeof(p->comm));
+	if (!p->comm[0]) /* (a program out of descriptors could not read its own) */
+		at_read_comm(p);
 	/* (the first program's, never changed after: every trace of the
 	 * recording must declare the same one. A program of another user,
 	 * when root records it, could give a wrong calibration point; that
