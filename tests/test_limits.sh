@@ -145,7 +145,11 @@ program_with_few_descriptors_records_or_says_what_ran_out() { # case
 		rec_cmd_with_limit $n
 		# (the program ran to its end: its last line)
 		grep -q '^fds ' "$tmp/out$n" || fail "limit $n: the program did not finish: $(cat "$tmp/err$n")"
-		if [ "$rst" = 0 ]; then
+		# (a stream file that could not be made even after the recorder
+		# gave up its own descriptors, the program or a sanitizer's
+		# runtime having taken them meanwhile: said at once, the rest of
+		# the trace not saved; the program's status is record's)
+		if [ "$rst" = 0 ] && ! grep -q "not saved" "$tmp/err$n"; then
 			check_units "$tmp/t$n" 200 5
 			only_traces "$tmp/t$n"
 			ok=$((ok + 1))
@@ -156,8 +160,10 @@ program_with_few_descriptors_records_or_says_what_ran_out() { # case
 				fail "limit $n: failed without naming what ran out: $(cat "$tmp/err$n")"
 		fi
 		# (from 4 above the lowest every limit records: the library
-		# needs 6 descriptors, the recorder its first stream file)
-		[ "$rst" = 0 ] || [ $n -lt $((low + 4)) ] ||
+		# needs 6 descriptors, the recorder its first stream file; a
+		# sanitizer's runtime takes some of its own, there from 16)
+		[ $sanitized = 0 ] && must=$((low + 4)) || must=16
+		[ "$rst" = 0 ] && ! grep -q "not saved" "$tmp/err$n" || [ $n -lt $must ] ||
 			fail "limit $n: not recorded: $(cat "$tmp/err$n")"
 	done
 	[ $ok -ge 2 ] || fail "recorded with only $ok of the limits"
@@ -334,19 +340,22 @@ record_a_200_programs_every_trace_complete() { # case
 
 # check_attachment DIR EVENTS BATCH: the trace of one attachment to the
 # churning program (its threads numbered in order, BATCH at a time, each
-# batch joined before the next starts): each thread's events in sequence
-# without a gap (but for counted drops); every thread of a batch after
-# the first seen and before the last seen, started and ended while
-# attached, complete; those of the first batch seen end with their last
-# event (written up to their end), those of the last start with their
-# first (written from their start). `stat` agrees with the report.
+# batch joined before the next starts): each thread's events in sequence;
+# the events missing no more than those counted as lost: the gaps in a
+# thread, the events before a thread's first unless it may have started
+# before the attach (the first batch seen), after its last unless it may
+# have gone on after the detach (the last batch seen), and the threads of
+# the batches between that are not there at all. `stat` agrees with the
+# report. (Each thread's events take a page of their own: a burst of
+# threads can fill the pool with nearly empty pages, and what comes then
+# is dropped, and counted.)
 check_attachment() {
 	"$rt" report "$1" >"$tmp/report" 2>"$tmp/report.err" ||
 		fail "report $1: $(cat "$tmp/report.err")"
 	"$rt" stat "$1" >"$tmp/stat" 2>&1 || fail "stat $1: $(cat "$tmp/stat")"
 	ca_lost=$(awk '$1 == "missed" || $1 == "overrun" {n += $2} END {print n + 0}' "$tmp/stat")
 	ca_read=$(awk '$1 == "read" {n += $2} END {print n + 0}' "$tmp/stat")
-	ca_n=$(wc -l <"$tmp/report")
+	ca_n=$(grep -c ' lim_seq: ' "$tmp/report" || true)
 	if [ "$ca_n" != "$ca_read" ]; then
 		cp -r "$1" "/tmp/limits-disagree-$$" 2>/dev/null || true
 		fail "$1: report shows $ca_n lines, stat says $ca_read events read (kept in /tmp/limits-disagree-$$): $(grep -v ' lim_seq: ' "$tmp/report" | head -3)"
@@ -368,18 +377,23 @@ check_attachment() {
 		if (hi == "" || u > hi) hi = u
 		next
 	}
+	/\*\*\* [0-9]+ events lost \*\*\*/ { next }
 	{ print "not an event of the program: " $0; bad = 1 }
 	END {
 		# (an attachment during which no thread of it ran: the machine
 		# busy with other things; stat said what was lost, if anything)
 		if (lo == "") { print "units none"; exit 0 }
 		bl = int(lo / batch); bh = int(hi / batch)
+		# (the gaps: in a thread; before its first event, unless it may
+		# have started before the attach (the first batch seen); after
+		# its last, unless it may have gone on after the detach (the
+		# last batch seen); the threads of the batches between not seen)
 		for (u = (bl + 1) * batch; u < bh * batch; u++)
-			if (n[u] != events) { print "unit " u ": " n[u] + 0 " events of " events; bad = 1 }
+			if (!(u in last)) gaps += events
 		for (u in last) {
 			b = int(u / batch)
-			if (b == bl && b != bh && last[u] != events - 1) { print "unit " u ": cut"; bad = 1 }
-			if (b == bh && b != bl && first[u] != 0) { print "unit " u ": not from 0"; bad = 1 }
+			if (b != bl) gaps += first[u]
+			if (b != bh) gaps += events - 1 - last[u]
 		}
 		if (gaps > lost) { print gaps " events missing, " lost " counted"; bad = 1 }
 		print "units " lo ".." hi
