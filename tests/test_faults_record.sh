@@ -136,6 +136,35 @@ fault_record_cmd_each_file_call_of_the_program_failed() { # case
 	echo "record -- CMD, the program: $RT_FAULT_N file calls failed in turn"
 }
 
+# mmap failing for good in the program from its Nth call on (memory
+# exhausted): the pool, then the threads' read-side nodes (a thread cannot
+# record without one; the library's static reserve stands in) cannot be
+# mapped. The program never waits for memory: it runs to its end, and a
+# trace, if the pool could be made, holds every event it emitted.
+fault_record_cmd_mmap_failing_for_good_program_never_waits() { # case
+	n=1
+	while [ $n -le 12 ]; do
+		d="$tmp/mm$n"
+		rm -f "$tmp/mm.log"
+		st=0
+		RINGTRACE_FAULT=mmap:$n:persist RINGTRACE_FAULT_ONLY=test_fault_prog \
+			RINGTRACE_FAULT_LOG="$tmp/mm.log" timeout 60 \
+			"$rt" record -o "$d" -- "$fprog" 1000 >"$tmp/mm.out" 2>"$tmp/mm.err" || st=$?
+		[ "$st" -ne 124 ] || fail "mmap:$n:persist: the program hangs"
+		grep -q 'ok' "$tmp/mm.out" ||
+			fail "mmap:$n:persist: the program did not finish its work (status $st): $(cat "$tmp/mm.err")"
+		if [ -f "$d/metadata" ]; then
+			readable "$d" || fail "mmap:$n:persist: the trace is not readable"
+			ev=$("$rt" stat "$d" | awk '$1 == "total" {print $3}')
+			[ "$ev" = 2000 ] || fail "mmap:$n:persist: $ev events in the trace, not 2000"
+		fi
+		[ -s "$tmp/mm.log" ] || break
+		n=$((n + 1))
+	done
+	[ $n -gt 2 ] || fail "the loop ended at mmap call $n: the reserve nodes were not reached"
+	echo "record -- CMD, mmap failed for good from each of its $n calls in the program"
+}
+
 # ---- record -p ----
 
 # start_prog: test_attach_prog in the background (until stop_prog), its

@@ -106,6 +106,18 @@ __attribute__((constructor(101))) static void rt_rcu_init(void)
 		rt_readers_fence();
 }
 
+/* Push c on the list with in_use as given; c. */
+static struct ringtrace_reader_node *rt_node_push(struct ringtrace_reader_node *c, uint32_t in_use)
+{
+	c->in_use = in_use;
+	struct ringtrace_reader_node *head = __atomic_load_n(&rt_nodes, __ATOMIC_RELAXED);
+	do {
+		c->next = head;
+	} while (!__atomic_compare_exchange_n(&rt_nodes, &head, c, 1, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	return c;
+}
+
 /*
  * A new node, pushed on the list with in_use as given (1: the caller's;
  * 0: a spare for a thread to come), or NULL if it cannot be mapped.
@@ -122,13 +134,29 @@ static struct ringtrace_reader_node *rt_node_map(uint32_t in_use)
 					       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (c == MAP_FAILED)
 		return NULL;
-	c->in_use = in_use;
-	struct ringtrace_reader_node *head = __atomic_load_n(&rt_nodes, __ATOMIC_RELAXED);
+	return rt_node_push(c, in_use);
+}
+
+/*
+ * Nodes for threads that need one while mmap fails (memory or mappings
+ * exhausted): a reader cannot enter a section without a node, and it must
+ * not wait for memory to come back. Static, so that nothing has to be
+ * allocated; untouched (no resident memory) until used. Once pushed, a
+ * reserve node is reused like any other when its thread exits.
+ */
+#define RT_RESERVE_NODES 16u
+static struct ringtrace_reader_node rt_reserve[RT_RESERVE_NODES];
+static uint32_t rt_reserve_used;
+
+static struct ringtrace_reader_node *rt_node_reserve(void)
+{
+	uint32_t i = __atomic_load_n(&rt_reserve_used, __ATOMIC_RELAXED);
 	do {
-		c->next = head;
-	} while (!__atomic_compare_exchange_n(&rt_nodes, &head, c, 1, __ATOMIC_RELEASE,
+		if (i >= RT_RESERVE_NODES)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&rt_reserve_used, &i, i + 1, 1, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
-	return c;
+	return rt_node_push(&rt_reserve[i], 1);
 }
 
 void rt_rcu_spare_nodes(uint32_t want)
@@ -154,9 +182,13 @@ struct ringtrace_reader_node *ringtrace_read_register_(void)
 							__ATOMIC_RELAXED))
 				goto got;
 		}
-		if ((n = rt_node_map(1)))
+		if ((n = rt_node_map(1)) || (n = rt_node_reserve()))
 			break;
-		/* else retry: nothing else can be done for a reader */
+		/* Memory exhausted and every reserve node held by a live
+		 * thread: wait for one of them to exit (or for memory) without
+		 * spinning; nanosleep is async-signal-safe, as this must be. */
+		struct timespec d = {0, 1000000};
+		nanosleep(&d, NULL);
 	}
 got:
 	n->nest = 0;
