@@ -900,7 +900,8 @@ static int record_command(const struct rec_opts *o)
 	if (!r.have) {
 		fprintf(stderr,
 			"ringtrace record: %s wrote no trace to %s: is it linked with libringtrace, "
-			"and did it exit normally (status %d)?\n",
+			"and did it exit normally (status %d)? (if it is, its recorder's message "
+			"above says why it could not record)\n",
 			o->cmd[0], r.tout, code);
 		return code ? code : 1;
 	}
