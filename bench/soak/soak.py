@@ -65,6 +65,8 @@ def parse_args():
     p.add_argument("--attach-for", type=float, default=1, help="seconds attached (1)")
     p.add_argument("--discard-for", type=float, default=2, help="seconds of the minute's run (2)")
     p.add_argument("--sample", type=float, default=5, help="seconds between CSV rows (5)")
+    p.add_argument("--max-backlog", type=int, default=100,
+                   help="traces waiting for their check beyond which no new one is made (100)")
     return p.parse_args()
 
 
@@ -174,7 +176,7 @@ class Soak:
         # accounting so far
         self.acc = dict(emitted_disc=0, emitted_ow=0, att_calls=0, read=0, lost=0, dropped=0, overrun=0, unexplained=0,
                         snapshots=0, snapshots_checked=0, attaches=0, attaches_checked=0,
-                        phases=0, phases_checked=0, check_failures=0)
+                        phases=0, phases_checked=0, check_failures=0, skipped_behind=0)
         self.minute = dict(snapshots=0, attaches=0, phases=0, unexplained=0, problems=[])
         # per kind of trace: traces checked, events read, counted as lost, unexplained
         self.kinds = {k: dict(traces=0, events=0, dropped=0, overrun=0, tail_lost=0,
@@ -386,7 +388,7 @@ class Soak:
                 str(self.shm_objects()), str(self.sockets()), str(read_emitted(self.ow_counts)),
                 str(acc["emitted_disc"]), str(read_emitted(self.att_counts)), str(acc["read"]), str(acc["lost"]), str(acc["unexplained"]),
                 str(acc["snapshots_checked"]), str(acc["attaches_checked"]),
-                str(acc["phases_checked"])]
+                str(acc["phases_checked"]), str(self.checks.qsize())]
         w.write(",".join(row) + "\n")
         w.flush()
 
@@ -399,7 +401,8 @@ class Soak:
                  f"traces, {mi['phases']} discard runs: unexplained {mi['unexplained']}, "
                  f"problems {len(mi['problems'])}; so far read {acc['read']}, lost (counted) "
                  f"{acc['lost']}, unexplained {acc['unexplained']}, failed checks "
-                 f"{acc['check_failures']}")
+                 f"{acc['check_failures']}; {self.checks.qsize()} traces waiting for their check, "
+                 f"{acc['skipped_behind']} snapshots skipped while the checks were behind")
         for p in mi["problems"][:10]:
             self.log(f"  {p}")
 
@@ -422,7 +425,8 @@ class Soak:
             head += [f"{r}_rss_kb", f"{r}_hwm_kb", f"{r}_fds"]
         head += ["ow_prog_pools", "att_prog_pools", "shm_objects", "sockets", "ow_emitted",
                  "disc_emitted", "att_calls", "read", "lost", "unexplained",
-                 "snapshots_checked", "attaches_checked", "discard_runs_checked"]
+                 "snapshots_checked", "attaches_checked", "discard_runs_checked",
+                 "checks_waiting"]
         csv.write(",".join(head) + "\n")
         time.sleep(0.5)  # the programs' first events, their pools and sockets
         self.sample(csv)
@@ -441,20 +445,29 @@ class Soak:
             if self.ow_rec.poll() is not None or self.att.poll() is not None:
                 self.log("a long-lived program ended before its time")
                 break
+            # On a loaded machine the checks (niced) can fall behind: the
+            # traces waiting for them fill /dev/shm. Beyond --max-backlog no
+            # new trace is made (a skipped snapshot is counted) until they
+            # catch up.
+            behind = self.checks.qsize() > a.max_backlog
             if now >= next_snap:
-                subprocess.run([self.rt, "snapshot", str(self.pids["ow_prog"])])
-                with self.lock:
-                    self.acc["snapshots"] += 1
+                if behind:
+                    with self.lock:
+                        self.acc["skipped_behind"] += 1
+                else:
+                    subprocess.run([self.rt, "snapshot", str(self.pids["ow_prog"])])
+                    with self.lock:
+                        self.acc["snapshots"] += 1
                 next_snap += 1
             self.attach_poll()
-            if now >= next_attach and self.att_rec is None:
+            if now >= next_attach and self.att_rec is None and not behind:
                 self.attach_start()
-                next_attach += a.attach_every
+                next_attach = max(next_attach + a.attach_every, now + a.attach_every)
             self.phase_poll()
-            if now >= next_phase and self.disc_rec is None:
+            if now >= next_phase and self.disc_rec is None and not behind:
                 phase_n += 1
                 self.phase_start(phase_n)
-                next_phase += 60
+                next_phase = max(next_phase + 60, now + 60)
             if now >= next_sample:
                 self.sample(csv)
                 next_sample += a.sample
