@@ -2,7 +2,8 @@
  * test_attach_msg: the attach protocol's message reading
  * (src/base/rendezvous.c) when the peer is slow or stops in the middle of
  * a message: the error says what happened, not the errno of a socket's
- * receive time limit.
+ * receive time limit, and errno stays EAGAIN for the callers that tell a
+ * slow program from a gone one.
  */
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -26,6 +27,8 @@ static void t_header(void)
 	uint32_t type, len;
 	char buf[64];
 	CHECK(ringtrace_attach_recv(sv[0], &type, buf, sizeof(buf), &len) == -1);
+	/* the caller tells a time limit from the rest by errno */
+	CHECKF(errno == EAGAIN || errno == EWOULDBLOCK, "errno %d", errno);
 	const char *e = ringtrace_last_error();
 	CHECKF(strstr(e, "reading a message header: no answer from the peer within its time "
 			 "limit (0.020 s)") != NULL,

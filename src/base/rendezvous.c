@@ -237,8 +237,10 @@ int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, u
 	}
 	char why[100];
 	if (r < 0) {
+		int e = errno;
 		rt_error(RINGTRACE_ESYS, "attach: reading a message header: %s",
-			 rt_att_read_why(fd, errno, why, sizeof(why)));
+			 rt_att_read_why(fd, e, why, sizeof(why)));
+		errno = e;
 		goto fail;
 	}
 	if (h.len > RINGTRACE_ATTACH_MAX_PAYLOAD || h.len > cap) {
@@ -249,8 +251,10 @@ int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, u
 		goto fail;
 	}
 	if (h.len && rt_att_read(fd, buf, h.len, &f) != 0) {
+		int e = errno;
 		rt_error(RINGTRACE_ESYS, "attach: message of type %u: reading its %u bytes: %s",
-			 h.type, h.len, rt_att_read_why(fd, errno, why, sizeof(why)));
+			 h.type, h.len, rt_att_read_why(fd, e, why, sizeof(why)));
+		errno = e;
 		goto fail;
 	}
 	if (f.cut && !f.excess) {
@@ -282,11 +286,14 @@ int ringtrace_attach_recv_fds(int fd, uint32_t *type, void *buf, uint32_t cap, u
 	if (nfds)
 		*nfds = f.n;
 	return 0;
-fail:
+fail:;
+	/* errno stays the read's: callers tell a time limit (EAGAIN) from the rest */
+	int e = errno;
 	for (unsigned i = 0; i < f.n; i++) {
 		close(fds[i]);
 		fds[i] = -1;
 	}
+	errno = e;
 	return -1;
 }
 
