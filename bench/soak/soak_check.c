@@ -24,7 +24,8 @@
  *
  * Output: one line of key=value pairs (streams, events, lost, dropped,
  * overrun, tail_lost, unexplained, errors, first and last seq summed over
- * the streams); then one "problem:" line per finding (at most 20).
+ * the streams, then last_W: worker W's last seq, for each worker in the
+ * trace); then one "problem:" line per finding (at most 20).
  * Exit status 0 if nothing is unexplained, 1 otherwise, 2 on bad usage or
  * a trace that cannot be opened.
  */
@@ -259,9 +260,13 @@ int main(int argc, char **argv)
 	unexplained += damage;
 	printf("streams=%u events=%" PRIu64 " lost=%" PRIu64 " dropped=%" PRIu64 " overrun=%" PRIu64
 	       " tail_lost=%" PRIu64 " first_sum=%" PRIu64 " last_sum=%" PRIu64 " other=%" PRIu64
-	       " errors=%" PRIu64 " unexplained=%" PRIu64 "\n",
+	       " errors=%" PRIu64 " unexplained=%" PRIu64,
 	       nstreams, events, lost, dropped, overrun, tail, firsts, lasts, others, damage,
 	       unexplained);
+	for (uint32_t i = 0; i < nstreams; i++)
+		if (acc[i].seen)
+			printf(" last_%" PRIu64 "=%" PRIu64, acc[i].worker, acc[i].last);
+	printf("\n");
 	ringtrace_trace_close(t);
 	return unexplained ? 1 : 0;
 }
