@@ -232,9 +232,9 @@ class Soak:
             vals, problems = self.run_check(kind, path, extra)
             if kind == "snapshot":
                 # the window never goes back: each thread's last event in a
-                # snapshot is no earlier than in the one before (a thread may
-                # be missing from a snapshot: its pages all recycled by the
-                # others at that moment)
+                # snapshot is no earlier than in the one before (a thread can
+                # have no page in a snapshot: the sum over the threads in it
+                # is no measure)
                 for k, v in vals.items():
                     if k.startswith("last_") and k != "last_sum":
                         if v < self.snap_last.get(k, 0):
