@@ -102,10 +102,17 @@ select t.name, a.key, count(*), sum(a.int_value) from slice s join thread t usin
   join args a on a.arg_set_id = s.arg_set_id where s.name = 'td_ev' group by 1, 2 order by 1, 2;
 select name, idx, severity, source, value from stats where value <> 0 order by name, idx"
 
-faults_read_query_statements_every_call() { # case
+# (the longest loop: in two halves, odd and even N, run in parallel)
+faults_read_query_statements_each_odd_call() { # case
 	collection
-	rt_fault_loop any 1000 no_check "$rt" query "$tmp/c" "$query_sql"
-	echo "query: $RT_FAULT_N calls failed in turn"
+	RT_FAULT_FIRST=1 RT_FAULT_STEP=2 rt_fault_loop any 1000 no_check "$rt" query "$tmp/c" "$query_sql"
+	echo "query: calls 1, 3 .. $RT_FAULT_N failed in turn"
+}
+
+faults_read_query_statements_each_even_call() { # case
+	collection
+	RT_FAULT_FIRST=2 RT_FAULT_STEP=2 rt_fault_loop any 1000 no_check "$rt" query "$tmp/c" "$query_sql"
+	echo "query: calls 2, 4 .. $RT_FAULT_N failed in turn"
 }
 
 db_check() {
