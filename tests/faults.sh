@@ -34,7 +34,7 @@
 # of calls). Needs
 # `timeout` (coreutils).
 
-rt_fault_loop() {
+rt_fault_loop_() {
 	rt_fk=$1 rt_fmax=$2 rt_fcheck=$3
 	shift 3
 	rt_fdir=$(mktemp -d "${TMPDIR:-/tmp}/rt-fault.XXXXXX")
@@ -100,6 +100,14 @@ rt_fault_loop() {
 		RT_FAULT_N=$rt_fn
 		rt_fn=$((rt_fn + ${RT_FAULT_STEP:-1}))
 	done
-	rm -rf "$rt_fdir"
 	return 0
+}
+
+# The loop's temporary folder goes whether the loop passes or fails (what
+# a failure needs shown is printed before).
+rt_fault_loop() {
+	rt_fl_st=0
+	rt_fault_loop_ "$@" || rt_fl_st=$?
+	rm -rf "$rt_fdir"
+	return $rt_fl_st
 }
