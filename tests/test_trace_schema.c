@@ -5,7 +5,10 @@
  * their counters) and what `ringtrace stat` prints from it; a block
  * without those lines gives no filter and no trigger; and every malformed
  * line is refused with the metadata's name, its line number and what is
- * wrong. The traces have no stream file: only the schema block matters.
+ * wrong. `unwritten` lines (pages the recorder could not write) make
+ * streams without a file whose losses the reader gives, with the reason,
+ * and stat shows. The traces have no stream file: only the schema block
+ * matters.
  * Each is a case, in a directory of its own.
  */
 #include <sys/stat.h>
@@ -172,6 +175,16 @@ static const struct bad bad[] = {
 	{"trigger -1 0 a\n", 0, "trigger fired count"},
 	{"trigger 1 99999999999999999999 a\n", 0, "trigger skipped count"},
 	{"trigger 1 0 a%ZZ\n", 0, "trigger spec: bad %XX escape"},
+	{"unwritten 1 5 0 5 1 ENOSPC\n", 0, "unwritten: 0 pages"},
+	{"unwritten 1 6 1 5 1 ENOSPC\n", 0, "unwritten: 6 events, more than the stream's 5"},
+	{"unwritten 1 5 1 5 1 enospc\n", 0, "unwritten: reason \"enospc\" is not an error name"},
+	{"unwritten 1 5 1 5 1 %\n", 0, "unwritten: reason \"%\" is not an error name"},
+	{"unwritten 1 5 1 5 1 E%20IO\n", 0, "unwritten: reason \"E%20IO\" is not an error name"},
+	{"unwritten 1 5 1 5 1\n", 0,
+	 "unwritten: expected \"unwritten <stream> <events> <pages> <end> <tid> <reason>\""},
+	{"unwritten x 5 1 5 1 EIO\n", 0, "unwritten stream \"x\" is not a number"},
+	{"unwritten 1 5 1 5 4294967296 EIO\n", 0, "unwritten tid \"4294967296\" is not a number"},
+	{"unwritten 1 5 1 99999999999999999999 7 EIO\n", 0, "unwritten end"},
 	{"stat hit 0\ntriggers 1 0 a\n", 1, "unknown line \"triggers 1 0 a\""},
 	{"filters 1 0 a\n", 0, "unknown line"},
 };
@@ -189,6 +202,62 @@ static void test_bad(void)
 			 FIRST_LINE + bad[i].line, bad[i].msg);
 		CHECKF(strstr(m, want) != NULL, "case %zu: got \"%s\", want \"%s\"", i, m, want);
 	}
+}
+
+/* Pages not written: stream 3 (every page, 15 events overwritten before
+ * them) and stream 4 (with drops after them), neither with a file. */
+static void test_unwritten(void)
+{
+	write_meta(EVENTS "dropped 4 7 44\n"
+			  "unwritten 3 10 2 25 33 ENOSPC\n"
+			  "unwritten 4 5 1 5 44 EIO\n"
+			  "stat hit 0\n");
+	ringtrace_trace *t;
+	CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) == 0, "%s", ringtrace_trace_open_error());
+	CHECK_EQ_U64(ringtrace_trace_stream_count(t), 2);
+	struct ringtrace_trace_record r;
+	uint64_t lost = 0, uw = 0, ov = 0, dr = 0;
+	while (ringtrace_trace_next(t, &r) == 1) {
+		CHECK(r.kind == RINGTRACE_TRACE_LOST);
+		CHECK_EQ_U64(r.lost, r.dropped + r.overrun + r.unwritten);
+		lost += r.lost;
+		uw += r.unwritten;
+		ov += r.overrun;
+		dr += r.dropped;
+	}
+	CHECK(lost == 37 && uw == 15 && ov == 15 && dr == 7);
+	const struct ringtrace_trace_stream_info *a = ringtrace_trace_stream(t, 0),
+						 *b = ringtrace_trace_stream(t, 1);
+	CHECK(a->id == 3 && a->tid == 33 && a->events == 0 && a->dropped == 0);
+	CHECK(a->overrun == 15 && a->unwritten == 10 && a->unwritten_pages == 2);
+	CHECK(a->unwritten_reason && strcmp(a->unwritten_reason, "ENOSPC") == 0);
+	CHECK(b->id == 4 && b->tid == 44 && b->dropped == 7 && b->overrun == 0);
+	CHECK(b->unwritten == 5 && b->unwritten_pages == 1);
+	CHECK(b->unwritten_reason && strcmp(b->unwritten_reason, "EIO") == 0);
+	ringtrace_trace_close(t);
+
+	/* stat: the column, and each reason's line */
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' stat '%s' >'%s.out' && grep -q '^total  *2  *0  *7  *15  *15 ' '%s.out' && "
+		 "grep -qx 'unwritten: 10 events in 2 pages of 1 stream not written by the "
+		 "recorder: ENOSPC (no space left on device); counted as lost' '%s.out' && "
+		 "grep -qx 'unwritten: 5 events in 1 pages of 1 stream not written by the "
+		 "recorder: EIO (input/output error); counted as lost' '%s.out'",
+		 RINGTRACE_TOOL, dir, dir, dir, dir, dir);
+	int st = system(cmd);
+	char out[128];
+	snprintf(out, sizeof(out), "%s.out", dir);
+	if (st != 0)
+		system(strcat(strcpy(cmd, "cat "), out));
+	unlink(out);
+	CHECKF(st == 0, "stat's output (above) lacks the unwritten counts");
+
+	/* one line per stream */
+	write_meta(EVENTS "unwritten 3 10 2 25 33 ENOSPC\nunwritten 3 1 1 30 33 ENOSPC\n");
+	CHECK(ringtrace_trace_open(dir, NULL, NULL, &t) < 0);
+	CHECKF(strstr(ringtrace_trace_open_error(), "two unwritten lines for stream 3") != NULL,
+	       "%s", ringtrace_trace_open_error());
 }
 
 /* Runs fn with dir, a directory of its own, and mpath its metadata. */
@@ -212,6 +281,11 @@ static void case_none(void)
 	in_dir(test_none);
 }
 
+static void case_unwritten(void)
+{
+	in_dir(test_unwritten);
+}
+
 static void case_bad(void)
 {
 	in_dir(test_bad);
@@ -224,6 +298,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(trace_schema_filter_and_trigger_lines_read_and_shown_by_stat, case_valid),
 	CHECK_CASE(trace_schema_without_filter_or_trigger_lines_gives_none, case_none),
 	CHECK_CASE(trace_schema_malformed_lines_refused_with_their_line_number, case_bad),
+	CHECK_CASE(trace_schema_unwritten_lines_counted_as_lost_with_their_reason, case_unwritten),
 };
 /* clang-format on */
 

@@ -17,6 +17,7 @@
 struct out_totals {
 	uint32_t streams;
 	uint64_t events, dropped, overrun, bytes;
+	uint64_t unwritten;         /* events the recorder could not write (the disk full) */
 	uint64_t first_ts, last_ts; /* ticks (first_ts UINT64_MAX: no event) */
 };
 /* Every record of t read (and dropped); the damage reported as t's callback does. */
@@ -25,7 +26,9 @@ void out_read_all(ringtrace_trace *t);
 void out_totals(const ringtrace_trace *t, struct out_totals *sum);
 /*
  * The table, one line per stream and a total line: stream, tid, thread,
- * events, dropped, overrun, bytes, time span (seconds of CLOCK_MONOTONIC).
+ * events, dropped, overrun, (unwritten, if any stream has some,) bytes,
+ * time span (seconds of CLOCK_MONOTONIC); then, if events were not
+ * written, one line per reason: how many and why.
  */
 void out_stream_table(FILE *f, const ringtrace_trace *t);
 

@@ -340,10 +340,14 @@ static void print_summary(const char *tdir, const char *out)
 	out_totals(t, &sum);
 	int found;
 	uint64_t dur = meta_stat(tdir, "duration_ns", &found);
+	char uw[80] = "";
+	if (sum.unwritten)
+		snprintf(uw, sizeof(uw), ", %" PRIu64 " not written (the recorder's write failed)",
+			 sum.unwritten);
 	fprintf(stderr,
 		"ringtrace: %s: %" PRIu64 " events recorded, %" PRIu64 " dropped, %" PRIu64
-		" overwritten; %.1f MB in %.2f s (see `ringtrace stat %s`)\n",
-		tdir, sum.events, sum.dropped, sum.overrun, (double)sum.bytes / 1e6,
+		" overwritten%s; %.1f MB in %.2f s (see `ringtrace stat %s`)\n",
+		tdir, sum.events, sum.dropped, sum.overrun, uw, (double)sum.bytes / 1e6,
 		(double)dur / 1e9, out);
 	out_stream_table(stderr, t);
 	uint64_t n = ringtrace_trace_errors(t);
@@ -832,9 +836,12 @@ static void rec_complete(const struct rec_opts *o, struct rec_run *r)
 				"trace\n",
 				o->cmd[0], WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
 		else
+			/* (or its recorder stopped and could not write the final
+			 * metadata: a disk that failed even the room kept for it) */
 			fprintf(stderr,
-				"ringtrace record: %s exited (status %d) without stopping its "
-				"recorder; recovering its trace\n",
+				"ringtrace record: %s exited (status %d) and its trace has no final "
+				"metadata (its recorder was not stopped, or could not write it: "
+				"see above); recovering its trace\n",
 				o->cmd[0], WEXITSTATUS(r->status));
 		if (co_recover(r->shm, r->tout, o->quiet, 0) == 0)
 			meta_stat(r->tout, "hit", &r->have);

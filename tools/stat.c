@@ -23,7 +23,9 @@ static const char stat_help[] =
 	"record -p / -a writes them): then each trace's, under its name and process,\n"
 	"and the collection's totals.\n"
 	"Per stream: thread id, thread name, events, events lost (dropped by the\n"
-	"writer, overrun by recycled pages), bytes and time span; totals.\n"
+	"writer, overrun by recycled pages, and 'unwritten' when the recorder could\n"
+	"not write them: the disk full, an I/O error, with the reason), bytes and\n"
+	"time span; totals.\n"
 	"Events by name: events in the trace, calls the event's filter kept out of\n"
 	"the buffer ('rejected'), and the filter the event had when the trace was\n"
 	"written. Triggers: how many times each one's action ran ('fired') and\n"
@@ -48,7 +50,6 @@ static int cmp_count(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The stat of one trace; its events, drops and overruns added to sum[0..2]. */
 /*
  * A trace without the recorder's final counts, whose pool is still in
  * /dev/shm: its recorder was killed with its program (or is still
@@ -69,7 +70,9 @@ static void stat_unfinished(const char *dir)
 	       rt_esc(shm), rt_esc(dir));
 }
 
-static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[3])
+/* The stat of one trace; its events, drops, overruns and events not
+ * written added to sum[0..3]. */
+static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[4])
 {
 	uint64_t *count = calloc(65536, sizeof(uint64_t));
 	uint32_t ne = ringtrace_trace_event_count(t);
@@ -153,6 +156,7 @@ static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[3])
 	total[0] += sum.events;
 	total[1] += sum.dropped;
 	total[2] += sum.overrun;
+	total[3] += sum.unwritten;
 	return rc;
 }
 
@@ -176,7 +180,7 @@ int verb_stat(int argc, char **argv)
 	if (coll_open(dir, "ringtrace", out_on_error, &c) < 0)
 		return 1;
 	int rc = c.failed ? 1 : 0;
-	uint64_t sum[3] = {0, 0, 0};
+	uint64_t sum[4] = {0, 0, 0, 0};
 	for (uint32_t i = 0; i < c.n; i++) {
 		if (c.is_collection) {
 			struct ringtrace_trace_process pr;
@@ -189,11 +193,15 @@ int verb_stat(int argc, char **argv)
 		if (stat_one(c.t[i], c.dirs[i], sum))
 			rc = 1;
 	}
-	if (c.is_collection)
+	if (c.is_collection) {
+		char uw[64] = "";
+		if (sum[3])
+			snprintf(uw, sizeof(uw), ", %" PRIu64 " unwritten", sum[3]);
 		printf("\ncollection %s: %u traces, %" PRIu64 " events, %" PRIu64
-		       " dropped, %" PRIu64 " overrun%s\n",
-		       rt_esc(dir), c.n, sum[0], sum[1], sum[2],
+		       " dropped, %" PRIu64 " overrun%s%s\n",
+		       rt_esc(dir), c.n, sum[0], sum[1], sum[2], uw,
 		       c.failed ? " (and traces that could not be read: see above)" : "");
+	}
 	fflush(stdout);
 	coll_close(&c);
 	return rc;

@@ -103,6 +103,25 @@ struct ringtrace_trace_drops {
 	uint32_t tid; /* its thread (a stream whose every event was dropped has no file) */
 };
 
+/*
+ * An `unwritten` line: pages of a stream that the recorder took from the
+ * buffer but could not write to its file (the disk full, an I/O error):
+ * their events are lost, counted here with the reason. The reader counts
+ * them as the stream's `unwritten` events (ringtrace_trace_stream_info),
+ * not as overrun, wherever they fall between the pages written.
+ */
+struct ringtrace_trace_unwritten {
+	uint64_t stream;
+	uint64_t events; /* events in the pages not written */
+	uint64_t pages;  /* pages not written (>= 1) */
+	/* the stream's events committed up to the end of its last page not
+	 * written (that page's events_before + events): those after the
+	 * stream's last page written are this less that page's end */
+	uint64_t end;
+	uint32_t tid;       /* its thread (a stream none of whose pages was written has no file) */
+	const char *reason; /* the error's name: "ENOSPC", "EIO", "EDQUOT", ... */
+};
+
 /* The recorder's accounting, stored in the metadata's schema block. */
 struct ringtrace_trace_stats {
 	uint64_t hit, missed, overrun, read;

@@ -52,6 +52,17 @@
  *     (ringtrace_session_stop returns the error; the trace written so far
  *     stays). The metadata is written as .metadata.tmp (made new, whatever
  *     was at that name removed, never followed) and renamed over metadata.
+ *   - .ringtrace-reserve: room kept for the metadata (a preallocated file,
+ *     0600), given up when the disk is full and the metadata must be
+ *     written, removed when the session stops.
+ *   - A page that cannot be written (the disk full, an I/O error) is cut
+ *     off its file again and counted, with its events, as unwritten (the
+ *     metadata's `unwritten` lines, with the error's name); the session
+ *     goes on taking pages from the buffer (the program never waits),
+ *     tries the disk again every 100 ms and resumes when a write works.
+ *     ringtrace_session_stop then returns an error that says how many
+ *     events were not written and why; the trace is valid and counts them
+ *     (docs/reliability.md).
  *   - Snapshots (ringtrace_session_snapshot, SIGUSR2, snapshot triggers):
  *     a new directory each, made and checked as the output directory;
  *     DIR.snapshot-K is made beside DIR through the descriptor of DIR's

@@ -53,6 +53,13 @@ struct ringtrace_trace_stream_info {
 	uint64_t overrun;           /* events lost to recycled pages */
 	uint64_t first_ts, last_ts; /* ticks of the first and last event (0 if none) */
 	uint64_t errors;            /* damage found */
+	/* Events (and pages) the recorder took from the buffer but could not
+	 * write (the disk full, an I/O error: the metadata's `unwritten`
+	 * line), and why: an error name ("ENOSPC", "EIO", ...), NULL if none.
+	 * For every thread, events + dropped + overrun + unwritten is what it
+	 * emitted. Final when the stream is read to its end. */
+	uint64_t unwritten, unwritten_pages;
+	const char *unwritten_reason;
 };
 
 enum ringtrace_trace_rec_kind {
@@ -81,6 +88,9 @@ struct ringtrace_trace_record {
 	 * `dropped` line after the last page) and events overwritten on
 	 * recycled pages (overrun). 0 for events. */
 	uint64_t dropped, overrun;
+	/* RINGTRACE_TRACE_LOST: the third part, events the recorder could not
+	 * write (the stream's `unwritten`). 0 for events. */
+	uint64_t unwritten;
 };
 
 /*

@@ -52,6 +52,9 @@ struct rt_ctf_meta {
 	/* `dropped` lines, sorted by stream, one per stream */
 	const struct ringtrace_trace_drops *drops;
 	uint32_t ndrops;
+	/* `unwritten` lines, sorted by stream, one per stream */
+	const struct ringtrace_trace_unwritten *unwritten;
+	uint32_t nunwritten;
 	/* The traced process, if has_process (the block's `process` line;
 	 * TSDL env pid, procname, executable, hostname): who wrote it. */
 	struct ringtrace_trace_process process;
@@ -85,6 +88,8 @@ struct rt_ctf_doc {
 	uint32_t nstats, cap_stats;
 	struct ringtrace_trace_drops *drops;
 	uint32_t ndrops, cap_drops;
+	struct ringtrace_trace_unwritten *unwritten;
+	uint32_t nunwritten, cap_unwritten;
 	/* Lookup by id: [0 .. max id], NULL where none. */
 	struct ringtrace_trace_event_def **by_id;
 	uint32_t by_id_len;
@@ -125,12 +130,22 @@ RT_HIDDEN uint32_t rt_ctf_drops_normalize(struct ringtrace_trace_drops *d, uint3
 /* The `dropped` line of a stream: its count, or 0 if none. */
 RT_HIDDEN uint64_t rt_ctf_stream_dropped(const struct rt_ctf_meta *m, uint64_t stream);
 
+/* The `unwritten` line of a stream, or NULL if none. */
+RT_HIDDEN const struct ringtrace_trace_unwritten *rt_ctf_stream_unwritten(
+	const struct rt_ctf_meta *m, uint64_t stream);
+
 /* A UUID as text: 36 characters and a NUL (8-4-4-4-12 lowercase hex). */
 RT_HIDDEN void rt_ctf_uuid_str(char out[37], const uint8_t uuid[16]);
 /* Parse that form (exactly): 0, or -1. */
 RT_HIDDEN int rt_ctf_uuid_parse(const char *s, uint8_t uuid[16]);
 
 /* ---- stream files (stream.c) ---- */
+
+/* The room a recorder keeps in its trace directory for the final metadata
+ * (a preallocated hidden file, removed when the disk fills and the
+ * metadata must be written, and at the end: docs/format.md, section 7).
+ * Readers skip it; the final metadata's writers remove it. */
+#define RT_CTF_RESERVE ".ringtrace-reserve"
 
 /* DIR/stream_N. */
 RT_HIDDEN void rt_ctf_stream_path(char *buf, size_t n, const char *dir, uint64_t stream);
@@ -141,8 +156,21 @@ RT_HIDDEN int rt_ctf_stream_open(const struct rt_tdir *d, uint64_t stream);
 
 /* ---- the running process (metadata.c) ---- */
 
-/* D/metadata for buffer rb and this process's registry. */
+/* What the recorder adds to the metadata of the running process: its
+ * `unwritten` lines (sorted by stream, one per stream; their totals also
+ * as `stat unwritten` and `stat unwritten_pages` when there are stats),
+ * and `dropped` lines of its own, merged with the ring's (the larger
+ * count of a stream kept). */
+struct rt_ctf_extra {
+	const struct ringtrace_trace_unwritten *unwritten;
+	uint32_t nunwritten;
+	const struct ringtrace_trace_drops *drops;
+	uint32_t ndrops;
+};
+/* D/metadata for buffer rb and this process's registry (x: NULL, or the
+ * recorder's lines). */
 RT_HIDDEN int rt_ctf_write_live(const struct ringtrace_rb *rb, const struct rt_tdir *d,
-				const struct ringtrace_trace_stats *st);
+				const struct ringtrace_trace_stats *st,
+				const struct rt_ctf_extra *x);
 
 #endif /* RINGTRACE_CTF_API_H */

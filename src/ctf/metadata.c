@@ -23,7 +23,7 @@ struct rt_live {
 	struct ringtrace_trace_event_def *events;
 	struct ringtrace_trace_site *sites;
 	struct ringtrace_trace_trigger *triggers;
-	struct ringtrace_trace_stat stats[9];
+	struct ringtrace_trace_stat stats[11];
 	struct ringtrace_trace_drops *drops;
 	struct rt_ctl_desc ctl;
 	char procname[17], exe[1024], host[256];
@@ -129,18 +129,27 @@ static int rt_live_triggers(struct rt_live *l)
  * in every metadata, live ones included, so that those of threads
  * that already exited survive a crash of the program (they are kept
  * in its memory only). *tails_lost: the streams whose drops the ring's
- * table could not keep.
+ * table could not keep. With the recorder's own (x: drops that only
+ * pages it could not write reported), the larger count of a stream kept.
  */
-static void rt_live_drops(struct rt_live *l, const ringtrace_rb *rb, uint64_t *tails_lost)
+static void rt_live_drops(struct rt_live *l, const ringtrace_rb *rb, const struct rt_ctf_extra *x,
+			  uint64_t *tails_lost)
 {
 	struct rt_ctf_meta *m = &l->m;
 	int nd = ringtrace_rb_stream_drops(rb, NULL, 0, tails_lost);
-	if (nd <= 0)
+	uint32_t nx = x ? x->ndrops : 0;
+	if (nd < 0)
+		nd = 0;
+	if (nd == 0 && nx == 0)
 		return;
-	l->drops = calloc((size_t)nd, sizeof(*l->drops));
-	struct ringtrace_rb_stream_drops *rd = calloc((size_t)nd, sizeof(*rd));
-	int got = l->drops && rd ? ringtrace_rb_stream_drops(rb, rd, (uint32_t)nd, NULL) : -1;
-	for (int i = 0; i < got && i < nd; i++) {
+	l->drops = calloc((size_t)nd + nx, sizeof(*l->drops));
+	struct ringtrace_rb_stream_drops *rd = calloc(nd ? (size_t)nd : 1, sizeof(*rd));
+	int got = !l->drops || !rd ? -1
+		  : nd             ? ringtrace_rb_stream_drops(rb, rd, (uint32_t)nd, NULL)
+				   : 0;
+	if (got > nd)
+		got = nd;
+	for (int i = 0; i < got; i++) {
 		l->drops[i].stream = rd[i].stream;
 		l->drops[i].dropped = rd[i].dropped;
 		l->drops[i].tid = rd[i].tid;
@@ -149,10 +158,12 @@ static void rt_live_drops(struct rt_live *l, const ringtrace_rb *rb, uint64_t *t
 	if (got < 0) {
 		free(l->drops);
 		l->drops = NULL;
-	} else {
-		m->drops = l->drops;
-		m->ndrops = rt_ctf_drops_normalize(l->drops, (uint32_t)(got < nd ? got : nd));
+		return;
 	}
+	for (uint32_t i = 0; i < nx; i++)
+		l->drops[(uint32_t)got + i] = x->drops[i];
+	m->drops = l->drops;
+	m->ndrops = rt_ctf_drops_normalize(l->drops, (uint32_t)got + nx);
 }
 
 /* The recorder's accounting, when it gives one. */
@@ -174,14 +185,25 @@ static void rt_live_stats(struct rt_live *l, const struct ringtrace_trace_stats 
 	 * (more than the ring's table holds): their threads' events +
 	 * dropped fall short by those, and the trace says so */
 	if (tails_lost) {
-		l->stats[8].key = "streams_unaccounted";
-		l->stats[8].value = tails_lost;
-		m->nstats = 9;
+		l->stats[m->nstats].key = "streams_unaccounted";
+		l->stats[m->nstats++].value = tails_lost;
+	}
+	/* pages the recorder could not write (the `unwritten` lines' sums) */
+	if (m->nunwritten) {
+		uint64_t ev = 0, pg = 0;
+		for (uint32_t i = 0; i < m->nunwritten; i++) {
+			ev += m->unwritten[i].events;
+			pg += m->unwritten[i].pages;
+		}
+		l->stats[m->nstats].key = "unwritten";
+		l->stats[m->nstats++].value = ev;
+		l->stats[m->nstats].key = "unwritten_pages";
+		l->stats[m->nstats++].value = pg;
 	}
 }
 
 static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
-			 const struct ringtrace_trace_stats *st)
+			 const struct ringtrace_trace_stats *st, const struct rt_ctf_extra *x)
 {
 	memset(l, 0, sizeof(*l));
 	struct rt_ctf_meta *m = &l->m;
@@ -203,7 +225,11 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 	if (r < 0)
 		return r;
 	uint64_t tails_lost = 0;
-	rt_live_drops(l, rb, &tails_lost);
+	rt_live_drops(l, rb, x, &tails_lost);
+	if (x) {
+		m->unwritten = x->unwritten;
+		m->nunwritten = x->nunwritten;
+	}
 	if (st)
 		rt_live_stats(l, st, tails_lost);
 	return 0;
@@ -215,7 +241,7 @@ int ringtrace_ctf_write_metadata(const ringtrace_rb *rb, FILE *f,
 	if (!rb || !f)
 		return rt_error(RINGTRACE_EINVAL, "ctf_write_metadata: NULL argument");
 	struct rt_live l;
-	int err = rt_live_build(&l, rb, stats);
+	int err = rt_live_build(&l, rb, stats, NULL);
 	if (err == 0)
 		err = rt_ctf_write(f, &l.m);
 	rt_live_free(&l);
@@ -223,10 +249,10 @@ int ringtrace_ctf_write_metadata(const ringtrace_rb *rb, FILE *f,
 }
 
 int rt_ctf_write_live(const ringtrace_rb *rb, const struct rt_tdir *d,
-		      const struct ringtrace_trace_stats *st)
+		      const struct ringtrace_trace_stats *st, const struct rt_ctf_extra *x)
 {
 	struct rt_live l;
-	int err = rt_live_build(&l, rb, st);
+	int err = rt_live_build(&l, rb, st, x);
 	if (err == -RINGTRACE_ENOMEM) /* (the directory it was for) */
 		err = rt_error(RINGTRACE_ENOMEM, "out of memory writing the metadata of %s",
 			       d->path);

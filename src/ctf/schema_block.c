@@ -148,6 +148,14 @@ void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m)
 	for (uint32_t i = 0; i < m->ndrops; i++)
 		fprintf(f, "dropped %llu %llu %u\n", (unsigned long long)m->drops[i].stream,
 			(unsigned long long)m->drops[i].dropped, m->drops[i].tid);
+	for (uint32_t i = 0; i < m->nunwritten; i++) {
+		const struct ringtrace_trace_unwritten *u = &m->unwritten[i];
+		fprintf(f, "unwritten %llu %llu %llu %llu %u ", (unsigned long long)u->stream,
+			(unsigned long long)u->events, (unsigned long long)u->pages,
+			(unsigned long long)u->end, u->tid);
+		rt_pct(f, u->reason && u->reason[0] ? u->reason : "EIO");
+		fputc('\n', f);
+	}
 	for (uint32_t i = 0; i < m->nstats; i++) {
 		fputs("stat ", f);
 		rt_pct(f, m->stats[i].key);
@@ -619,6 +627,40 @@ static int rt_line_dropped(struct rt_parse *p, struct rt_pending *pd)
 	return 0;
 }
 
+/* unwritten <stream> <events> <pages> <end> <tid> <reason> */
+static int rt_line_unwritten(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_doc *t = p->t;
+	(void)pd;
+	if (rt_grow((void **)&t->unwritten, &t->cap_unwritten, t->nunwritten + 1,
+		    sizeof(*t->unwritten)) < 0)
+		return RT_META_FAIL(p, "out of memory");
+	struct ringtrace_trace_unwritten *u = &t->unwritten[t->nunwritten];
+	RT_NUM(p, u->stream, 1, UINT64_MAX, "unwritten stream");
+	RT_NUM(p, u->events, 2, UINT64_MAX, "unwritten events");
+	RT_NUM(p, u->pages, 3, UINT64_MAX, "unwritten pages");
+	RT_NUM(p, u->end, 4, UINT64_MAX, "unwritten end");
+	RT_NUM(p, u->tid, 5, UINT32_MAX, "unwritten tid");
+	if (u->pages == 0)
+		return RT_META_FAIL(p, "unwritten: 0 pages (a line says at least one)");
+	if (u->events > u->end)
+		return RT_META_FAIL(p,
+				    "unwritten: %llu events, more than the stream's %llu up to the "
+				    "end of its last page not written",
+				    (unsigned long long)u->events, (unsigned long long)u->end);
+	/* an error's name, as errno names are: what a reader shows */
+	const char *r = p->tok[6];
+	size_t n = strlen(r);
+	if (n == 0 || n > 31 || strspn(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n)
+		return RT_META_FAIL(p,
+				    "unwritten: reason \"%.40s\" is not an error name (ENOSPC, "
+				    "EIO, ...: 1 to 31 of A-Z 0-9 _)",
+				    r);
+	RT_STR(p, u->reason, 6, "unwritten reason");
+	t->nunwritten++;
+	return 0;
+}
+
 static int rt_line_stat(struct rt_parse *p, struct rt_pending *pd)
 {
 	struct rt_ctf_doc *t = p->t;
@@ -655,6 +697,8 @@ static const struct rt_line_kind {
 	{"filter", 4, 0, 0, "filter <event id> <rejected> <expression|->", rt_line_filter},
 	{"trigger", 4, 0, 0, "trigger <fired> <skipped> <spec>", rt_line_trigger},
 	{"dropped", 4, 0, 0, "dropped <stream> <count> <tid>", rt_line_dropped},
+	{"unwritten", 7, 0, 0, "unwritten <stream> <events> <pages> <end> <tid> <reason>",
+	 rt_line_unwritten},
 	{"stat", 3, 0, 0, "stat <key> <value>", rt_line_stat},
 };
 
@@ -681,6 +725,13 @@ static int rt_cmp_drops(const void *a, const void *b)
 {
 	uint64_t x = ((const struct ringtrace_trace_drops *)a)->stream,
 		 y = ((const struct ringtrace_trace_drops *)b)->stream;
+	return x < y ? -1 : x > y;
+}
+
+static int rt_cmp_unwritten(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ringtrace_trace_unwritten *)a)->stream,
+		 y = ((const struct ringtrace_trace_unwritten *)b)->stream;
 	return x < y ? -1 : x > y;
 }
 
@@ -843,6 +894,16 @@ int rt_ctf_parse(struct rt_ctf_doc *t, const char *dir, char *text, size_t len, 
 	}
 	t->meta.drops = t->drops;
 	t->meta.ndrops = t->ndrops;
+	if (t->nunwritten) {
+		qsort(t->unwritten, t->nunwritten, sizeof(*t->unwritten), rt_cmp_unwritten);
+		for (uint32_t i = 1; i < t->nunwritten; i++)
+			if (t->unwritten[i].stream == t->unwritten[i - 1].stream)
+				return rt_fail(&p, RINGTRACE_ECORRUPT,
+					       "two unwritten lines for stream %llu",
+					       (unsigned long long)t->unwritten[i].stream);
+	}
+	t->meta.unwritten = t->unwritten;
+	t->meta.nunwritten = t->nunwritten;
 	return 0;
 }
 
@@ -880,9 +941,26 @@ uint64_t rt_ctf_stream_dropped(const struct rt_ctf_meta *m, uint64_t stream)
 	return 0;
 }
 
+const struct ringtrace_trace_unwritten *rt_ctf_stream_unwritten(const struct rt_ctf_meta *m,
+								uint64_t stream)
+{
+	uint32_t lo = 0, hi = m->nunwritten;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (m->unwritten[mid].stream == stream)
+			return &m->unwritten[mid];
+		if (m->unwritten[mid].stream < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 void rt_ctf_doc_free(struct rt_ctf_doc *doc)
 {
 	free(doc->drops);
+	free(doc->unwritten);
 	free(doc->events);
 	free(doc->sites);
 	free(doc->triggers);

@@ -345,6 +345,9 @@ int ringtrace_ctf_set_stats_drops(const char *dir, const struct ringtrace_trace_
 		m.drops = all;
 		m.ndrops = rt_ctf_drops_normalize(all, (uint32_t)n);
 	}
+	/* The final metadata: the room a recorder kept for it (it died
+	 * without writing it) is given back first, for it. */
+	unlinkat(d.fd, RT_CTF_RESERVE, 0);
 	err = rt_ctf_write_file(&d, &m);
 	free(all);
 	rt_ctf_doc_free(&doc);

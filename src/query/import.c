@@ -1296,10 +1296,11 @@ static int qy_etable_row(struct qy_imp *im, const struct qy_etab *et)
 static int qy_trace_stats(struct qy_imp *im, uint32_t ti)
 {
 	const struct qy_tr *tr = &im->tr[ti];
-	uint64_t dropped = 0, overrun = 0, rejected = 0;
+	uint64_t dropped = 0, overrun = 0, unwritten = 0, rejected = 0;
 	for (uint32_t i = 0; i < ringtrace_trace_stream_count(tr->t); i++) {
 		dropped += ringtrace_trace_stream(tr->t, i)->dropped;
 		overrun += ringtrace_trace_stream(tr->t, i)->overrun;
+		unwritten += ringtrace_trace_stream(tr->t, i)->unwritten;
 	}
 	for (uint32_t i = 0; i < ringtrace_trace_event_count(tr->t); i++)
 		rejected += ringtrace_trace_event(tr->t, i)->rejected;
@@ -1310,6 +1311,8 @@ static int qy_trace_stats(struct qy_imp *im, uint32_t ti)
 		       "events its writers dropped (the buffer full)") ||
 	       qy_stat(s, "events_overrun", ti, "data_loss", "trace", (int64_t)overrun,
 		       "events lost to recycled pages") ||
+	       qy_stat(s, "events_unwritten", ti, "data_loss", "trace", (int64_t)unwritten,
+		       "events the recorder could not write (the disk full, an I/O error)") ||
 	       qy_stat(s, "trace_errors", ti, "error", "trace",
 		       (int64_t)ringtrace_trace_errors(tr->t),
 		       "damage found reading the trace (what came before it was imported)") ||

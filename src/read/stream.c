@@ -28,6 +28,15 @@
 #include "read/trace_internal.h"
 #include "ring/page_api.h"
 
+/* a + b + c, saturated (counts from a file: any value) */
+static uint64_t rt_sat_add3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t s = a + b;
+	if (s < a)
+		return UINT64_MAX;
+	return s + c < s ? UINT64_MAX : s + c;
+}
+
 static int rt_cmp_stream(const void *a, const void *b)
 {
 	uint64_t x = ((const struct rt_tstream *)a)->info.id,
@@ -100,19 +109,32 @@ static int rt_open_stream_file(ringtrace_trace *t, int dirfd, const char *n, uin
 
 /*
  * A thread that dropped every event it emitted (the pool full from
- * its first event on) has no page, so no file, only its `dropped`
- * line: it is a stream of the trace all the same, with no event, so
- * that every thread's events + dropped is accounted. (Both lists are
+ * its first event on), or none of whose pages the recorder could write
+ * (the disk full), has no file, only its `dropped` or `unwritten` line:
+ * it is a stream of the trace all the same, with no event, so that every
+ * thread's events + dropped + unwritten is accounted. (The lists are
  * sorted: one merge pass.)
  */
 static int rt_add_fileless_streams(ringtrace_trace *t, uint32_t *cap)
 {
 	const struct rt_ctf_meta *m = &t->doc.meta;
-	uint32_t nfiles = t->nstreams, j = 0;
-	for (uint32_t i = 0; i < m->ndrops; i++) {
-		while (j < nfiles && t->streams[j].info.id < m->drops[i].stream)
+	uint32_t nfiles = t->nstreams, j = 0, di = 0, ui = 0;
+	while (di < m->ndrops || ui < m->nunwritten) {
+		/* the next stream id of either list (both when equal) */
+		int take_d = di < m->ndrops && (ui >= m->nunwritten ||
+						m->drops[di].stream <= m->unwritten[ui].stream);
+		uint64_t id = take_d ? m->drops[di].stream : m->unwritten[ui].stream;
+		uint32_t tid = take_d ? m->drops[di].tid : m->unwritten[ui].tid;
+		int every_dropped = take_d;
+		if (di < m->ndrops && m->drops[di].stream == id)
+			di++;
+		if (ui < m->nunwritten && m->unwritten[ui].stream == id) {
+			ui++;
+			every_dropped = 0;
+		}
+		while (j < nfiles && t->streams[j].info.id < id)
 			j++;
-		if (j < nfiles && t->streams[j].info.id == m->drops[i].stream)
+		if (j < nfiles && t->streams[j].info.id == id)
 			continue;
 		if (t->nstreams >= RT_TRACE_MAX_STREAMS)
 			return rt_open_fail(RINGTRACE_EINVAL, "%s: more than %u streams", t->dir,
@@ -122,14 +144,56 @@ static int rt_add_fileless_streams(ringtrace_trace *t, uint32_t *cap)
 					    "%s: out of memory (opening the trace)", t->dir);
 		struct rt_tstream *s = &t->streams[t->nstreams++];
 		memset(s, 0, sizeof(*s));
-		s->info.id = m->drops[i].stream;
-		s->info.path = "(no file: every event dropped)";
-		s->info.tid = m->drops[i].tid;
+		s->info.id = id;
+		s->info.path = every_dropped ? "(no file: every event dropped)"
+					     : "(no file: no page written)";
+		s->info.tid = tid;
 		s->no_file = 1;
 	}
 	if (t->nstreams > nfiles)
 		qsort(t->streams, t->nstreams, sizeof(*t->streams), rt_cmp_stream);
 	return 0;
+}
+
+/*
+ * The end of the last whole packet of the stream in its file (its
+ * events_before + events), or 0 if none: where the events after the
+ * stream's last page written begin.
+ */
+static uint64_t rt_stream_written_end(const struct rt_tstream *s)
+{
+	uint64_t off = 0, end = 0;
+	while (s->map && off + RINGTRACE_PAGE_HEADER_SIZE <= s->size) {
+		const struct ringtrace_page_header *h = (const void *)(s->map + off);
+		if (ringtrace_page_check(h, 0) < 0 || h->packet_size / 8 > s->size - off)
+			break;
+		if (h->stream_instance_id == s->info.id)
+			end = h->events_before + h->events;
+		off += h->packet_size / 8;
+	}
+	return end;
+}
+
+/*
+ * A stream's `unwritten` line split: those after its last page written
+ * (its `end` less that page's end: all lost, the line's first, the rest
+ * overwritten before them) and those in the gaps between its pages, where
+ * they are taken out of what looks like overrun (docs/format.md, section
+ * 7), so that they are not counted twice or as overwritten.
+ */
+static void rt_unwritten_split(ringtrace_trace *t, struct rt_tstream *s)
+{
+	const struct ringtrace_trace_unwritten *u = rt_ctf_stream_unwritten(&t->doc.meta,
+									    s->info.id);
+	if (!u)
+		return;
+	s->info.unwritten_reason = u->reason;
+	s->info.unwritten_pages = u->pages;
+	uint64_t last = s->no_file ? 0 : rt_stream_written_end(s);
+	uint64_t after = u->end > last ? u->end - last : 0;
+	s->uw_tail = after < u->events ? after : u->events;
+	s->tail_overrun = after - s->uw_tail;
+	s->uw_gap_left = u->events - s->uw_tail;
 }
 
 int rt_open_streams(ringtrace_trace *t, int dirfd)
@@ -152,7 +216,7 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
 		const char *n = de->d_name;
 		uint64_t id;
 		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "metadata") == 0 ||
-		    rt_is_set_aside(n))
+		    strcmp(n, RT_CTF_RESERVE) == 0 || rt_is_set_aside(n))
 			continue;
 		/* A kernel trace's format files (docs/format.md, section 9): not
 		 * read here, but the trace's own. */
@@ -178,6 +242,8 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
 		qsort(t->streams, t->nstreams, sizeof(*t->streams), rt_cmp_stream);
 	if ((ret = rt_add_fileless_streams(t, &cap)) < 0)
 		return ret;
+	for (uint32_t i = 0; i < t->nstreams; i++)
+		rt_unwritten_split(t, &t->streams[i]);
 	t->heap = calloc(t->nstreams ? t->nstreams : 1, sizeof(*t->heap));
 	if (!t->heap)
 		return rt_open_fail(RINGTRACE_ENOMEM, "%s: out of memory (opening the trace)",
@@ -197,11 +263,13 @@ int rt_open_streams(ringtrace_trace *t, int dirfd)
 static int rt_stream_pages(ringtrace_trace *t, struct rt_tstream *s);
 
 /*
- * The same, and after the last packet the drops no packet reports: the
- * metadata's `dropped` line for the stream (its drops in all, written by
- * the recorder or recover) less what the last packet said
- * (events_discarded is cumulative), as one last lost record, so that the
- * stream's events + dropped (+ overrun) is what its thread emitted.
+ * The same, and after the last packet what no packet reports, as one last
+ * lost record: the metadata's `dropped` line for the stream (its drops in
+ * all, written by the recorder or recover) less what the last packet said
+ * (events_discarded is cumulative), and its `unwritten` events after its
+ * last page written (with those gaps between its pages did not hold:
+ * the line's count is the stream's), so that the stream's events +
+ * dropped + overrun + unwritten is what its thread emitted.
  */
 static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 {
@@ -212,7 +280,11 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 	s->tail_done = 1;
 	uint64_t all = rt_ctf_stream_dropped(&t->doc.meta, s->info.id);
 	uint64_t seen = s->have_prev ? s->prev.events_discarded : 0;
-	if (all <= seen)
+	uint64_t dropped = all > seen ? all - seen : 0;
+	uint64_t unwritten = s->uw_tail + s->uw_gap_left;
+	uint64_t overrun = s->tail_overrun;
+	s->uw_gap_left = 0;
+	if (!(dropped | unwritten | overrun))
 		return 0;
 	struct ringtrace_trace_record *it = &s->item;
 	it->kind = RINGTRACE_TRACE_LOST;
@@ -220,12 +292,15 @@ static int rt_stream_advance(ringtrace_trace *t, struct rt_tstream *s)
 	it->ts = s->have_prev ? s->prev.timestamp_end : 0;
 	it->data = NULL;
 	it->len = 0;
-	it->lost = all - seen;
-	it->dropped = all - seen;
-	it->overrun = 0;
+	it->lost = rt_sat_add3(dropped, overrun, unwritten);
+	it->dropped = dropped;
+	it->overrun = overrun;
+	it->unwritten = unwritten;
 	it->file_offset = s->size;
 	it->def = NULL;
-	s->info.dropped += all - seen;
+	s->info.dropped += dropped;
+	s->info.overrun += overrun;
+	s->info.unwritten += unwritten;
 	return 1;
 }
 
@@ -258,6 +333,7 @@ static int rt_packet_event(ringtrace_trace *t, struct rt_tstream *s)
 		it->lost = 0;
 		it->dropped = 0;
 		it->overrun = 0;
+		it->unwritten = 0;
 		it->file_offset = s->pkt_off + ev.offset;
 		it->def = def;
 		if (!s->info.events)
@@ -379,19 +455,26 @@ static int rt_packet_losses(ringtrace_trace *t, struct rt_tstream *s)
 	}
 	memcpy(&s->prev, h, sizeof(s->prev));
 	s->have_prev = 1;
-	if (!(dropped + overrun))
+	/* pages the recorder could not write look like recycled ones: the
+	 * stream's `unwritten` line says how many of them there are */
+	uint64_t unwritten = overrun < s->uw_gap_left ? overrun : s->uw_gap_left;
+	s->uw_gap_left -= unwritten;
+	overrun -= unwritten;
+	if (!(dropped | overrun | unwritten))
 		return 0;
 	s->info.dropped += dropped;
 	s->info.overrun += overrun;
+	s->info.unwritten += unwritten;
 	struct ringtrace_trace_record *it = &s->item;
 	it->kind = RINGTRACE_TRACE_LOST;
 	it->id = 0;
 	it->ts = h->timestamp_begin;
 	it->data = NULL;
 	it->len = 0;
-	it->lost = dropped + overrun < dropped ? UINT64_MAX : dropped + overrun;
+	it->lost = rt_sat_add3(dropped, overrun, unwritten);
 	it->dropped = dropped;
 	it->overrun = overrun;
+	it->unwritten = unwritten;
 	it->file_offset = s->pkt_off;
 	it->def = NULL;
 	return 1;

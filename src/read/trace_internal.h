@@ -45,7 +45,10 @@ struct rt_tstream {
 	int truncated; /* the current packet runs past the end of the file */
 	int dead;      /* no more packets can be read */
 	int tail_done; /* the metadata's drops after the last packet were given */
-	int no_file;   /* a stream of a `dropped` line only: every event dropped */
+	int no_file;   /* a stream of a `dropped` or `unwritten` line only: no page */
+	/* its `unwritten` line's events: those still to find in the gaps
+	 * between its pages, and those after its last page */
+	uint64_t uw_gap_left, uw_tail, tail_overrun;
 	uint32_t cpu;
 	char comm[17];
 	struct ringtrace_trace_record item; /* the stream's next record */

@@ -12,6 +12,14 @@
  * events (after which no thread writes into it), ask every writer's
  * partial page out (flush), drain the FIFO into the files, write the
  * metadata last (a library loaded late has registered its events by then).
+ *
+ * A page that cannot be written (the disk full, an I/O error) is cut off
+ * the file again and counted, with its events, as unwritten (the
+ * metadata's `unwritten` lines); the consumer goes on taking pages from
+ * the buffer (the program never waits), tries the disk again every
+ * RT_RETRY_NS and resumes when a write works. Room for the metadata is
+ * kept aside in the directory (RT_CTF_RESERVE), so that the metadata that
+ * says so can still be written on a full disk.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,8 +57,27 @@ static struct {
 	struct rt_file files[RT_MAX_OPEN_FILES];
 	uint64_t use_clock;
 	uint64_t pages, bytes, t0_ns;
-	int write_errno;     /* a write error happened: pages are no longer saved */
-	char write_err[256]; /* its message */
+	int write_errno;     /* the disk fails (errno): pages are counted, not written */
+	char write_err[256]; /* the message of the first failure */
+	uint64_t retry_ns;   /* when the disk is tried again */
+	unsigned nmsg;       /* messages about failing and resuming so far */
+	/* the pages not written, by stream (sorted): the `unwritten` lines;
+	 * and what else the recorder keeps of each of these streams */
+	struct ringtrace_trace_unwritten *uw;
+	struct rt_uw_more {
+		/* the length the stream's file must be cut to before it is
+		 * appended to (a failed write whose cut failed too), -2
+		 * never again, -1 none */
+		int64_t cut;
+		/* the stream's drops as its last page not written said
+		 * (events_discarded): no page written may say them */
+		uint64_t discarded;
+	} * uw_more;
+	struct ringtrace_trace_drops *uw_drops; /* (for the metadata: rt_meta_write) */
+	uint32_t nuw, cap_uw;
+	int uw_dirty;                        /* counted since the live metadata said so */
+	uint64_t uw_meta_ns;                 /* the next live metadata that says so, not before */
+	uint64_t reserve_size, reserve_want; /* the room kept for the metadata */
 	int from_env;
 	pid_t pid; /* the process the session records in */
 	int stopping;
@@ -95,37 +122,275 @@ static int rt_pending_signal;
 /* Referenced by the registry so that a static link always pulls this file
  * in: RINGTRACE_OUTPUT must work for programs that never call a session
  * function (its constructor lives here). */
-static void rt_save_page(const struct ringtrace_page_header *p)
-{
-	if (S.write_errno)
-		return; /* after a write error, pages are read (and counted) but not saved */
-	size_t ps = ringtrace_rb_page_size(S.rb);
-	int fd = rt_stream_fd(&S.out, S.files, &S.use_clock, p->stream_instance_id);
-	int err = fd < 0 ? fd : rt_write_all(fd, p, ps);
-	if (err < 0) {
-		S.write_errno = 1;
-		if (fd < 0) /* the message names the file and what is wrong with it */
-			snprintf(S.write_err, sizeof(S.write_err), "%s", ringtrace_last_error());
-		else {
-			snprintf(S.write_err, sizeof(S.write_err), "writing %s/stream_%llu: %s",
-				 S.dir, (unsigned long long)p->stream_instance_id, strerror(-err));
-			rt_stream_cut(&S.out, S.files, p->stream_instance_id, ps);
-		}
-		fprintf(stderr, "ringtrace: %s (the rest of the trace is not saved)\n",
-			S.write_err);
-		return;
-	}
-	__atomic_add_fetch(&S.pages, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&S.bytes, ps, __ATOMIC_RELAXED);
-	if (p->flags & RINGTRACE_PAGE_F_LAST)
-		rt_stream_close(S.files, p->stream_instance_id);
-}
-
 static uint64_t rt_now_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* While the disk fails, a page is tried at most this often; the live
+ * metadata (with the counts of pages not written) rewritten at most this
+ * often. */
+#define RT_RETRY_NS 100000000ull
+#define RT_FAIL_META_NS 1000000000ull
+/* The room kept for the final metadata: at least this, and twice the
+ * last metadata's size. */
+#define RT_RESERVE_MIN (256u << 10)
+/* Messages about the disk failing and resuming, at most (then only the
+ * end's summary). */
+#define RT_MAX_DISK_MSGS 8u
+
+/* The unwritten entry of a stream (made if `make`): its index, or -1. */
+static int64_t rt_uw_find(uint64_t stream, int make)
+{
+	uint32_t lo = 0, hi = S.nuw;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (S.uw[mid].stream == stream)
+			return mid;
+		if (S.uw[mid].stream < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!make)
+		return -1;
+	if (S.nuw == S.cap_uw) {
+		uint32_t cap = S.cap_uw ? S.cap_uw * 2 : 16;
+		void *a = realloc(S.uw, cap * sizeof(*S.uw));
+		if (a)
+			S.uw = a;
+		void *b = a ? realloc(S.uw_more, cap * sizeof(*S.uw_more)) : NULL;
+		if (b)
+			S.uw_more = b;
+		void *c = b ? realloc(S.uw_drops, cap * sizeof(*S.uw_drops)) : NULL;
+		if (!c)
+			return -1;
+		S.uw_drops = c;
+		S.cap_uw = cap;
+	}
+	memmove(&S.uw[lo + 1], &S.uw[lo], (S.nuw - lo) * sizeof(*S.uw));
+	memmove(&S.uw_more[lo + 1], &S.uw_more[lo], (S.nuw - lo) * sizeof(*S.uw_more));
+	memset(&S.uw[lo], 0, sizeof(*S.uw));
+	S.uw[lo].stream = stream;
+	S.uw_more[lo].cut = -1;
+	S.uw_more[lo].discarded = 0;
+	S.nuw++;
+	return lo;
+}
+
+static const char *rt_errno_name(int e)
+{
+	const char *n = strerrorname_np(e);
+	return n ? n : "EIO";
+}
+
+/* Page p not written (errno e): counted in its stream's line. */
+static void rt_unwritten_add(const struct ringtrace_page_header *p, int e, int64_t cut)
+{
+	int64_t k = rt_uw_find(p->stream_instance_id, 1);
+	if (k < 0) {
+		if (S.nmsg++ < RT_MAX_DISK_MSGS)
+			fprintf(stderr,
+				"ringtrace: out of memory: %u events of stream %llu not written "
+				"and not counted\n",
+				p->events, (unsigned long long)p->stream_instance_id);
+		return;
+	}
+	struct ringtrace_trace_unwritten *u = &S.uw[k];
+	if (!u->reason)
+		u->reason = rt_errno_name(e);
+	u->events += p->events;
+	u->pages++;
+	if (p->events_before + p->events > u->end)
+		u->end = p->events_before + p->events;
+	u->tid = p->tid;
+	if (cut != -1)
+		S.uw_more[k].cut = cut;
+	if (p->events_discarded > S.uw_more[k].discarded)
+		S.uw_more[k].discarded = p->events_discarded;
+	S.uw_dirty = 1;
+}
+
+/* The room for the metadata made whole again: 0, or -1 if there is no
+ * room for it (then no page is written either: the metadata first). */
+static int rt_reserve_restore(void)
+{
+	int e = rt_reserve_make(&S.out, S.reserve_want);
+	if (e == 0) {
+		S.reserve_size = S.reserve_want;
+		return 0;
+	}
+	S.reserve_size = 0;
+	if (e == -ENOSPC || e == -EDQUOT)
+		return -1;
+	/* a directory or file system where it cannot be kept at all: the
+	 * pages go on without it */
+	fprintf(stderr,
+		"ringtrace: cannot keep room for the metadata in %s: %s (a full disk may then "
+		"leave the trace without its final metadata)\n",
+		S.dir, strerror(-e));
+	S.reserve_want = 0;
+	return 0;
+}
+
+/* A page not written (errno e; what: the message): the disk fails from now
+ * on, tried again in RT_RETRY_NS. */
+static void rt_disk_failed(const char *what, int e)
+{
+	S.retry_ns = rt_now_ns() + RT_RETRY_NS;
+	if (S.write_errno)
+		return;
+	S.write_errno = e;
+	S.uw_meta_ns = 0; /* the live metadata says so at once */
+	if (!S.write_err[0])
+		snprintf(S.write_err, sizeof(S.write_err), "%s", what);
+	if (S.nmsg++ < RT_MAX_DISK_MSGS)
+		fprintf(stderr,
+			"ringtrace: %s: pages are not written until writing works again (tried "
+			"every %u ms); their events are counted as unwritten\n",
+			what, (unsigned)(RT_RETRY_NS / 1000000));
+}
+
+/* The reasons pages were not written, once each ("ENOSPC, EIO"). */
+static const char *rt_uw_reasons(void)
+{
+	static char buf[128];
+	const char *seen[8];
+	unsigned ns = 0;
+	size_t n = 0;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < S.nuw && ns < 8; i++) {
+		unsigned j = 0;
+		while (j < ns && strcmp(seen[j], S.uw[i].reason) != 0)
+			j++;
+		if (j < ns)
+			continue;
+		seen[ns++] = S.uw[i].reason;
+		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "", S.uw[i].reason);
+		if (w < 0 || (size_t)w >= sizeof(buf) - n)
+			break;
+		n += (size_t)w;
+	}
+	return buf;
+}
+
+static void rt_uw_totals(uint64_t *events, uint64_t *pages)
+{
+	*events = *pages = 0;
+	for (uint32_t i = 0; i < S.nuw; i++) {
+		*events += S.uw[i].events;
+		*pages += S.uw[i].pages;
+	}
+}
+
+/*
+ * Write page p to its stream's file: 0, or the errno why it is not
+ * written now (*cut: rt_write_page's, for a write that failed).
+ */
+static int rt_try_page(const struct ringtrace_page_header *p, size_t ps, int64_t *cut)
+{
+	char what[300];
+	*cut = -1;
+	if (S.write_errno || S.reserve_size < S.reserve_want) {
+		if (S.write_errno && rt_now_ns() < S.retry_ns)
+			return S.write_errno;
+		/* the room for the metadata before any page: pages written
+		 * into the space it needs would leave the trace without it */
+		if (S.reserve_size < S.reserve_want && rt_reserve_restore() < 0) {
+			snprintf(what, sizeof(what), "keeping room for the metadata in %s: %s",
+				 S.dir, strerror(ENOSPC));
+			rt_disk_failed(what, ENOSPC);
+			return S.write_errno;
+		}
+	}
+	int64_t k = rt_uw_find(p->stream_instance_id, 0);
+	if (k >= 0 && S.uw_more[k].cut == -2)
+		return EIO; /* its file ends inside a page, where we cannot tell */
+	int fd = rt_stream_fd(&S.out, S.files, &S.use_clock, p->stream_instance_id);
+	if (fd < 0) {
+		int e = errno ? errno : EIO;
+		/* the message names the file and what is wrong with it */
+		rt_disk_failed(ringtrace_last_error(), e);
+		return e;
+	}
+	if (k >= 0 && S.uw_more[k].cut >= 0) {
+		if (ftruncate(fd, S.uw_more[k].cut) < 0) {
+			int e = errno;
+			snprintf(what, sizeof(what),
+				 "cutting %s/stream_%llu back to its last page: %s", S.dir,
+				 (unsigned long long)p->stream_instance_id, strerror(e));
+			rt_disk_failed(what, e);
+			return e;
+		}
+		S.uw_more[k].cut = -1;
+	}
+	int w = rt_write_page(fd, p, ps, cut);
+	if (w < 0) {
+		snprintf(what, sizeof(what), "writing %s/stream_%llu: %s", S.dir,
+			 (unsigned long long)p->stream_instance_id, strerror(-w));
+		rt_disk_failed(what, -w);
+		return -w;
+	}
+	if (S.write_errno) {
+		S.write_errno = 0;
+		uint64_t ev, pg;
+		rt_uw_totals(&ev, &pg);
+		if (S.nmsg++ < RT_MAX_DISK_MSGS)
+			fprintf(stderr,
+				"ringtrace: writing to %s resumed (%llu events in %llu pages not "
+				"written so far, counted as unwritten)\n",
+				S.dir, (unsigned long long)ev, (unsigned long long)pg);
+	}
+	return 0;
+}
+
+static void rt_save_page(const struct ringtrace_page_header *p)
+{
+	size_t ps = ringtrace_rb_page_size(S.rb);
+	int64_t cut;
+	int e = rt_try_page(p, ps, &cut);
+	if (e) {
+		rt_unwritten_add(p, e, cut);
+	} else {
+		__atomic_add_fetch(&S.pages, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&S.bytes, ps, __ATOMIC_RELAXED);
+	}
+	if (p->flags & RINGTRACE_PAGE_F_LAST)
+		rt_stream_close(S.files, p->stream_instance_id);
+}
+
+/*
+ * The metadata with the recorder's `unwritten` lines; when there is no
+ * room for it, in the room kept for it (released first).
+ */
+static int rt_meta_write(const struct ringtrace_trace_stats *st)
+{
+	const struct rt_tdir *d = &S.out;
+	/* Drops only pages not written reported (their events_discarded):
+	 * `dropped` lines, merged with the ring's, so that no drop goes
+	 * uncounted with the page that said it. */
+	struct rt_ctf_extra x = {.unwritten = S.uw, .nunwritten = S.nuw, .drops = S.uw_drops};
+	for (uint32_t i = 0; i < S.nuw; i++)
+		if (S.uw_more[i].discarded)
+			S.uw_drops[x.ndrops++] = (struct ringtrace_trace_drops){
+				.stream = S.uw[i].stream,
+				.dropped = S.uw_more[i].discarded,
+				.tid = S.uw[i].tid};
+	int err = rt_ctf_write_live(S.rb, d, st, &x);
+	if (err < 0 && S.reserve_size) {
+		rt_reserve_release(d);
+		S.reserve_size = 0;
+		err = rt_ctf_write_live(S.rb, d, st, &x);
+	}
+	/* the room kept grows with the metadata (made at the next page) */
+	struct stat fs;
+	if (err == 0 && S.reserve_want &&
+	    fstatat(d->fd, "metadata", &fs, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (uint64_t)fs.st_size * 2 > S.reserve_want)
+		S.reserve_want = ((uint64_t)fs.st_size * 2 + 65535) & ~(uint64_t)65535;
+	return err;
 }
 
 static void rt_fill_stats(struct ringtrace_trace_stats *st)
@@ -161,15 +426,23 @@ static void rt_live_metadata(void)
 {
 	uint32_t ne = ringtrace_event_count(), ns = ringtrace_printf_site_count();
 	uint32_t nt = rt_rb_retired_tails(S.rb);
-	if (ne == S.meta_events && ns == S.meta_sites && nt == S.meta_tails)
+	/* pages not written since the last one: the counts on disk at once
+	 * when the disk starts failing (a crash then keeps them), then at
+	 * most once per RT_FAIL_META_NS */
+	int uw = S.uw_dirty && rt_now_ns() >= S.uw_meta_ns;
+	if (ne == S.meta_events && ns == S.meta_sites && nt == S.meta_tails && !uw)
 		return;
+	if (S.uw_dirty) {
+		S.uw_dirty = 0;
+		S.uw_meta_ns = rt_now_ns() + RT_FAIL_META_NS;
+	}
 	S.meta_tails = nt;
 	/* Tried once per change of the registry: a failure here (the
 	 * directory damaged by someone) must not become a loop; the final
 	 * metadata at stop is written anyway. */
 	S.meta_events = ne;
 	S.meta_sites = ns;
-	if (rt_ctf_write_live(S.rb, &S.out, NULL) < 0)
+	if (rt_meta_write(NULL) < 0)
 		fprintf(stderr, "ringtrace: live metadata: %s\n", ringtrace_last_error());
 }
 
@@ -275,9 +548,14 @@ static void *rt_consumer(void *arg)
 			if (err == 0) {
 				err = rt_snapshot_locked(&sd);
 				rt_tdir_close(&sd);
+				/* (emptied by rt_snapshot_locked: made here, removed) */
+				if (err < 0)
+					unlinkat(S.out.parent, name, AT_REMOVEDIR);
 			}
 			if (err < 0)
-				fprintf(stderr, "ringtrace: snapshot: %s\n",
+				fprintf(stderr,
+					"ringtrace: snapshot: %s (no snapshot is kept; the recording "
+					"goes on)\n",
 					ringtrace_last_error());
 			else
 				fprintf(stderr, "ringtrace: snapshot written to %s\n", shown);
@@ -420,6 +698,14 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	S.mode = cfg->mode;
 	S.pages = S.bytes = 0;
 	S.write_errno = 0;
+	S.write_err[0] = 0;
+	S.nmsg = 0;
+	S.nuw = 0;
+	S.uw_dirty = 0;
+	S.reserve_size = 0;
+	S.reserve_want = RT_RESERVE_MIN;
+	/* (a disk full already: made before the first page is written) */
+	(void)rt_reserve_restore();
 	S.stop = 0;
 	S.nsnap = 0;
 	S.meta_events = S.meta_sites = UINT32_MAX;
@@ -487,13 +773,26 @@ static int rt_finish_locked(void)
 	struct ringtrace_trace_stats st;
 	rt_fill_stats(&st);
 	S.last = st;
-	int err = rt_ctf_write_live(S.rb, &S.out, &st);
-	if (err == 0 && S.write_errno)
-		err = rt_error(RINGTRACE_ESYS, "the trace in %s is incomplete: %s", S.dir,
-			       S.write_err);
+	int err = rt_meta_write(&st);
+	rt_reserve_release(&S.out);
+	uint64_t ev, pg;
+	rt_uw_totals(&ev, &pg);
+	if (err == 0 && pg)
+		err = rt_error(RINGTRACE_ESYS,
+			       "%llu events in %llu pages were not written to %s (%s); the trace "
+			       "is valid without them and counts them as lost",
+			       (unsigned long long)ev, (unsigned long long)pg, S.dir,
+			       rt_uw_reasons());
 	else if (err == 0 && flush_err[0])
 		err = rt_error(RINGTRACE_ESYS, "the trace in %s lacks the writers' last events: %s",
 			       S.dir, flush_err);
+	free(S.uw);
+	free(S.uw_more);
+	free(S.uw_drops);
+	S.uw = NULL;
+	S.uw_more = NULL;
+	S.uw_drops = NULL;
+	S.nuw = S.cap_uw = 0;
 	ringtrace_rb_destroy(S.rb);
 	S.rb = NULL;
 	rt_tdir_close(&S.out); /* and with it the lock */
@@ -598,12 +897,21 @@ static int rt_snapshot_locked(const struct rt_tdir *sd)
 		}
 	}
 	rt_close_all(files);
-	ringtrace_snapshot_free(snap);
 	if (err == 0) {
 		struct ringtrace_trace_stats st;
 		rt_fill_stats(&st);
-		err = rt_ctf_write_live(S.rb, sd, &st);
+		err = rt_ctf_write_live(S.rb, sd, &st, NULL);
 	}
+	/* A snapshot that could not be written whole (a full disk) is not
+	 * kept at all: a stream file without metadata, or cut inside a page,
+	 * is no trace, and its space is the recording's. */
+	for (uint32_t i = 0; err < 0 && i < ringtrace_snapshot_page_count(snap); i++) {
+		char name[40];
+		snprintf(name, sizeof(name), "stream_%llu",
+			 (unsigned long long)ringtrace_snapshot_page(snap, i)->stream_instance_id);
+		unlinkat(sd->fd, name, 0);
+	}
+	ringtrace_snapshot_free(snap);
 	return err;
 }
 
