@@ -23,7 +23,7 @@ discard_full_disk_counts_every_event_unwritten_enospc() { # case
 	check_program "$tmp/a" 2 $N
 	grep -q "No space left on device: pages are not written until writing works again" "$tmp/a.err" ||
 		{ cat "$tmp/a.err" >&2; fail "no message when the disk filled"; }
-	grep -q "events in [0-9]* pages were not written to $d (ENOSPC); the trace is valid without them" "$tmp/a.err" ||
+	grep -q "^ringtrace: writing $d/stream_[0-9]*: No space left on device: [0-9]* events in [0-9]* pages not written (ENOSPC); the trace is valid without them" "$tmp/a.err" ||
 		{ cat "$tmp/a.err" >&2; fail "the end's message does not say what was not written"; }
 	set -- $(check_accounting "$d" "$tmp/a" $N)
 	check_trace "$d" "$1"

@@ -732,6 +732,7 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 		rt_close_all(S.files);
 		ringtrace_rb_destroy(S.rb);
 		S.rb = NULL;
+		rt_reserve_release(&S.out);
 		rt_tdir_close(&S.out);
 		S.dir = NULL;
 		err = rt_error(RINGTRACE_ESYS, "session_start: cannot start the consumer thread");
@@ -777,11 +778,12 @@ static int rt_finish_locked(void)
 	rt_reserve_release(&S.out);
 	uint64_t ev, pg;
 	rt_uw_totals(&ev, &pg);
+	/* (the first failure first: a message is at most 255 bytes) */
 	if (err == 0 && pg)
 		err = rt_error(RINGTRACE_ESYS,
-			       "%llu events in %llu pages were not written to %s (%s); the trace "
-			       "is valid without them and counts them as lost",
-			       (unsigned long long)ev, (unsigned long long)pg, S.dir,
+			       "%s: %llu events in %llu pages not written (%s); the trace is valid "
+			       "without them and counts them as lost",
+			       S.write_err, (unsigned long long)ev, (unsigned long long)pg,
 			       rt_uw_reasons());
 	else if (err == 0 && flush_err[0])
 		err = rt_error(RINGTRACE_ESYS, "the trace in %s lacks the writers' last events: %s",
