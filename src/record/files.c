@@ -121,37 +121,6 @@ void rt_close_all(struct rt_file *files)
 		}
 }
 
-int rt_write_page(int fd, const void *page, size_t len, int64_t *cut_to)
-{
-	const char *p = page;
-	size_t done = 0;
-	*cut_to = -1;
-	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
-		if (w > 0) {
-			done += (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		int err = w < 0 ? errno : EIO; /* (0 bytes: nothing will come of retrying) */
-		/* What went in of this page comes out again, so that the file
-		 * holds whole pages only (a CTF reader refuses a stream that
-		 * ends inside a packet): the file ends `done` bytes after
-		 * where the page began (O_APPEND: the consumer is its only
-		 * writer). */
-		if (done) {
-			struct stat st;
-			if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < done)
-				*cut_to = -2;
-			else if (ftruncate(fd, st.st_size - (off_t)done) < 0)
-				*cut_to = (int64_t)(st.st_size - (off_t)done);
-		}
-		return -err;
-	}
-	return 0;
-}
-
 int rt_reserve_make(const struct rt_tdir *d, uint64_t size)
 {
 	unlinkat(d->fd, RT_CTF_RESERVE, 0);

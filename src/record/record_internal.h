@@ -47,12 +47,6 @@ RT_HIDDEN void rt_stream_close(struct rt_file *files, uint64_t stream);
 RT_HIDDEN void rt_stream_cut(const struct rt_tdir *d, struct rt_file *files, uint64_t stream,
 			     size_t ps);
 RT_HIDDEN void rt_close_all(struct rt_file *files);
-/* Append one page to fd whole, or not at all: on a failed write (a full
- * disk, an I/O error, a short write) the part written is cut off again.
- * 0, or -errno. *cut_to: -1 if the file holds whole pages; if that cut
- * failed too, the length it must be cut to before anything more is
- * appended (-2: unknown, the file must not be appended to again). */
-RT_HIDDEN int rt_write_page(int fd, const void *page, size_t len, int64_t *cut_to);
 /* The room kept for the final metadata in d (RT_CTF_RESERVE): made anew,
  * size bytes allocated (0 or -errno: none left then), or released. */
 RT_HIDDEN int rt_reserve_make(const struct rt_tdir *d, uint64_t size);

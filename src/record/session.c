@@ -65,10 +65,6 @@ static struct {
 	 * and what else the recorder keeps of each of these streams */
 	struct ringtrace_trace_unwritten *uw;
 	struct rt_uw_more {
-		/* the length the stream's file must be cut to before it is
-		 * appended to (a failed write whose cut failed too), -2
-		 * never again, -1 none */
-		int64_t cut;
 		/* the stream's drops as its last page not written said
 		 * (events_discarded): no page written may say them */
 		uint64_t discarded;
@@ -119,9 +115,6 @@ int rt_session_request_snapshot(void)
 static int rt_exit_signal;
 static int rt_pending_signal;
 
-/* Referenced by the registry so that a static link always pulls this file
- * in: RINGTRACE_OUTPUT must work for programs that never call a session
- * function (its constructor lives here). */
 static uint64_t rt_now_ns(void)
 {
 	struct timespec t;
@@ -174,7 +167,6 @@ static int64_t rt_uw_find(uint64_t stream, int make)
 	memmove(&S.uw_more[lo + 1], &S.uw_more[lo], (S.nuw - lo) * sizeof(*S.uw_more));
 	memset(&S.uw[lo], 0, sizeof(*S.uw));
 	S.uw[lo].stream = stream;
-	S.uw_more[lo].cut = -1;
 	S.uw_more[lo].discarded = 0;
 	S.nuw++;
 	return lo;
@@ -183,11 +175,11 @@ static int64_t rt_uw_find(uint64_t stream, int make)
 static const char *rt_errno_name(int e)
 {
 	const char *n = strerrorname_np(e);
-	return n ? n : "EIO";
+	return n ? n : "EUNKNOWN"; /* (an error glibc has no name for) */
 }
 
 /* Page p not written (errno e): counted in its stream's line. */
-static void rt_unwritten_add(const struct ringtrace_page_header *p, int e, int64_t cut)
+static void rt_unwritten_add(const struct ringtrace_page_header *p, int e)
 {
 	int64_t k = rt_uw_find(p->stream_instance_id, 1);
 	if (k < 0) {
@@ -206,8 +198,6 @@ static void rt_unwritten_add(const struct ringtrace_page_header *p, int e, int64
 	if (p->events_before + p->events > u->end)
 		u->end = p->events_before + p->events;
 	u->tid = p->tid;
-	if (cut != -1)
-		S.uw_more[k].cut = cut;
 	if (p->events_discarded > S.uw_more[k].discarded)
 		S.uw_more[k].discarded = p->events_discarded;
 	S.uw_dirty = 1;
@@ -286,13 +276,24 @@ static void rt_uw_totals(uint64_t *events, uint64_t *pages)
 }
 
 /*
- * Write page p to its stream's file: 0, or the errno why it is not
- * written now (*cut: rt_write_page's, for a write that failed).
+ * A stream whose write failed before: its file cut to whole pages, if the
+ * cut after that failure (rt_stream_cut) failed too. 0, or the errno.
  */
-static int rt_try_page(const struct ringtrace_page_header *p, size_t ps, int64_t *cut)
+static int rt_stream_whole(int fd, size_t ps)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return errno;
+	if (st.st_size % (off_t)ps && ftruncate(fd, st.st_size - st.st_size % (off_t)ps) < 0)
+		return errno;
+	return 0;
+}
+
+/* Write page p to its stream's file: 0, or the errno why it is not written now. */
+static int rt_try_page(const struct ringtrace_page_header *p, size_t ps)
 {
 	char what[300];
-	*cut = -1;
+	uint64_t id = p->stream_instance_id;
 	if (S.write_errno || S.reserve_size < S.reserve_want) {
 		if (S.write_errno && rt_now_ns() < S.retry_ns)
 			return S.write_errno;
@@ -305,31 +306,29 @@ static int rt_try_page(const struct ringtrace_page_header *p, size_t ps, int64_t
 			return S.write_errno;
 		}
 	}
-	int64_t k = rt_uw_find(p->stream_instance_id, 0);
-	if (k >= 0 && S.uw_more[k].cut == -2)
-		return EIO; /* its file ends inside a page, where we cannot tell */
-	int fd = rt_stream_fd(&S.out, S.files, &S.use_clock, p->stream_instance_id);
+	errno = 0;
+	int fd = rt_stream_fd(&S.out, S.files, &S.use_clock, id);
 	if (fd < 0) {
 		int e = errno ? errno : EIO;
 		/* the message names the file and what is wrong with it */
 		rt_disk_failed(ringtrace_last_error(), e);
 		return e;
 	}
-	if (k >= 0 && S.uw_more[k].cut >= 0) {
-		if (ftruncate(fd, S.uw_more[k].cut) < 0) {
-			int e = errno;
-			snprintf(what, sizeof(what),
-				 "cutting %s/stream_%llu back to its last page: %s", S.dir,
-				 (unsigned long long)p->stream_instance_id, strerror(e));
-			rt_disk_failed(what, e);
-			return e;
-		}
-		S.uw_more[k].cut = -1;
+	int e = rt_uw_find(id, 0) >= 0 ? rt_stream_whole(fd, ps) : 0;
+	if (e) {
+		snprintf(what, sizeof(what), "cutting %s/stream_%llu back to whole pages: %s",
+			 S.dir, (unsigned long long)id, strerror(e));
+		rt_disk_failed(what, e);
+		return e;
 	}
-	int w = rt_write_page(fd, p, ps, cut);
+	int w = rt_write_all(fd, p, ps);
 	if (w < 0) {
+		/* what went in of the page comes out again (a CTF reader
+		 * refuses a stream that ends inside a packet; an empty file
+		 * is removed) */
+		rt_stream_cut(&S.out, S.files, id, ps);
 		snprintf(what, sizeof(what), "writing %s/stream_%llu: %s", S.dir,
-			 (unsigned long long)p->stream_instance_id, strerror(-w));
+			 (unsigned long long)id, strerror(-w));
 		rt_disk_failed(what, -w);
 		return -w;
 	}
@@ -346,13 +345,15 @@ static int rt_try_page(const struct ringtrace_page_header *p, size_t ps, int64_t
 	return 0;
 }
 
+/* Referenced by the registry so that a static link always pulls this file
+ * in: RINGTRACE_OUTPUT must work for programs that never call a session
+ * function (its constructor lives here). */
 static void rt_save_page(const struct ringtrace_page_header *p)
 {
 	size_t ps = ringtrace_rb_page_size(S.rb);
-	int64_t cut;
-	int e = rt_try_page(p, ps, &cut);
+	int e = rt_try_page(p, ps);
 	if (e) {
-		rt_unwritten_add(p, e, cut);
+		rt_unwritten_add(p, e);
 	} else {
 		__atomic_add_fetch(&S.pages, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&S.bytes, ps, __ATOMIC_RELAXED);
@@ -532,6 +533,11 @@ static void *rt_consumer(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the program's business */
 	pthread_setname_np(pthread_self(), "ringtrace-rec");
+	/* The room for the metadata, first (here rather than in the
+	 * program's thread that starts the session: it is the recorder's
+	 * work). On a disk full already it is made before the first page
+	 * is written (rt_try_page). */
+	(void)rt_reserve_restore();
 	for (;;) {
 		rt_live_metadata();
 		if (__atomic_exchange_n(&rt_snapshot_requested, 0, __ATOMIC_ACQ_REL)) {
@@ -703,9 +709,7 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	S.nuw = 0;
 	S.uw_dirty = 0;
 	S.reserve_size = 0;
-	S.reserve_want = RT_RESERVE_MIN;
-	/* (a disk full already: made before the first page is written) */
-	(void)rt_reserve_restore();
+	S.reserve_want = RT_RESERVE_MIN; /* (made by the consumer thread) */
 	S.stop = 0;
 	S.nsnap = 0;
 	S.meta_events = S.meta_sites = UINT32_MAX;
@@ -732,7 +736,6 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 		rt_close_all(S.files);
 		ringtrace_rb_destroy(S.rb);
 		S.rb = NULL;
-		rt_reserve_release(&S.out);
 		rt_tdir_close(&S.out);
 		S.dir = NULL;
 		err = rt_error(RINGTRACE_ESYS, "session_start: cannot start the consumer thread");
