@@ -147,9 +147,9 @@ program_with_few_descriptors_records_or_says_what_ran_out() { # case
 		grep -q '^fds ' "$tmp/out$n" || fail "limit $n: the program did not finish: $(cat "$tmp/err$n")"
 		# (a stream file that could not be made even after the recorder
 		# gave up its own descriptors, the program or a sanitizer's
-		# runtime having taken them meanwhile: said at once, the rest of
-		# the trace not saved; the program's status is record's)
-		if [ "$rst" = 0 ] && ! grep -q "not saved" "$tmp/err$n"; then
+		# runtime having taken them meanwhile: said at once, its pages
+		# counted as not written; the program's status is record's)
+		if [ "$rst" = 0 ] && ! grep -q "pages are not written" "$tmp/err$n"; then
 			check_units "$tmp/t$n" 200 5
 			only_traces "$tmp/t$n"
 			ok=$((ok + 1))
@@ -163,7 +163,7 @@ program_with_few_descriptors_records_or_says_what_ran_out() { # case
 		# needs 6 descriptors, the recorder its first stream file; a
 		# sanitizer's runtime takes some of its own, there from 16)
 		[ $sanitized = 0 ] && must=$((low + 4)) || must=16
-		[ "$rst" = 0 ] && ! grep -q "not saved" "$tmp/err$n" || [ $n -lt $must ] ||
+		[ "$rst" = 0 ] && ! grep -q "pages are not written" "$tmp/err$n" || [ $n -lt $must ] ||
 			fail "limit $n: not recorded: $(cat "$tmp/err$n")"
 	done
 	[ $ok -ge 2 ] || fail "recorded with only $ok of the limits"
