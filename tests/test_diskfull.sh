@@ -53,7 +53,7 @@ space_freed_recording_resumes_gap_counted() { # case
 	d="$mnt/t"
 	# 6 MiB of the 8 taken: the first half of the run fills the rest
 	head -c 6291456 /dev/zero > "$mnt/filler"
-	run_record "$tmp/r" "$d" 2 $N "$d" "$mnt/filler"
+	run_record "$tmp/r" "$d" 2 $N "$d" "$mnt/filler" free
 	check_program "$tmp/r" 2 $N
 	grep -q "writing to $d resumed" "$tmp/r.err" || { cat "$tmp/r.err" >&2; fail "no resume announced"; }
 	set -- $(check_accounting "$d" "$tmp/r" $N)
@@ -64,6 +64,21 @@ space_freed_recording_resumes_gap_counted() { # case
 	     /events lost/ { k = split($1, a, "-"); if (seen[a[k]]) lost[a[k]] = 1 }
 	     END { for (t in after) exit 0; exit 1 }' "$tmp/r.txt" || fail "no thread has events after a gap"
 	echo "$rt_c: $1 events in the trace, $2 counted lost ($uw not written: ENOSPC), writing resumed"
+}
+
+disk_full_to_the_last_byte_final_metadata_written_in_reserved_room() { # case
+	small_disk 8m
+	d="$mnt/t"
+	# once the recorder has met the full disk, the program takes every
+	# byte a page write left free: only the room the recorder kept is left
+	# for the metadata at the end
+	run_record "$tmp/f" "$d" 2 $N "$d" "$mnt/filler" fill
+	grep -q "^disk full: 0 bytes free\$" "$tmp/f.err" || { cat "$tmp/f.err" >&2; fail "the disk was not filled to the last byte"; }
+	sed -i '/^disk full: /d' "$tmp/f.err"
+	check_program "$tmp/f" 2 $N
+	set -- $(check_accounting "$d" "$tmp/f" $N)
+	check_trace "$d" "$1"
+	check_stat "$d" $((2 * N)) ENOSPC > /dev/null
 }
 
 snapshot_into_full_disk_fails_clearly_recording_goes_on() { # case
