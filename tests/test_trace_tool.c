@@ -145,7 +145,7 @@ static void test_usage(void)
 		snprintf(a, sizeof(a), "%s /nonexistent/trace", cmds[i]);
 		CHECK(run(a) == 1);
 		o = slurp(err, NULL);
-		CHECK(strstr(o, "/nonexistent/trace/metadata"));
+		CHECK(strstr(o, "/nonexistent/trace: No such file or directory"));
 		free(o);
 	}
 	CHECK(run("report --from") == 2);
