@@ -29,6 +29,20 @@ rt_wait_socket() {
 	rt_wait_for 50 test -S "$1"
 }
 
+# rt_own_dir: the caller's rendezvous directory, where a program linked
+# with libringtrace makes its attach socket (as the library chooses it).
+rt_own_dir() {
+	if [ "$(id -u)" = 0 ]; then
+		echo /run/ringtrace
+	elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -O "$XDG_RUNTIME_DIR" ]; then
+		echo "$XDG_RUNTIME_DIR/ringtrace"
+	elif [ -O "/run/user/$(id -u)" ]; then
+		echo "/run/user/$(id -u)/ringtrace"
+	else
+		echo "/tmp/ringtrace-$(id -u)"
+	fi
+}
+
 # The case names, in the script's order.
 rt_cases() {
 	sed -n 's/^\([a-z0-9_]*\)() { # case$/\1/p' "$0"

@@ -25,18 +25,6 @@ cleanup() {
 command -v babeltrace2 >/dev/null 2>&1 || { echo "${rt_c:-test_stall}: babeltrace2 is not installed (make check installs it)" >&2; exit 1; }
 fail() { echo "test_stall: ${rt_c:-}: $*" >&2; exit 1; }
 
-# The rendezvous directory of the caller (as the library chooses it).
-own_dir() {
-	if [ "$(id -u)" = 0 ]; then
-		echo /run/ringtrace
-	elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -O "$XDG_RUNTIME_DIR" ]; then
-		echo "$XDG_RUNTIME_DIR/ringtrace"
-	elif [ -O "/run/user/$(id -u)" ]; then
-		echo "/run/user/$(id -u)/ringtrace"
-	else
-		echo "/tmp/ringtrace-$(id -u)"
-	fi
-}
 
 mode_opt() { [ "$1" = overwrite ] && echo --overwrite || true; }
 

@@ -62,18 +62,6 @@ trap cleanup EXIT
 fail() { echo "test_attach: ${rt_c:-}: $*" >&2; exit 1; }
 skip() { echo "${rt_c:-test_attach}: SKIPPED: $*"; exit 77; }
 
-# The rendezvous directory of the caller (as the library chooses it).
-own_dir() {
-	if [ "$(id -u)" = 0 ]; then
-		echo /run/ringtrace
-	elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -O "$XDG_RUNTIME_DIR" ]; then
-		echo "$XDG_RUNTIME_DIR/ringtrace"
-	elif [ -O "/run/user/$(id -u)" ]; then
-		echo "/run/user/$(id -u)/ringtrace"
-	else
-		echo "/tmp/ringtrace-$(id -u)"
-	fi
-}
 
 # has_threads PID N: the process has at least N threads.
 has_threads() {
@@ -95,7 +83,7 @@ start_demo() {
 		# bounded, 10 s. A fixed sleep was too short on a loaded machine.)
 		rt_wait_for 100 has_threads "$pid" 2
 		;;
-	*) rt_wait_socket "$(own_dir)/$pid.sock" ;;
+	*) rt_wait_socket "$(rt_own_dir)/$pid.sock" ;;
 	esac
 }
 
@@ -113,7 +101,7 @@ need_root() {
 
 ps_lists_running_program_with_its_events() { # case
 	start_demo 5
-	[ -S "$(own_dir)/$pid.sock" ] || fail "no socket $(own_dir)/$pid.sock"
+	[ -S "$(rt_own_dir)/$pid.sock" ] || fail "no socket $(rt_own_dir)/$pid.sock"
 	out=$("$rt" ps)
 	line=$(echo "$out" | awk -v p="$pid" '$1 == p')
 	[ -n "$line" ] || fail "pid $pid not listed: $out"
@@ -142,7 +130,7 @@ ps_says_recording_under_ringtrace_record() { # case
 attach_zero_means_no_socket_no_thread() { # case
 	start_demo 3 RINGTRACE_ATTACH=0
 	[ -d "/proc/$pid/task" ] || fail "the demo is not running"
-	[ ! -e "$(own_dir)/$pid.sock" ] || fail "a socket with RINGTRACE_ATTACH=0"
+	[ ! -e "$(rt_own_dir)/$pid.sock" ] || fail "a socket with RINGTRACE_ATTACH=0"
 	# (its threads are there to look at: the check below cannot pass vacuously)
 	[ "$(cat /proc/"$pid"/task/*/comm | wc -l)" -ge 2 ] || fail "no threads seen"
 	! grep -qx "ringtrace-att" /proc/"$pid"/task/*/comm || fail "a listener thread"
@@ -154,19 +142,19 @@ attach_zero_means_no_socket_no_thread() { # case
 
 socket_removed_at_exit() { # case
 	start_demo 0.3
-	[ -S "$(own_dir)/$pid.sock" ] || fail "no socket"
+	[ -S "$(rt_own_dir)/$pid.sock" ] || fail "no socket"
 	wait "$pid" || fail "demo failed"
-	[ ! -e "$(own_dir)/$pid.sock" ] || fail "socket left after exit"
+	[ ! -e "$(rt_own_dir)/$pid.sock" ] || fail "socket left after exit"
 }
 
 stale_socket_of_killed_program_removed_by_ps() { # case
 	start_demo 10
-	[ -S "$(own_dir)/$pid.sock" ] || fail "no socket"
+	[ -S "$(rt_own_dir)/$pid.sock" ] || fail "no socket"
 	kill -9 "$pid"
 	wait "$pid" 2>/dev/null || true
-	[ -e "$(own_dir)/$pid.sock" ] || fail "the killed program's socket is already gone?"
+	[ -e "$(rt_own_dir)/$pid.sock" ] || fail "the killed program's socket is already gone?"
 	"$rt" ps >/dev/null
-	[ ! -e "$(own_dir)/$pid.sock" ] || fail "ps left the stale socket"
+	[ ! -e "$(rt_own_dir)/$pid.sock" ] || fail "ps left the stale socket"
 }
 
 other_users_program_listed_for_root_and_owner() { # case
@@ -225,7 +213,7 @@ print(t, b.rstrip(b"\0").decode())
 ps_survives_hostile_listeners() { # case
 	py=/usr/bin/python3
 	[ -x "$py" ] || skip "needs /usr/bin/python3 (a fake listener)"
-	d=$(own_dir)
+	d=$(rt_own_dir)
 	mkdir -p "$d"
 	chmod 700 "$d"
 	# each fake binds <its pid>.sock and answers every connection its way
@@ -308,8 +296,8 @@ start_prog() {
 	"$prog" "$th" 600 --stop-file "$tmp/stop" "$@" >"$tmp/prog.out" 2>"$tmp/prog.err" &
 	pid=$!
 	kids="$kids $pid"
-	rt_wait_socket "$(own_dir)/$pid.sock"
-	[ -S "$(own_dir)/$pid.sock" ] || fail "test_attach_prog has no socket"
+	rt_wait_socket "$(rt_own_dir)/$pid.sock"
+	[ -S "$(rt_own_dir)/$pid.sock" ] || fail "test_attach_prog has no socket"
 	# (its workers are running once it says "ready": its footprint is
 	# what it will be; bounded, 5 s)
 	rt_wait_for 50 grep -q '^ready$' "$tmp/prog.out"
@@ -462,7 +450,7 @@ record_p_refuses_a_program_recorded_already() { # case
 		i=$((i + 1))
 	done
 	[ -n "$cpid" ] || fail "no program under record"
-	rt_wait_socket "$(own_dir)/$cpid.sock"
+	rt_wait_socket "$(rt_own_dir)/$cpid.sock"
 	if "$rt" record -q -p "$cpid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err"; then
 		fail "record -p of a recorded program succeeded"
 	fi
@@ -477,7 +465,7 @@ record_p_ends_when_the_program_exits() { # case
 	"$prog" 1 1 >"$tmp/prog.out" 2>"$tmp/prog.err" &
 	pid=$!
 	kids="$kids $pid"
-	rt_wait_socket "$(own_dir)/$pid.sock"
+	rt_wait_socket "$(rt_own_dir)/$pid.sock"
 	"$rt" record -p "$pid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err" || fail "record -p failed: $(cat "$tmp/rec.err")"
 	grep -q "pid $pid (test_attach_pro) exited; its trace is complete" "$tmp/rec.err" ||
 		fail "no exit line: $(cat "$tmp/rec.err")"
@@ -732,7 +720,7 @@ record_p_crashed_program_events_recovered() { # case
 record_p_program_gone_during_attach_is_said() { # case
 	py=/usr/bin/python3
 	[ -x "$py" ] || skip "needs /usr/bin/python3 (a program that goes away during the attach)"
-	dir=$(own_dir)
+	dir=$(rt_own_dir)
 	mkdir -p "$dir"
 	chmod 700 "$dir"
 	# says HELLO as a program would, then closes when asked to RECORD

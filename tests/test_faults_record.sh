@@ -44,19 +44,7 @@ fail() { echo "test_faults_record: ${rt_c:-}: $*" >&2; exit 1; }
 command -v babeltrace2 >/dev/null || fail "babeltrace2 is not installed (make check installs it)"
 unset RINGTRACE_FAULT RINGTRACE_FAULT_ONLY RINGTRACE_FAULT_LOG
 
-# The rendezvous directory of the caller (as the library chooses it).
-own_dir() {
-	if [ "$(id -u)" = 0 ]; then
-		echo /run/ringtrace
-	elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -O "$XDG_RUNTIME_DIR" ]; then
-		echo "$XDG_RUNTIME_DIR/ringtrace"
-	elif [ -O "/run/user/$(id -u)" ]; then
-		echo "/run/user/$(id -u)/ringtrace"
-	else
-		echo "/tmp/ringtrace-$(id -u)"
-	fi
-}
-sockdir=$(own_dir)
+sockdir=$(rt_own_dir)
 
 # readable DIR: if a recorder left a metadata in DIR, report and
 # babeltrace2 read the trace (exit status 0), and if the recorder wrote its

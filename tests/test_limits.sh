@@ -43,18 +43,6 @@ if grep -qa -e __tsan_init -e __asan_init "$prog"; then
 	sanitized=1
 fi
 
-# The rendezvous directory of the caller (as the library chooses it).
-own_dir() {
-	if [ "$(id -u)" = 0 ]; then
-		echo /run/ringtrace
-	elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -O "$XDG_RUNTIME_DIR" ]; then
-		echo "$XDG_RUNTIME_DIR/ringtrace"
-	elif [ -O "/run/user/$(id -u)" ]; then
-		echo "/run/user/$(id -u)/ringtrace"
-	else
-		echo "/tmp/ringtrace-$(id -u)"
-	fi
-}
 
 # fds PID: the number of descriptors PID has open.
 fds() { ls "/proc/$1/fd" | wc -l; }
@@ -186,7 +174,7 @@ attached_program_with_few_descriptors_records_or_says_what_ran_out() { # case
 		# (the listener needs two descriptors: without them the program is
 		# not attachable, says why (RINGTRACE_ATTACH=1), and record -p says
 		# it cannot find it)
-		rt_wait_for 50 sh -c "test -S \"$(own_dir)/$pid.sock\" || test -s \"$tmp/perr$n\""
+		rt_wait_for 50 sh -c "test -S \"$(rt_own_dir)/$pid.sock\" || test -s \"$tmp/perr$n\""
 		rst=0
 		"$rt" record -q -p "$pid" -o "$tmp/a$n" >"$tmp/rout$n" 2>"$tmp/rerr$n" &
 		rpid=$!
@@ -328,7 +316,7 @@ record_a_200_programs_every_trace_complete() { # case
 	only_traces "$tmp/coll"
 	[ -z "$(shm_of "$rpid")" ] || fail "left in /dev/shm: $(shm_of "$rpid")"
 	for d in "$tmp"/coll/*; do
-		[ ! -e "$(own_dir)/${d##*-}.sock" ] || fail "a socket left: $(own_dir)/${d##*-}.sock"
+		[ ! -e "$(rt_own_dir)/${d##*-}.sock" ] || fail "a socket left: $(rt_own_dir)/${d##*-}.sock"
 	done
 	# (bounds: a connection per program and a few of its own; its memory
 	# a few KiB per program beside the command's own, which reads no pool)
@@ -410,7 +398,7 @@ threads_10000_short_lived_under_attach_detach_cycles() { # case
 	"$prog" churn $nt 4 16 1000 "$tmp/stop" >"$tmp/prog.out" 2>&1 &
 	pid=$!
 	kids="$kids $pid"
-	rt_wait_socket "$(own_dir)/$pid.sock"
+	rt_wait_socket "$(rt_own_dir)/$pid.sock"
 	fd0=$(fds "$pid")
 	rss0=$(rss "$pid")
 	i=0

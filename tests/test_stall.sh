@@ -38,7 +38,7 @@ start_cmd() {
 		>"$tmp/rec.out" 2>"$tmp/rec.err" &
 	rpid=$!
 	kids="$kids $rpid"
-	rt_wait_for 100 pgrep -P "$rpid" >/dev/null
+	rt_wait_for 300 pgrep -P "$rpid" >/dev/null
 	pid=$(pgrep -P "$rpid") || fail "record did not start its program: $(cat "$tmp/rec.err")"
 	kids="$kids $pid"
 	rt_wait_for 100 test -f "$d/metadata"
@@ -53,7 +53,7 @@ start_p() {
 	"$prog" $T $Q "$ctl" >"$tmp/prog.out" 2>"$tmp/prog.err" &
 	pid=$!
 	kids="$kids $pid"
-	rt_wait_socket "$(own_dir)/$pid.sock"
+	rt_wait_socket "$(rt_own_dir)/$pid.sock"
 	"$rt" record -p "$pid" -o "$tmp/t-$rt_c" $POOL $(mode_opt "$1") \
 		>"$tmp/rec.out" 2>"$tmp/rec.err" &
 	rpid=$!
