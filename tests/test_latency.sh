@@ -35,8 +35,6 @@ tmp=$(mktemp -d /tmp/ringtrace-latency-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "test_latency: ${rt_c:-}: $*" >&2; exit 1; }
 rounds=5
-# the scheduling noise allowed above a sleep, in us
-noise=50000
 
 # The program's trace in $tmp/t (recorded once per run).
 trace() {
@@ -79,16 +77,19 @@ latency_by_thread_leaves_the_handoff_unpaired() { # case
 	[ "$c" = $((6 * rounds)) ] || fail "count '$c'"
 }
 
-latency_percentiles_within_sleep_and_noise() { # case
+# Each pair spans a sleep of the group's length, so no percentile is below
+# it (how far above depends on the machine's load: no upper bound here;
+# latency_percentiles_equal_reports_nearest_rank checks the values exactly).
+latency_percentiles_at_least_the_sleep_and_in_order() { # case
 	trace
 	latency --from lt_start --to lt_stop --key req --by kind
 	for g in fast:2000 mid:5000 slow:10000; do
 		line=$(group_line "${g%:*}")
-		echo "$line" | awk -v lo="${g#*:}" -v hi=$((${g#*:} + noise)) '
+		echo "$line" | awk -v lo="${g#*:}" '
 			{ for (i = 3; i <= 7; i++) {
-				if ($i < lo || $i > hi) { print "column " i " is " $i " us"; bad = 1 }
+				if ($i < lo) { print "column " i " is " $i " us"; bad = 1 }
 				if (i > 3 && $i < $(i - 1)) { print "not in order"; bad = 1 } } }
-			END { exit bad }' || fail "group ${g%:*}: $line (sleep ${g#*:} us, noise $noise us)"
+			END { exit bad }' || fail "group ${g%:*}: $line (sleep ${g#*:} us)"
 	done
 }
 
