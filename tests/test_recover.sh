@@ -126,6 +126,31 @@ recover_by_hand_from_the_pool_which_is_removed_after() { # case
 	echo "test_recover: recover SHM DIR: $n events"
 }
 
+# A recorder killed between making a stream's file and writing its first
+# page leaves an empty stream file: the unfinished trace is read with it
+# (a stream without pages, no damage), and recover removes it (the pool's
+# pages of that stream, if any, make the file anew).
+recover_empty_stream_file_of_a_killed_recorder_read_then_removed() { # case
+	d="$tmp/empty"
+	shm="/ringtrace-test-empty-$$"
+	st=0
+	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" $N "$d" kill > "$d.out" 2>&1 || st=$?
+	[ "$st" = 137 ] || fail "empty: the program exited $st"
+	: > "$d/stream_99"
+	"$rt" stat "$d" > "$d.stat" 2> "$d.err" ||
+		fail "empty: stat of the unfinished trace with an empty stream file: $(cat "$d.err")"
+	"$rt" recover "$shm" "$d" 2> "$d.err" || { cat "$d.err" >&2; fail "empty: recover failed"; }
+	[ ! -e "$d/stream_99" ] || fail "empty: recover left the empty stream file"
+	n=$(check_seq "$d" all)
+	[ "$n" = $((2 * N)) ] || fail "empty: $n events recovered, want $((2 * N))"
+	bn=$(babeltrace2 "$d" 2>/dev/null | grep -c crash_ev) || true
+	[ "$bn" = $((2 * N)) ] || fail "empty: babeltrace2 read $bn events, want $((2 * N))"
+	: > "$d/stream_98"
+	! "$rt" stat "$d" > /dev/null 2> "$d.err" || fail "empty: an empty stream file in a finished trace is not reported"
+	grep -q "stream_98: byte 0: stream file is empty" "$d.err" || fail "empty: $(cat "$d.err")"
+	echo "test_recover: an empty stream file of a killed recorder: read, removed by recover"
+}
+
 # errors
 recover_unknown_pool_missing_metadata_and_usage_refused() { # case
 	# a trace directory with its metadata (what recover reads before the pool)

@@ -143,7 +143,8 @@ static void trunc_done(struct trunc *x)
 }
 
 /* Cut at every byte offset: the events complete before the cut, and an
- * error naming the file and offset unless the cut is between packets. */
+ * error naming the file and offset unless the cut is between packets (or
+ * at 0: the trace is not finished, see below). */
 static void test_cut(void)
 {
 	struct trunc x;
@@ -161,7 +162,10 @@ static void test_cut(void)
 		uint64_t got = read_all(dir, &errs);
 		CHECKF(got == want, "cut at %zu: %" PRIu64 " events, expected %" PRIu64, cut, got,
 		       want);
-		if (cut % 4096 != 0 || cut == 0) {
+		/* (cut at 0: an empty file, in a trace without final stats: a
+		 * stream whose recorder was killed before its first page, no
+		 * damage; docs/format.md section 7) */
+		if (cut % 4096 != 0) {
 			CHECKF(errs.n >= 1, "cut at %zu: no error", cut);
 			CHECKF(strstr(errs.first, spath) && strstr(errs.first, ": byte "),
 			       "cut at %zu: error does not name the file and offset: %s", cut,

@@ -248,6 +248,21 @@ static int prepare_all(struct rcv *r)
 		if (strncmp(n, "stream_", 7) != 0 || !n[7] || strlen(n + 7) > 19 ||
 		    strspn(n + 7, "0123456789") != strlen(n + 7))
 			continue;
+		/* An empty file is one a killed recorder had just made, before
+		 * its stream's first page went in: it holds nothing, and a
+		 * finished trace has no empty stream file (the reader calls
+		 * one damage). Its pages, if the pool has any, make it anew. */
+		struct stat st;
+		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size == 0) {
+			if (unlinkat(dirfd(d), n, 0) != 0) {
+				fprintf(stderr,
+					"ringtrace recover: %s/%s: %s (removing the empty file)\n",
+					r->dir, n, strerror(errno));
+				rc = -1;
+			}
+			continue;
+		}
 		errno = 0;
 		unsigned long long id = strtoull(n + 7, NULL, 10);
 		if (errno == 0)

@@ -379,7 +379,13 @@ static int rt_packet_open(ringtrace_trace *t, struct rt_tstream *s)
 	if (s->dead)
 		return -1;
 	if (s->size == 0) {
-		rt_damage(t, s, 0, "stream file is empty");
+		/* A recorder killed (its metadata has no final stats) may leave
+		 * the file it had just made for a stream before the stream's
+		 * first page went in: a stream without pages yet, which
+		 * `ringtrace recover` fills from the pool. In a finished trace
+		 * every stream file holds pages. */
+		if (t->doc.nstats != 0)
+			rt_damage(t, s, 0, "stream file is empty");
 		s->dead = 1;
 		return -1;
 	}
