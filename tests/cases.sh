@@ -23,10 +23,28 @@ rt_wait_for() {
 	done
 }
 
+# rt_mark: the time now, before a program is started whose socket
+# rt_wait_socket will wait for. A program killed earlier leaves its socket
+# file, and a new program may get its pid: until the new one's listener
+# replaces that file, a stale socket of the right name is there. After
+# rt_mark, rt_wait_socket waits for a socket made since.
+rt_mark() {
+	rt_mark_t=$(date +%s.%N)
+}
+
+# rt_fresh_socket PATH: PATH is a socket, made after the last rt_mark.
+rt_fresh_socket() {
+	[ -S "$1" ] || return 1
+	[ -n "${rt_mark_t:-}" ] || return 0
+	awk -v a="$(stat -c %.9Y "$1" 2>/dev/null || echo 0)" -v b="$rt_mark_t" \
+		'BEGIN { exit !(a + 0 >= b + 0) }'
+}
+
 # rt_wait_socket PATH: until PATH is a socket (a recorded program's
-# rendezvous socket), or 5 s have passed.
+# rendezvous socket; made since the last rt_mark, if any), or 5 s have
+# passed.
 rt_wait_socket() {
-	rt_wait_for 50 test -S "$1"
+	rt_wait_for 50 rt_fresh_socket "$1"
 }
 
 # rt_own_dir: the caller's rendezvous directory, where a program linked

@@ -73,6 +73,7 @@ has_threads() {
 start_demo() {
 	secs=$1
 	shift
+	rt_mark
 	env "$@" "$demo" --seconds "$secs" --threads 1 >/dev/null 2>"$tmp/demo.err" &
 	pid=$!
 	kids="$kids $pid"

@@ -159,12 +159,13 @@ fault_record_cmd_mmap_failing_for_good_program_never_waits() { # case
 # pid in $pid, once it listens and its worker runs.
 start_prog() {
 	rm -f "$tmp/stop"
+	rt_mark
 	"$aprog" 1 600 --stop-file "$tmp/stop" >"$tmp/prog.out" 2>"$tmp/prog.err" &
 	pid=$!
 	kids="$kids $pid"
 	rt_wait_socket "$sockdir/$pid.sock"
 	rt_wait_for 50 grep -q '^ready$' "$tmp/prog.out"
-	[ -S "$sockdir/$pid.sock" ] && grep -q '^ready$' "$tmp/prog.out" ||
+	rt_fresh_socket "$sockdir/$pid.sock" && grep -q '^ready$' "$tmp/prog.out" ||
 		fail "test_attach_prog does not start: $(cat "$tmp/prog.err")"
 }
 
@@ -208,6 +209,13 @@ cat >"$tmp/att_cmd.sh" <<'EOF'
 rt=$1 prog=$2 d=$3 sockdir=$4
 rm -rf "$d"/a? "$d/stop" "$d"/st? "$d/recpids" "$d/shm.before"
 touch "$d/recpids" "$d/shm.before"
+# (a socket made before the program started is a dead process's of the
+# same pid, which the program's listener replaces: wait for the new one)
+t0=$(date +%s.%N)
+fresh() {
+	[ -S "$1" ] && awk -v a="$(stat -c %.9Y "$1" 2>/dev/null || echo 0)" -v b="$t0" \
+		'BEGIN { exit !(a + 0 >= b + 0) }'
+}
 RINGTRACE_ATTACH=1 "$prog" 1 600 --stop-file "$d/stop" >"$d/p.out" 2>"$d/p.err" &
 pid=$!
 echo $pid >"$d/apid"
@@ -216,12 +224,12 @@ echo $pid >"$d/apid"
 trap 'kill -9 $pid 2>/dev/null || true' EXIT
 i=0
 while [ $i -lt 200 ] && ! grep -q "^ringtrace: not attachable" "$d/p.err" &&
-	! { [ -S "$sockdir/$pid.sock" ] && grep -q '^ready$' "$d/p.out"; }; do
+	! { fresh "$sockdir/$pid.sock" && grep -q '^ready$' "$d/p.out"; }; do
 	sleep 0.02
 	i=$((i + 1))
 done
 if ! grep -q "^ringtrace: not attachable" "$d/p.err"; then
-	[ -S "$sockdir/$pid.sock" ] && grep -q '^ready$' "$d/p.out" ||
+	fresh "$sockdir/$pid.sock" && grep -q '^ready$' "$d/p.out" ||
 		{ echo "att: the program does not start: $(cat "$d/p.err")" >&2; exit 3; }
 	for k in 1 2; do
 		st=0

@@ -395,6 +395,7 @@ threads_10000_short_lived_under_attach_detach_cycles() { # case
 	rm -f "$tmp/stop"
 	# (16 threads at a time, 1 ms between batches: the churn lasts a few
 	# seconds, over several attach/detach cycles)
+	rt_mark
 	"$prog" churn $nt 4 16 1000 "$tmp/stop" >"$tmp/prog.out" 2>&1 &
 	pid=$!
 	kids="$kids $pid"

@@ -50,6 +50,7 @@ start_cmd() {
 start_p() {
 	ctl="$tmp/ctl-$rt_c"
 	mkdir "$ctl"
+	rt_mark
 	"$prog" $T $Q "$ctl" >"$tmp/prog.out" 2>"$tmp/prog.err" &
 	pid=$!
 	kids="$kids $pid"
