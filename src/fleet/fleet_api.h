@@ -128,7 +128,7 @@ int fl_rb_u8(struct fl_buf *b, uint8_t v);
 int fl_rb_u16(struct fl_buf *b, uint16_t v); /* a Date: days since 1970-01-01 */
 int fl_rb_f64(struct fl_buf *b, double v);
 int fl_rb_str(struct fl_buf *b, const void *p, size_t len);
-int fl_rb_null(struct fl_buf *b); /* a Nullable's NULL */
+int fl_rb_null(struct fl_buf *b);    /* a Nullable's NULL */
 int fl_rb_notnull(struct fl_buf *b); /* a Nullable's marker before its value */
 
 /* ---- the schema (schema.c) ---- */
@@ -183,8 +183,8 @@ const struct fl_tabledef *fl_table_find(const char *name);
  */
 struct fl_target {
 	const char *database;
-	const char *cluster;  /* NULL: one server */
-	struct fl_ch **chs;   /* the servers given (chs[0] is the one loaded through) */
+	const char *cluster; /* NULL: one server */
+	struct fl_ch **chs;  /* the servers given (chs[0] is the one loaded through) */
 	uint32_t nch;
 };
 
@@ -208,10 +208,10 @@ struct fl_load_opts {
 struct fl_load_result {
 	char trace_uuid[37];
 	uint64_t load_id;
-	int skipped;               /* already loaded completely: nothing sent */
+	int skipped; /* already loaded completely: nothing sent */
 	uint64_t rows_total;
-	uint64_t rows[32];         /* per table, in fl_table order */
-	uint64_t bytes;            /* RowBinary bytes sent */
+	uint64_t rows[32]; /* per table, in fl_table order */
+	uint64_t bytes;    /* RowBinary bytes sent */
 	double seconds;
 };
 
