@@ -3,9 +3,12 @@
 # Ubuntu: apt-get; as root, or through sudo).
 #   build   what building ringtrace and `make demo` need: the compilers,
 #           CMake, pkg-config, libtracefs and libtraceevent (record -k),
-#           babeltrace2 (the reference CTF reader the demo compares with)
+#           babeltrace2 (the reference CTF reader the demo compares with),
+#           libcurl (ringtrace load)
 #   check   (the default) that and what `make check` needs besides: clang,
-#           clang-format, the sanitizer runtimes, libFuzzer, python3
+#           clang-format, the sanitizer runtimes, libFuzzer, python3, and
+#           ClickHouse's server and client (the fleet loader's tests start
+#           their own servers on free ports: none of ours uses the system's)
 set -e
 what=${1:-check}
 case $what in
@@ -26,6 +29,8 @@ pkg-config --exists libtracefs 2>/dev/null || need="$need libtracefs-dev"
 pkg-config --exists libtraceevent 2>/dev/null || need="$need libtraceevent-dev"
 # SQLite, for ringtrace query and latency (docs/query.md)
 pkg-config --exists sqlite3 2>/dev/null || need="$need libsqlite3-dev"
+# libcurl, for ringtrace load (docs/fleet.md)
+pkg-config --exists libcurl 2>/dev/null || need="$need libcurl4-openssl-dev"
 # The reference CTF reader: the demo and the tests check that it reads
 # ringtrace's pages.
 command -v babeltrace2 >/dev/null 2>&1 || need="$need babeltrace2"
@@ -36,6 +41,9 @@ if [ "$what" = check ]; then
 	command -v python3 >/dev/null 2>&1 || need="$need python3"
 	# the sqlite3 shell: the tests open a `query --db` file with it
 	command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
+	# ClickHouse, the fleet loader's tests' servers (tests/clickhouse.sh)
+	command -v clickhouse-server >/dev/null 2>&1 || need="$need clickhouse-server"
+	command -v clickhouse-client >/dev/null 2>&1 || need="$need clickhouse-client"
 	# libFuzzer for clang (make check-fuzz)
 	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
 		need="$need libclang-rt-14-dev"
@@ -57,3 +65,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 $SUDO apt-get update
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y $need
+case $need in
+*clickhouse-server*)
+	echo "install-deps: clickhouse-server's package may have started a system server (ports 8123, 9000);"
+	echo "install-deps: ringtrace's tests do not use it (\`systemctl disable --now clickhouse-server\` stops it)"
+	;;
+esac
