@@ -13,7 +13,9 @@
 #                   answers; sets
 #                     CH_DIR             the temporary directory
 #                     CH_N               N
-#                     CH_PASSWORD        user default's password (random)
+#                     CH_PASSWORD        user default's password (random),
+#                                        also rt_reader's (readonly=2: reads, and
+#                                        settings changed per query)
 #                     CH_PASSWORD_FILE   a file holding it (mode 0600)
 #                     CH_HTTP_I, CH_TCP_I, CH_PID_I   server I's ports, pid
 #                     CH_HTTPS_I, CH_CA  with CH_TLS=1 set before ch_start:
@@ -37,7 +39,7 @@
 #   ch_port KIND I  server I's port: KIND http, tcp or https
 #   ch_url I [https]  http://127.0.0.1:PORT (or https://localhost:PORT)
 #
-# Needs clickhouse-server, curl and python3 (the free ports); ch_start
+# Needs clickhouse-server, curl and openssl (CH_TLS=1); ch_start
 # exits 77 (a skipped test) when clickhouse-server is not installed.
 
 ch_fail() {
@@ -62,16 +64,21 @@ ch_url() { # I [https]
 	fi
 }
 
-# ch_free_ports N: N distinct loopback ports free now (the kernel's choice;
-# a server that finds one taken by then is started again on others).
+# ch_free_ports N: N distinct loopback ports that no socket uses now
+# (/proc/net/tcp*), at random below the kernel's ephemeral ports (a
+# server that finds one taken by then is started again on others).
 ch_free_ports() {
-	python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-' "$1"
+	awk -v n="$1" -v seed="$(od -An -tu4 -N4 /dev/urandom)" '
+		FNR > 1 { split($2, a, ":"); used[a[2]] = 1 }
+		END {
+			srand(seed)
+			while (got < n) {
+				p = 10000 + int(rand() * 22000)
+				h = sprintf("%04X", p)
+				if (!(h in used)) { used[h] = 1; printf "%s%d", (got++ ? " " : ""), p }
+			}
+			print ""
+		}' $(ls /proc/net/tcp /proc/net/tcp6 2>/dev/null)
 }
 
 # ch_tls_files: a CA and a certificate for localhost and 127.0.0.1 it signs.
@@ -134,10 +141,14 @@ ch_config() {
 		echo '<?xml version="1.0"?>'
 		echo '<yandex>'
 		echo '  <profiles><default><max_memory_usage>1000000000</max_memory_usage>'
-		echo '    <background_pool_size>4</background_pool_size></default></profiles>'
+		echo '    <background_pool_size>4</background_pool_size></default>'
+		echo '    <readonly><readonly>2</readonly></readonly></profiles>'
 		echo "  <users><default><password>$CH_PASSWORD</password>"
 		echo '    <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>'
-		echo '    <profile>default</profile><quota>default</quota></default></users>'
+		echo '    <profile>default</profile><quota>default</quota></default>'
+		echo "    <rt_reader><password>$CH_PASSWORD</password>"
+		echo '    <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>'
+		echo '    <profile>readonly</profile><quota>default</quota></rt_reader></users>'
 		echo '  <quotas><default></default></quotas>'
 		echo '</yandex>'
 	} >"$ch_d/users.xml"
@@ -184,7 +195,7 @@ ch_log_tail() { # I: the end of server I's logs, for a failure's message
 ch_start() {
 	command -v clickhouse-server >/dev/null 2>&1 ||
 		{ echo "clickhouse.sh: clickhouse-server is not installed (make deps installs it)" >&2; exit 77; }
-	for ch_t in curl python3; do
+	for ch_t in curl awk od; do
 		command -v $ch_t >/dev/null 2>&1 || ch_fail "$ch_t is not installed (make deps installs it)"
 	done
 	case ${1:-} in

@@ -8,7 +8,7 @@
 set -eu
 . "$(dirname "$0")/cases.sh"
 . "$(dirname "$0")/clickhouse.sh"
-fail() { echo "test_clickhouse: $*" >&2; exit 1; }
+fail() { printf "test_clickhouse: %s\n" "$*" >&2; exit 1; }
 
 # Two servers, once per run of the script.
 two() {

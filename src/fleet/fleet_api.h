@@ -54,18 +54,29 @@ enum {
 };
 
 /*
- * Where the credentials come from, in this order of precedence:
- *   1. the URL's user and password (http://USER:PASSWORD@host:port/);
- *   2. password_file (--password-file FILE): its first line (no line
- *      end) is the password; the file must not be readable by others
- *      (mode & 077 == 0) unless allow_open_file;
+ * Where the credentials come from, in this order of precedence (the user
+ * and the password each from the first source that has it, so that
+ * http://loader@host/ with --password-file F is user loader, F's
+ * password):
+ *   1. the URL's user and password (http://USER:PASSWORD@host:port/,
+ *      percent-encoded as URLs are);
+ *   2. the password: password_file (--password-file FILE): its first line
+ *      (no line end) is the password; the file must not be readable or
+ *      writable by others (mode & 077 == 0), or it is refused (FL_EUSAGE);
  *   3. the environment: RINGTRACE_CLICKHOUSE_USER,
  *      RINGTRACE_CLICKHOUSE_PASSWORD;
  *   4. user "default", no password.
  * They are sent as the X-ClickHouse-User / X-ClickHouse-Key headers
  * (never as URL parameters, which a server logs), over TLS when the URL
  * is https (certificate and host name verified; cacert: a CA file, NULL
- * for the system's).
+ * for the system's). A user or password holding a control character is
+ * refused (FL_EUSAGE): it would end the header.
+ *
+ * A password in the URL is in the command line, which every user of the
+ * machine can read (/proc/PID/cmdline) until the program overwrites it:
+ * a program takes a copy of a URL argument for fl_ch_opts.url, then calls
+ * fl_url_hide_password on the argument itself, first thing. The password
+ * file and the environment are the safe ways (docs/fleet.md).
  */
 struct fl_ch_opts {
 	const char *url; /* http[s]://[USER[:PASSWORD]@]HOST[:PORT][/] */
@@ -76,6 +87,14 @@ struct fl_ch_opts {
 };
 
 struct fl_ch;
+
+/*
+ * Overwrite, in place, the password of a URL argument
+ * (http[s]://USER:PASSWORD@...) with '*', so that the process list no
+ * longer shows it (argv's strings are what /proc/PID/cmdline reads). The
+ * number of characters overwritten (0: the argument holds no password).
+ */
+size_t fl_url_hide_password(char *arg);
 
 /*
  * A server handle (no connection made yet: the first request makes it).
