@@ -68,7 +68,7 @@ ch_url() { # I [https]
 # (/proc/net/tcp*), at random below the kernel's ephemeral ports (a
 # server that finds one taken by then is started again on others).
 ch_free_ports() {
-	awk -v n="$1" -v seed="$(od -An -tu4 -N4 /dev/urandom)" '
+	awk -v n="$1" -v seed="$(($(od -An -tu4 -N4 /dev/urandom) % 2147483647))" '
 		FNR > 1 { split($2, a, ":"); used[a[2]] = 1 }
 		END {
 			srand(seed)

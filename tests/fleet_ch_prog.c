@@ -13,7 +13,8 @@
  *     Prints fl_ch_where and fl_ch_user, one a line.
  *
  * OPTIONS: --password-file F, --cacert F, --settings S (fl_ch_exec's),
- * --timeout-ms N, --cmdline-to FILE (after fl_url_hide_password on the URL
+ * --timeout-ms N, --repeat N (SQL run N times on the one handle, each
+ * answer printed), --cmdline-to FILE (after fl_url_hide_password on the URL
  * argument, /proc/self/cmdline written to FILE, its NULs as spaces).
  *
  * The error on stderr as "test_fleet_ch_prog: MESSAGE". Exit status by the
@@ -87,8 +88,9 @@ static int cmdline_to(const char *path)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: test_fleet_ch_prog [--password-file F] [--cacert F] [--settings S] "
-			"[--timeout-ms N] [--cmdline-to FILE] [--rowbin | --where] URL [SQL]\n");
+	fprintf(stderr,
+		"usage: test_fleet_ch_prog [--password-file F] [--cacert F] [--settings S] "
+		"[--timeout-ms N] [--repeat N] [--cmdline-to FILE] [--rowbin | --where] URL [SQL]\n");
 	return 2;
 }
 
@@ -96,7 +98,7 @@ int main(int argc, char **argv)
 {
 	struct fl_ch_opts o = {0};
 	const char *settings = NULL, *cmdline = NULL;
-	int rowbin = 0, where = 0, i;
+	int rowbin = 0, where = 0, repeat = 1, i;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--rowbin"))
 			rowbin = 1;
@@ -112,6 +114,8 @@ int main(int argc, char **argv)
 			settings = argv[++i];
 		else if (!strcmp(argv[i], "--timeout-ms"))
 			o.timeout_ms = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--repeat"))
+			repeat = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--cmdline-to"))
 			cmdline = argv[++i];
 		else
@@ -139,10 +143,12 @@ int main(int argc, char **argv)
 		else
 			r = fl_ch_insert(ch, argv[i + 1], settings, out.p, out.len, err,
 					 sizeof err);
-	} else if (!r) {
-		r = fl_ch_exec(ch, argv[i + 1], settings, &out, err, sizeof err);
-		if (!r)
-			fwrite(out.p, 1, out.len, stdout);
+	} else {
+		for (int k = 0; !r && k < repeat; k++) {
+			r = fl_ch_exec(ch, argv[i + 1], settings, &out, err, sizeof err);
+			if (!r)
+				fwrite(out.p, 1, out.len, stdout);
+		}
 	}
 	if (r)
 		fprintf(stderr, "test_fleet_ch_prog: %s\n", err);

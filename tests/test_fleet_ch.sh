@@ -140,6 +140,49 @@ ch_server_killed_is_down_then_answers_restarted() { # case
 	expect 0 "the restarted server"
 }
 
+ch_requests_share_one_connection() { # case
+	srv
+	# the client's port of each request, as the server saw it: one
+	# connection kept alive for the three
+	p --password-file "$CH_PASSWORD_FILE" --repeat 3 "$url" \
+		"SELECT port FROM system.processes WHERE query LIKE '%keep_alive_marker%'"
+	expect 0 "three requests"
+	[ "$(echo "$out" | wc -l)" = 3 ] && [ "$(echo "$out" | sort -u | wc -l)" = 1 ] ||
+		fail "three requests came from the ports $(echo $out)"
+}
+
+ch_server_killed_during_request_is_down() { # case
+	srv
+	"$prog" --password-file "$CH_PASSWORD_FILE" "$url" "SELECT sleep(3) AS killed_marker" \
+		>"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	running() {
+		[ "$(ch_sql 1 "SELECT count() FROM system.processes WHERE query LIKE '%sleep(3) AS killed_marker%' AND query NOT LIKE '%system.processes%'")" = 1 ]
+	}
+	rt_wait_for 100 running
+	running || fail "the request never ran"
+	ch_kill 1
+	st=0
+	wait $pid || st=$?
+	err=$(cat "$tmp/err")
+	ch_restart 1
+	expect 3 "a server killed during the request"
+	case $err in
+	"test_fleet_ch_prog: lost the connection to the ClickHouse server at http://$hostport: "*) ;;
+	*) fail "a server killed during the request: \"$err\"" ;;
+	esac
+}
+
+ch_request_over_timeout_is_down() { # case
+	srv
+	p --password-file "$CH_PASSWORD_FILE" --timeout-ms 300 "$url" "SELECT sleep(2)"
+	expect 3 "a request over --timeout-ms"
+	case $err in
+	"test_fleet_ch_prog: the ClickHouse server at http://$hostport did not answer in time ("*) ;;
+	*) fail "a request over its time: \"$err\"" ;;
+	esac
+}
+
 ch_server_error_message_passed() { # case
 	srv
 	p --password-file "$CH_PASSWORD_FILE" "$url" "SELECT no_such_column"
