@@ -489,30 +489,39 @@ static int transport_error(struct fl_ch *ch, CURLcode rc, char *err, size_t errs
 	}
 }
 
+/* The request's URL into ch->url: scheme://host:port/?p1[&p2]. */
+static int make_url(struct fl_ch *ch, const char *p1, const char *p2)
+{
+	size_t wl = strlen(ch->where), l1 = strlen(p1), l2 = p2 && *p2 ? strlen(p2) : 0;
+	ch->url.len = 0;
+	if (fl_buf_reserve(&ch->url, wl + l1 + l2 + 4))
+		return FL_ENOMEM;
+	char *u = (char *)ch->url.p;
+	memcpy(u, ch->where, wl);
+	memcpy(u + wl, "/?", 2);
+	memcpy(u + wl + 2, p1, l1);
+	u[wl + 2 + l1] = '&';
+	if (l2)
+		memcpy(u + wl + 3 + l1, p2, l2);
+	u[wl + 2 + l1 + (l2 ? 1 + l2 : 0)] = 0;
+	return 0;
+}
+
 /*
- * POST body to the server with the URL parameters params (NULL: none);
- * the answer into out (NULL: kept for an error's message only).
+ * POST body to the server at the URL parameters p1 and p2 (the caller's
+ * settings, NULL or empty: none); the answer into out (NULL: kept for an
+ * error's message only).
  */
-static int request(struct fl_ch *ch, const char *params, const void *body, size_t len,
+static int request(struct fl_ch *ch, const char *p1, const char *p2, const void *body, size_t len,
 		   struct fl_buf *out, char *err, size_t errsize)
 {
 	struct fl_buf *ans = out ? out : &ch->answer;
 	ans->len = 0;
-	ch->url.len = 0;
-	size_t wl = strlen(ch->where), pl = params ? strlen(params) : 0;
-	if (fl_buf_reserve(&ch->url, wl + pl + 3)) {
+	if (make_url(ch, p1, p2)) {
 		snprintf(err, errsize, "out of memory");
 		return FL_ENOMEM;
 	}
 	char *u = (char *)ch->url.p;
-	memcpy(u, ch->where, wl);
-	u[wl] = '/';
-	if (pl) {
-		u[wl + 1] = '?';
-		memcpy(u + wl + 2, params, pl + 1);
-	} else {
-		u[wl + 1] = 0;
-	}
 	ch->curl_err[0] = 0;
 	CURL *c = ch->curl;
 	curl_easy_setopt(c, CURLOPT_URL, u);
@@ -562,30 +571,23 @@ int fl_ch_exec(struct fl_ch *ch, const char *sql, const char *settings, struct f
 	/* wait_end_of_query: the server sends the answer once it is whole, so
 	 * that an error half-way is an HTTP error, not a 200 with the error
 	 * text after part of the rows */
-	char params[512];
-	int n = snprintf(params, sizeof params, "wait_end_of_query=1%s%s", settings ? "&" : "",
-			 settings ? settings : "");
-	if (n < 0 || (size_t)n >= sizeof params) {
-		snprintf(err, errsize, "settings too long for %s: %.60s...", ch->where, settings);
-		return FL_EUSAGE;
-	}
-	return request(ch, params, sql, strlen(sql), out, err, errsize);
+	return request(ch, "wait_end_of_query=1", settings, sql, strlen(sql), out, err, errsize);
 }
 
 int fl_ch_insert(struct fl_ch *ch, const char *sql, const char *settings, const void *body,
 		 size_t len, char *err, size_t errsize)
 {
 	char *q = curl_easy_escape(ch->curl, sql, (int)strlen(sql));
-	size_t sl = settings ? strlen(settings) : 0;
-	char *params = q ? malloc(strlen(q) + sl + 8) : NULL;
-	if (!params) {
+	char *p1 = q ? malloc(strlen(q) + 7) : NULL;
+	if (!p1) {
 		curl_free(q);
 		snprintf(err, errsize, "out of memory");
 		return FL_ENOMEM;
 	}
-	sprintf(params, "query=%s%s%s", q, sl ? "&" : "", sl ? settings : "");
+	memcpy(p1, "query=", 6);
+	memcpy(p1 + 6, q, strlen(q) + 1);
 	curl_free(q);
-	int r = request(ch, params, body, len, NULL, err, errsize);
-	free(params);
+	int r = request(ch, p1, settings, body, len, NULL, err, errsize);
+	free(p1);
 	return r;
 }
