@@ -664,6 +664,9 @@ collection_orders_events_of_processes_by_cause() { # case
 	# one clock conversion for both; each names its process
 	[ "$(grep -h '^clock \(tsc\|monotonic\) ' "$c"/*/metadata | sort -u | wc -l)" = 1 ] ||
 		fail "the traces convert the clock differently: $(grep -h '^clock ' "$c"/*/metadata)"
+	# and one wall-clock offset (CTF readers place events by it too)
+	[ "$(grep -h '^realtime_offset -\{0,1\}[0-9]*$' "$c"/*/metadata | sort -u | wc -l)" = 1 ] ||
+		fail "the traces declare different wall-clock offsets: $(grep -h '^realtime_offset' "$c"/*/metadata)"
 	for t in "$c"/*; do
 		p=${t##*-}
 		grep -q "^	pid = $p;$" "$t/metadata" || fail "$t: no env pid $p"

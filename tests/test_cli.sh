@@ -142,8 +142,59 @@ cli_snapshot_of_a_running_flight_recorder_is_readable() { # case
 	[ "$btsnap" = "$snap" ] || fail "snapshot: ringtrace $snap events, babeltrace2 $btsnap"
 	final=$("$bin/ringtrace" stat "$tmp/fr" | awk '$1 == "total" { print $3 }')
 	[ "$final" -gt 0 ] || fail "flight recorder: nothing written at exit"
+	# the session's one wall-clock offset, in the snapshot as at the end
+	[ "$(grep '^realtime_offset ' "$tmp/fr.snapshot-1/metadata")" = "$(grep '^realtime_offset ' "$tmp/fr/metadata")" ] ||
+		fail "snapshot and trace differ in realtime_offset: $(grep -h '^realtime_offset ' "$tmp/fr.snapshot-1/metadata" "$tmp/fr/metadata")"
 	"$bin/ringtrace" snapshot 999999999 2>/dev/null && fail "snapshot of a missing process must fail"
 	echo "test_cli: snapshot of a running flight recorder: $snap events"
+}
+
+# The wall clock: the metadata's realtime_offset is CLOCK_REALTIME -
+# CLOCK_MONOTONIC as the system has it (read by python3 after the
+# recording, within a second: the two clocks do not drift apart by that
+# unless the clock is stepped), the TSDL's clock offset makes babeltrace2
+# show each event between the wall-clock times read before and after
+# the recording, and stat shows the same span as dates.
+wall_trace() {
+	before=$(date +%s)
+	"$bin/ringtrace" record -q -o "$tmp/wc" -- "$bin/ringtrace-demo" --seconds 0.05 --threads 1 >/dev/null
+	after=$(date +%s)
+	[ -f "$tmp/wc/metadata" ] || fail "record wrote no metadata"
+}
+
+cli_recorded_trace_says_its_realtime_offset() { # case
+	wall_trace
+	off=$(sed -n 's/^realtime_offset \(-\{0,1\}[0-9]*\)$/\1/p' "$tmp/wc/metadata")
+	[ -n "$off" ] || fail "no realtime_offset line in the metadata"
+	now=$(python3 -c 'import time; print(time.time_ns() - time.clock_gettime_ns(time.CLOCK_MONOTONIC))')
+	d=$((now - off))
+	[ "$d" -gt -1000000000 ] && [ "$d" -lt 1000000000 ] ||
+		fail "realtime_offset $off, the system's $now: $d ns apart"
+}
+
+cli_babeltrace2_shows_recorded_events_at_their_wall_clock_time() { # case
+	wall_trace
+	babeltrace2 --clock-seconds "$tmp/wc" 2>/dev/null | sed -n 's/^\[\([0-9]*\)\.[0-9]*\].*/\1/p' >"$tmp/wc.secs"
+	[ -s "$tmp/wc.secs" ] || fail "babeltrace2 --clock-seconds printed no event"
+	awk -v b="$before" -v a="$after" '$1 < b || $1 > a { print; bad = 1; exit } END { exit bad }' \
+		"$tmp/wc.secs" >"$tmp/wc.bad" ||
+		fail "babeltrace2 shows an event at $(cat "$tmp/wc.bad") s, not within $before .. $after (the recording)"
+	day=$(date -u -d "@$before" +%Y-%m-%d)
+	babeltrace2 --clock-date --clock-gmt "$tmp/wc" 2>/dev/null | head -1 | grep -q "^\[$day " ||
+		fail "babeltrace2 --clock-date: $(babeltrace2 --clock-date --clock-gmt "$tmp/wc" 2>/dev/null | head -1 | cut -c1-40), not $day"
+}
+
+cli_stat_shows_the_time_span_as_wall_clock_dates() { # case
+	wall_trace
+	line=$("$bin/ringtrace" stat "$tmp/wc" | grep '^wall clock: ') || fail "stat: no wall clock line"
+	# "wall clock: DATE TIME.us .. DATE TIME.us UTC"
+	set -- $line
+	[ $# = 8 ] && [ "$8" = UTC ] || fail "stat: wall clock line not in its shape: $line"
+	for t in "$3 $4" "$6 $7"; do
+		s=$(date -u -d "${t%.*}" +%s) || fail "stat: $t is not a date"
+		[ "$s" -ge "$before" ] && [ "$s" -le "$after" ] ||
+			fail "stat: $t is not within the recording ($before .. $after)"
+	done
 }
 
 # a program killed while recording still leaves a complete trace, and dies by the signal

@@ -77,6 +77,8 @@ kernel_switch_wakeup_switch_between_user_events() { # case
 	[ -n "$p" ] && [ -f "$w/t/kernel/metadata" ] || fail "no collection: $(ls "$w/t")"
 	[ "$(grep -h '^clock \(tsc\|monotonic\) ' "$w/t"/*/metadata | sort -u | wc -l)" = 1 ] ||
 		fail "the kernel trace is on another clock: $(grep -h '^clock ' "$w/t"/*/metadata)"
+	[ "$(grep -h '^realtime_offset -\{0,1\}[0-9]*$' "$w/t"/*/metadata | sort -u | wc -l)" = 1 ] ||
+		fail "the kernel trace declares another wall-clock offset: $(grep -h '^realtime_offset' "$w/t"/*/metadata)"
 	# a: away from it, w: its wake-up, b: back to it, u: its user event
 	babeltrace2 "$w/t" 2>/dev/null | awk -v p="$p" '
 		/ sl_tick: / { print "u"; next }
@@ -267,6 +269,8 @@ kernel_with_pid_records_the_attached_programs_threads() { # case
 	# woken, switched back, between its user events
 	[ "$(grep -h '^clock \(tsc\|monotonic\) ' "$w/t"/*/metadata | sort -u | wc -l)" = 1 ] ||
 		fail "two clocks: $(grep -h '^clock \(tsc\|monotonic\) ' "$w/t"/*/metadata)"
+	[ "$(grep -h '^realtime_offset -\{0,1\}[0-9]*$' "$w/t"/*/metadata | sort -u | wc -l)" = 1 ] ||
+		fail "two wall-clock offsets: $(grep -h '^realtime_offset' "$w/t"/*/metadata)"
 	"$rt" report "$w/t" | awk -v p="$pid" '
 		/ sl_tick: / { print "u"; next }
 		/ sched_switch: / && $0 ~ (" prev_pid=" p " ") { print "a"; next }

@@ -139,7 +139,7 @@ static void gen_trace(const char *root, const struct gen_ev *ev, size_t n)
 	};
 	struct ringtrace_trace_process pr = {0, "kernel", "", "test"};
 	struct ringtrace_ctf_trace_desc desc = {
-		{0, 1000000000u, 0, 0}, defs, 2, NULL, 0, NULL, 0, &pr};
+		{0, 1000000000u, 0, 0}, defs, 2, NULL, 0, NULL, 0, &pr, 0, 0};
 	CHECK_OK(ringtrace_ctf_write_described(dir, &desc));
 }
 

@@ -118,7 +118,10 @@ recover_by_hand_from_the_pool_which_is_removed_after() { # case
 	RINGTRACE_OUTPUT="$d" RINGTRACE_SHM="$shm" "$prog" $N "$d" kill > "$d.out" 2>&1 || st=$?
 	[ "$st" = 137 ] || fail "manual: the program exited $st"
 	grep -q "^stat hit" "$d/metadata" && fail "manual: the metadata has final stats before recovery"
+	rto=$(grep '^realtime_offset ' "$d/metadata") || fail "manual: no realtime_offset line in the live metadata"
 	"$rt" recover "$shm" "$d" 2> "$d.err" || { cat "$d.err" >&2; fail "manual: recover failed"; }
+	[ "$(grep '^realtime_offset ' "$d/metadata")" = "$rto" ] ||
+		fail "manual: recover changed the wall-clock offset ($rto): $(grep '^realtime_offset' "$d/metadata")"
 	grep -q "recovered [0-9]* pages" "$d.err" || fail "manual: recover said nothing"
 	n=$(check_seq "$d" all)
 	[ "$n" = $((2 * N)) ] || fail "manual: $n events recovered"

@@ -7,7 +7,8 @@
  * line is refused with the metadata's name, its line number and what is
  * wrong. `unwritten` lines (pages the recorder could not write) make
  * streams without a file whose losses the reader gives, with the reason,
- * and stat shows. The traces have no stream file: only the schema block
+ * and stat shows. A `realtime_offset` line gives the wall clock's offset
+ * (absent: none). The traces have no stream file: only the schema block
  * matters.
  * Each is a case, in a directory of its own.
  */
@@ -145,6 +146,41 @@ static void test_none(void)
 	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
 }
 
+/* The wall clock: the offset as written, either sign, to the last ns;
+ * none without the line. */
+static void test_realtime_offset(void)
+{
+	static const struct {
+		const char *text;
+		int64_t want;
+	} ok[] = {
+		{"1764922501123456789", INT64_C(1764922501123456789)},
+		{"-42", -42},
+		{"0", 0},
+		{"9223372036854775807", INT64_MAX},
+		{"-9223372036854775808", INT64_MIN},
+	};
+	ringtrace_trace *t;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		char body[512];
+		snprintf(body, sizeof(body), "realtime_offset %s\n%sstat hit 0\n", ok[i].text,
+			 EVENTS);
+		write_meta(body);
+		CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) == 0, "%s",
+		       ringtrace_trace_open_error());
+		int64_t off = 12345;
+		CHECK(ringtrace_trace_realtime_offset(t, &off) == 1);
+		CHECKF(off == ok[i].want, "realtime_offset %s read as %lld", ok[i].text,
+		       (long long)off);
+		ringtrace_trace_close(t);
+	}
+	write_meta(EVENTS "stat hit 0\n");
+	CHECKF(ringtrace_trace_open(dir, NULL, NULL, &t) == 0, "%s", ringtrace_trace_open_error());
+	int64_t off = 12345;
+	CHECK(ringtrace_trace_realtime_offset(t, &off) == 0 && off == 12345);
+	ringtrace_trace_close(t);
+}
+
 struct bad {
 	const char *lines; /* after EVENTS */
 	unsigned line;     /* offset of the bad line in `lines` (0: the first) */
@@ -185,6 +221,15 @@ static const struct bad bad[] = {
 	{"unwritten x 5 1 5 1 EIO\n", 0, "unwritten stream \"x\" is not a number"},
 	{"unwritten 1 5 1 5 4294967296 EIO\n", 0, "unwritten tid \"4294967296\" is not a number"},
 	{"unwritten 1 5 1 99999999999999999999 7 EIO\n", 0, "unwritten end"},
+	{"realtime_offset 1.5\n", 0, "realtime_offset \"1.5\" is not a 64-bit integer (ns)"},
+	{"realtime_offset 9223372036854775808\n", 0,
+	 "realtime_offset \"9223372036854775808\" is not a 64-bit integer"},
+	{"realtime_offset -0\n", 0, "realtime_offset \"-0\" is not a 64-bit integer"},
+	{"realtime_offset +5\n", 0, "realtime_offset \"+5\" is not a 64-bit integer"},
+	{"realtime_offset 07\n", 0, "realtime_offset \"07\" is not a 64-bit integer"},
+	{"realtime_offset\n", 0, "realtime_offset: expected \"realtime_offset <ns>\""},
+	{"realtime_offset 1 2\n", 0, "realtime_offset: expected \"realtime_offset <ns>\""},
+	{"realtime_offset 5\nstat hit 0\nrealtime_offset 5\n", 2, "second realtime_offset line"},
 	{"stat hit 0\ntriggers 1 0 a\n", 1, "unknown line \"triggers 1 0 a\""},
 	{"filters 1 0 a\n", 0, "unknown line"},
 };
@@ -286,6 +331,11 @@ static void case_unwritten(void)
 	in_dir(test_unwritten);
 }
 
+static void case_realtime_offset(void)
+{
+	in_dir(test_realtime_offset);
+}
+
 static void case_bad(void)
 {
 	in_dir(test_bad);
@@ -299,6 +349,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(trace_schema_without_filter_or_trigger_lines_gives_none, case_none),
 	CHECK_CASE(trace_schema_malformed_lines_refused_with_their_line_number, case_bad),
 	CHECK_CASE(trace_schema_unwritten_lines_counted_as_lost_with_their_reason, case_unwritten),
+	CHECK_CASE(trace_schema_realtime_offset_line_read_to_the_ns_or_absent, case_realtime_offset),
 };
 /* clang-format on */
 

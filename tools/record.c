@@ -120,7 +120,7 @@ static int record_kernel_only(const char *out, char *const *specs, int nk, size_
 		if (duration_ns && rt_mono_ns() - t0 >= duration_ns)
 			break;
 	}
-	int rc = kr_finish(kr, out, NULL, quiet) < 0 ? 1 : 0;
+	int rc = kr_finish(kr, out, NULL, NULL, quiet) < 0 ? 1 : 0;
 	kr_abort(kr);
 	return rc;
 }
@@ -861,12 +861,18 @@ static int rec_kernel_finish(const struct rec_opts *o, struct rec_run *r)
 		return 0;
 	ringtrace_trace *t = NULL;
 	struct ringtrace_trace_clock clk;
+	int64_t rto = 0;
 	int with = r->have && ringtrace_trace_open(r->tout, NULL, NULL, &t) == 0;
+	int with_rto = with && ringtrace_trace_realtime_offset(t, &rto) == 1;
 	if (with)
 		clk = *ringtrace_trace_clock(t);
 	if (t)
 		ringtrace_trace_close(t);
-	int rc = kr_finish(r->kr, o->out, with ? &clk : NULL, o->quiet) < 0 ? -1 : 1;
+	/* (the program's clock conversion and wall-clock offset: the two
+	 * traces of the collection then place their events alike) */
+	int rc = kr_finish(r->kr, o->out, with ? &clk : NULL, with_rto ? &rto : NULL, o->quiet) < 0
+			 ? -1
+			 : 1;
 	rec_kernel_abort(r);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis/analysis_api.h"
 #include "args.h"
@@ -70,6 +71,29 @@ static void stat_unfinished(const char *dir)
 	       rt_esc(shm), rt_esc(dir));
 }
 
+/* "wall clock: FIRST .. LAST UTC": the time span as dates, where the
+ * trace says how its clock maps to the wall clock (realtime_offset). */
+static void stat_wall(const ringtrace_trace *t, const struct out_totals *sum)
+{
+	int64_t off;
+	if (!sum->events || ringtrace_trace_realtime_offset(t, &off) != 1)
+		return;
+	printf("wall clock:");
+	uint64_t ts[2] = {sum->first_ts, sum->last_ts};
+	for (int i = 0; i < 2; i++) {
+		__int128 ns = (__int128)ringtrace_trace_ticks_to_ns(t, ts[i]) + off;
+		int64_t sec = (int64_t)(ns >= 0 ? ns / 1000000000 : (ns - 999999999) / 1000000000);
+		time_t tt = (time_t)sec;
+		struct tm tm;
+		char buf[64];
+		if (!gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(buf, sizeof(buf), "%" PRId64, sec);
+		printf("%s%s.%06u", i ? " .. " : " ", buf,
+		       (unsigned)((ns - (__int128)sec * 1000000000) / 1000));
+	}
+	printf(" UTC\n");
+}
+
 /* The stat of one trace; its events, drops, overruns and events not
  * written added to sum[0..3]. */
 static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[4])
@@ -98,6 +122,7 @@ static int stat_one(ringtrace_trace *t, const char *dir, uint64_t total[4])
 	out_stream_table(stdout, t);
 	struct out_totals sum;
 	out_totals(t, &sum);
+	stat_wall(t, &sum);
 
 	uint32_t k = 0;
 	/* An event none of whose calls was recorded is listed too when it has

@@ -49,7 +49,10 @@ enum ringtrace_attach_type {
 	 * _PAGE_SIZE), CLOCK ("FREQ:BASE_TICKS:BASE_NS", decimal: the
 	 * conversion of the cycle counter to time the trace is to declare;
 	 * taken when the program's own clock is the cycle counter too and
-	 * FREQ is within 0.1% of its own, else the program's is used), SHM
+	 * FREQ is within 0.1% of its own, else the program's is used),
+	 * REALTIME_OFFSET (CLOCK_REALTIME - CLOCK_MONOTONIC in ns, decimal,
+	 * signed: the recording's, which every trace of it declares; without
+	 * it the program measures its own when it starts), SHM
 	 * (the pool as a named shared-memory object, "/name", created new and
 	 * 0600, as RINGTRACE_SHM: the recorder recovers the committed events
 	 * from it if the program dies while recorded); only DIR is required. With it, by SCM_RIGHTS, the

@@ -246,6 +246,10 @@ struct ringtrace_ctf_trace_desc {
 	const struct ringtrace_trace_drops *drops;
 	uint32_t ndrops;
 	const struct ringtrace_trace_process *process; /* NULL: none */
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC ns at the recording's start (the
+	 * `realtime_offset` line), if has_realtime_offset */
+	int has_realtime_offset;
+	int64_t realtime_offset;
 };
 int ringtrace_ctf_write_described(const char *dir, const struct ringtrace_ctf_trace_desc *t);
 

@@ -207,6 +207,16 @@ int ringtrace_trace_uuid(const ringtrace_trace *t, uint8_t uuid[16]);
 /* 1 and *out (strings owned by the trace), or 0 if the metadata has none
  * (a trace written before this line existed). */
 int ringtrace_trace_process(const ringtrace_trace *t, struct ringtrace_trace_process *out);
+/*
+ * How the trace's clock maps to wall-clock time: CLOCK_REALTIME -
+ * CLOCK_MONOTONIC in ns, measured when the recording started (the
+ * metadata's `realtime_offset` line), so that a timestamp's ns
+ * (ringtrace_trace_ticks_to_ns) + *offset_ns is ns since the Unix epoch
+ * (UTC). 1 and *offset_ns, or 0 if the metadata has none (a trace
+ * written before this line existed). The wall clock of a later step
+ * (settimeofday, NTP) is not followed.
+ */
+int ringtrace_trace_realtime_offset(const ringtrace_trace *t, int64_t *offset_ns);
 uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t);
 const struct ringtrace_trace_stat *ringtrace_trace_stat(const ringtrace_trace *t, uint32_t i);
 uint32_t ringtrace_trace_stream_count(const ringtrace_trace *t);

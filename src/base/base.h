@@ -95,6 +95,12 @@ RT_HIDDEN uint64_t rt_mono_ns(void);
  * src/kernel: the counter is the kernel's x86-tsc / counter trace clock).
  */
 RT_HIDDEN void rt_clock_sample(uint64_t *ticks, uint64_t *ns);
+/*
+ * CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns (the metadata's
+ * `realtime_offset`: wall time = a trace's ns + this): the realtime read
+ * between two monotonic reads, the narrowest of a few tries.
+ */
+RT_HIDDEN int64_t rt_clock_realtime_offset(void);
 /* Ticks to CLOCK_MONOTONIC ns (saturating at 0 and UINT64_MAX). */
 RT_HIDDEN uint64_t rt_clock_to_ns(const struct rt_clock *c, uint64_t ticks);
 

@@ -107,6 +107,28 @@ static void rt_clock_init(void)
 #endif
 }
 
+int64_t rt_clock_realtime_offset(void)
+{
+	/* The realtime read bracketed by two monotonic reads, the narrowest
+	 * bracket of a few kept: the offset's error is half that bracket
+	 * (tens of ns) rather than whatever a preemption between two bare
+	 * reads would add. */
+	uint64_t best = UINT64_MAX;
+	int64_t off = 0;
+	for (int i = 0; i < 8; i++) {
+		struct timespec rt;
+		uint64_t a = rt_mono_ns();
+		clock_gettime(CLOCK_REALTIME, &rt);
+		uint64_t b = rt_mono_ns();
+		if (b - a < best) {
+			best = b - a;
+			off = ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec) -
+			      (int64_t)(a + (b - a) / 2);
+		}
+	}
+	return off;
+}
+
 const struct rt_clock *rt_clock_get(void)
 {
 	pthread_once(&rt_clock_once, rt_clock_init);

@@ -66,6 +66,12 @@ struct at_prog {
 static struct {
 	int set;
 	uint64_t freq, base_ticks, base_ns;
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC, measured once at the start and
+	 * declared by every trace of the recording (the kernel's too): CTF
+	 * readers place each trace's events by clock offset + time, so
+	 * offsets measured apart (microseconds different) would reorder
+	 * events of different processes. */
+	int64_t realtime_offset;
 } at_clock;
 
 static volatile sig_atomic_t at_signal;
@@ -262,6 +268,9 @@ static int64_t at_payload(struct at_prog *p, const char *out, const struct co_se
 	snprintf(clk, sizeof(clk), "%" PRIu64 ":%" PRIu64 ":%" PRIu64, at_clock.freq,
 		 at_clock.base_ticks, at_clock.base_ns);
 	bad = bad || (at_clock.set && at_put(buf, &len, "CLOCK", clk) < 0);
+	char rto[24];
+	snprintf(rto, sizeof(rto), "%" PRId64, at_clock.realtime_offset);
+	bad = bad || at_put(buf, &len, "REALTIME_OFFSET", rto) < 0;
 	if (co_shm_name(p->shm, sizeof(p->shm)) < 0)
 		return -1;
 	if (bad || at_put(buf, &len, "SHM", p->shm) < 0) {
@@ -699,7 +708,8 @@ static void at_kernel_end(struct at_run *R, int discard)
 		struct ringtrace_trace_clock clk = {1, at_clock.freq, at_clock.base_ticks,
 						    at_clock.base_ns};
 		/* (no program gave one: the recorder's own calibration) */
-		if (kr_finish(R->kr, R->o->out, at_clock.set ? &clk : NULL, R->o->quiet) < 0)
+		if (kr_finish(R->kr, R->o->out, at_clock.set ? &clk : NULL,
+			      &at_clock.realtime_offset, R->o->quiet) < 0)
 			R->failed++;
 	}
 	kr_abort(R->kr);
@@ -921,6 +931,7 @@ int co_record_programs(const struct co_settings *o)
 	static struct at_run R;
 	memset(&R, 0, sizeof(R));
 	memset(&at_clock, 0, sizeof(at_clock));
+	at_clock.realtime_offset = rt_clock_realtime_offset();
 	at_signal = 0;
 	R.o = o;
 	R.ino = -1;

@@ -59,6 +59,11 @@ struct rt_ctf_meta {
 	 * TSDL env pid, procname, executable, hostname): who wrote it. */
 	struct ringtrace_trace_process process;
 	int has_process;
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC ns when the recording started, if
+	 * has_realtime_offset (the block's `realtime_offset` line; in the
+	 * TSDL, part of the clock's offset): a trace's ns + this = wall time. */
+	int64_t realtime_offset;
+	int has_realtime_offset;
 };
 
 /* ---- writing (tsdl.c, schema_block.c) ---- */
@@ -166,6 +171,11 @@ struct rt_ctf_extra {
 	uint32_t nunwritten;
 	const struct ringtrace_trace_drops *drops;
 	uint32_t ndrops;
+	/* The session's realtime offset (measured once, at its start, so
+	 * that every metadata of the session says the same), if has_... ;
+	 * without it the offset is measured when the metadata is written. */
+	int64_t realtime_offset;
+	int has_realtime_offset;
 };
 /* D/metadata for buffer rb and this process's registry (x: NULL, or the
  * recorder's lines). */

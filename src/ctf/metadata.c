@@ -212,6 +212,9 @@ static int rt_live_build(struct rt_live *l, const ringtrace_rb *rb,
 	ringtrace_rb_clock_base(rb, &m->clock.base_ticks, &m->clock.base_ns);
 	ringtrace_rb_uuid(rb, m->uuid);
 	m->has_uuid = 1;
+	m->has_realtime_offset = 1;
+	m->realtime_offset = x && x->has_realtime_offset ? x->realtime_offset
+							 : rt_clock_realtime_offset();
 	rt_live_process(l);
 	uint32_t n = ringtrace_event_count();
 	uint32_t ns = ringtrace_printf_site_count();

@@ -78,6 +78,8 @@ void rt_ctf_write_block(FILE *f, const struct rt_ctf_meta *m)
 	fprintf(f, "\n/* ringtrace-schema 1\nclock %s %llu %llu %llu\n",
 		c->is_tsc ? "tsc" : "monotonic", (unsigned long long)c->freq,
 		(unsigned long long)c->base_ticks, (unsigned long long)c->base_ns);
+	if (m->has_realtime_offset)
+		fprintf(f, "realtime_offset %lld\n", (long long)m->realtime_offset);
 	if (m->has_uuid) {
 		char u[37];
 		rt_ctf_uuid_str(u, m->uuid);
@@ -392,6 +394,19 @@ static int rt_line_clock(struct rt_parse *p, struct rt_pending *pd)
 	return 0;
 }
 
+static int rt_line_realtime_offset(struct rt_parse *p, struct rt_pending *pd)
+{
+	struct rt_ctf_meta *m = &p->t->meta;
+	(void)pd;
+	if (m->has_realtime_offset)
+		return RT_META_FAIL(p, "second realtime_offset line");
+	if (rt_parse_i64(p->tok[1], &m->realtime_offset) < 0)
+		return RT_META_FAIL(p, "realtime_offset \"%.40s\" is not a 64-bit integer (ns)",
+				    p->tok[1]);
+	m->has_realtime_offset = 1;
+	return 0;
+}
+
 static int rt_line_uuid(struct rt_parse *p, struct rt_pending *pd)
 {
 	struct rt_ctf_meta *m = &p->t->meta;
@@ -687,6 +702,7 @@ static const struct rt_line_kind {
 	int (*parse)(struct rt_parse *p, struct rt_pending *pd);
 } rt_line_kinds[] = {
 	{"clock", 5, 0, 0, "clock <tsc|monotonic> <freq> <base_ticks> <base_ns>", rt_line_clock},
+	{"realtime_offset", 2, 0, 0, "realtime_offset <ns>", rt_line_realtime_offset},
 	{"uuid", 2, 0, 0, "uuid <8-4-4-4-12 hex digits>", rt_line_uuid},
 	{"process", 5, 0, 0, "process <pid> <procname> <executable> <hostname>", rt_line_process},
 	{"event", 6, 0, 0, "event <id> <kind> <name> <nfields> <print_fmt>", rt_line_event},

@@ -137,11 +137,15 @@ int rt_ctf_write(FILE *f, const struct rt_ctf_meta *m)
 	if (c->freq == 0)
 		return rt_error(RINGTRACE_EINVAL, "metadata: clock frequency 0");
 	/*
-	 * The clock's origin: CTF time = offset + value / freq, chosen so that
-	 * timestamps read as CLOCK_MONOTONIC seconds (ringtrace_rb_ticks_to_ns).
+	 * The clock's origin: CTF time = offset + value / freq. CTF 1.8 counts
+	 * the offset from the Unix epoch, so with the wall clock's offset
+	 * (realtime_offset) timestamps read as wall-clock time, as CTF readers
+	 * show them (babeltrace2 --clock-date); without it (a description
+	 * that has none) as CLOCK_MONOTONIC seconds (ringtrace_rb_ticks_to_ns).
 	 */
 	__int128 off_ns = (__int128)c->base_ns -
-			  (__int128)c->base_ticks * 1000000000 / (__int128)c->freq;
+			  (__int128)c->base_ticks * 1000000000 / (__int128)c->freq +
+			  (m->has_realtime_offset ? (__int128)m->realtime_offset : 0);
 	__int128 off_s = off_ns >= 0 ? off_ns / 1000000000 : -((-off_ns + 999999999) / 1000000000);
 	long long off_cycles = (long long)((off_ns - off_s * 1000000000) * (__int128)c->freq /
 					   1000000000);
@@ -420,6 +424,8 @@ int ringtrace_ctf_write_described(const char *dir, const struct ringtrace_ctf_tr
 		m.process = *t->process;
 		m.has_process = 1;
 	}
+	m.has_realtime_offset = t->has_realtime_offset;
+	m.realtime_offset = t->realtime_offset;
 	err = rt_ctf_write_file(&d, &m);
 	rt_tdir_close(&d);
 	return err;

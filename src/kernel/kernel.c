@@ -98,6 +98,7 @@ struct kr {
 	int stop;                   /* (__atomic) */
 	int outfd;                  /* DIR/kernel */
 	uint64_t cal_ticks, cal_ns; /* the counter and CLOCK_MONOTONIC at the start */
+	int64_t realtime_offset;    /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start */
 	char name[64];
 	int all;
 	char **systems;
@@ -552,6 +553,7 @@ int kr_start(struct kr **out, const char *dir, char *const *specs, int nspecs, s
 		return -1;
 	}
 	rt_clock_sample(&k->cal_ticks, &k->cal_ns);
+	k->realtime_offset = rt_clock_realtime_offset();
 	tracefs_trace_on(k->in);
 	*out = k;
 	return 0;
@@ -1023,7 +1025,7 @@ static int kr_convert(struct kr *k, const char *dir)
 /* The metadata: the kernel's event formats, the recording's clock, the
  * counts. 0, or -1 having said why. */
 static int kr_write_metadata(struct kr *k, const char *dir, const struct ringtrace_trace_clock *clk,
-			     uint64_t overrun, uint64_t dropped)
+			     const int64_t *realtime_offset, uint64_t overrun, uint64_t dropped)
 {
 	struct ringtrace_trace_event_def *defs = calloc(k->nev ? k->nev : 1, sizeof(*defs));
 	if (!defs)
@@ -1050,7 +1052,9 @@ static int kr_write_metadata(struct kr *k, const char *dir, const struct ringtra
 		kr_calibrate(k, &own);
 		clk = &own;
 	}
-	struct ringtrace_ctf_trace_desc desc = {*clk, defs, k->nev, stats, 4, NULL, 0, &pr};
+	struct ringtrace_ctf_trace_desc desc = {
+		*clk, defs, k->nev, stats, 4,
+		NULL, 0,    &pr,    1,     realtime_offset ? *realtime_offset : k->realtime_offset};
 	int err = ringtrace_ctf_write_described(dir, &desc);
 	free(defs);
 	if (err < 0) {
@@ -1104,7 +1108,8 @@ static struct tep_handle *kr_local_events(struct kr *k)
 	return tep;
 }
 
-int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock *clk, int quiet)
+int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock *clk,
+	      const int64_t *realtime_offset, int quiet)
 {
 	tracefs_trace_off(k->in);
 	kr_drain_stop(k);
@@ -1118,7 +1123,7 @@ int kr_finish(struct kr *k, const char *out, const struct ringtrace_trace_clock 
 	kr_define_enabled(k);
 	uint64_t overrun = 0, dropped = 0;
 	if (kr_read_setup(k, dir, &overrun, &dropped) < 0 || kr_convert(k, dir) < 0 ||
-	    kr_write_metadata(k, dir, clk, overrun, dropped) < 0)
+	    kr_write_metadata(k, dir, clk, realtime_offset, overrun, dropped) < 0)
 		return -1;
 	uint64_t missed = 0;
 	for (int c = 0; c < k->ncpu; c++)

@@ -46,10 +46,13 @@ void kr_follow(struct kr *k, pid_t pid);
 /*
  * Stop, drain what is left and write the trace DIR/kernel
  * (clk: the recording's clock conversion; NULL: none, the recorder's own,
- * the counter calibrated against CLOCK_MONOTONIC from kr_start to here).
- * 0, or -1 having said why.
+ * the counter calibrated against CLOCK_MONOTONIC from kr_start to here;
+ * realtime_offset: the recording's CLOCK_REALTIME - CLOCK_MONOTONIC, the
+ * one its programs' traces declare; NULL: the recorder's own, measured
+ * at kr_start). 0, or -1 having said why.
  */
-int kr_finish(struct kr *k, const char *dir, const struct ringtrace_trace_clock *clk, int quiet);
+int kr_finish(struct kr *k, const char *dir, const struct ringtrace_trace_clock *clk,
+	      const int64_t *realtime_offset, int quiet);
 /* Remove the instance and free everything (after kr_finish too). */
 void kr_abort(struct kr *k);
 

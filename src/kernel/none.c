@@ -32,9 +32,10 @@ void kr_follow(struct kr *k, pid_t pid)
 	(void)k, (void)pid;
 }
 
-int kr_finish(struct kr *k, const char *dir, const struct ringtrace_trace_clock *clk, int quiet)
+int kr_finish(struct kr *k, const char *dir, const struct ringtrace_trace_clock *clk,
+	      const int64_t *realtime_offset, int quiet)
 {
-	(void)k, (void)dir, (void)clk;
+	(void)k, (void)dir, (void)clk, (void)realtime_offset;
 	if (!quiet)
 		fprintf(stderr, "ringtrace record: -k: %s\n", kr_not_built);
 	return -1;

@@ -82,10 +82,10 @@
 
 /* ---- the built-in tables ---- */
 
-enum { PR_UPID, PR_PID, PR_NAME, PR_EXE, PR_HOST, PR_UUID, PR_TRACE, PR_N };
+enum { PR_UPID, PR_PID, PR_NAME, PR_EXE, PR_HOST, PR_UUID, PR_TRACE, PR_RTO, PR_N };
 static const struct qy_coldef qy_process_cols[PR_N] = {
 	{"upid", QY_INT},      {"pid", QY_INT},   {"name", QY_TEXT},  {"executable", QY_TEXT},
-	{"hostname", QY_TEXT}, {"uuid", QY_TEXT}, {"trace", QY_TEXT},
+	{"hostname", QY_TEXT}, {"uuid", QY_TEXT}, {"trace", QY_TEXT}, {"realtime_offset", QY_INT},
 };
 enum { TH_UTID, TH_TID, TH_NAME, TH_UPID, TH_START, TH_END, TH_N };
 static const struct qy_coldef qy_thread_cols[TH_N] = {
@@ -821,6 +821,9 @@ static int qy_process_row(struct qy_imp *im, uint32_t ti)
 	const char *name = im->c->names ? im->c->names[ti] : NULL;
 	if ((qy_sid(t, PR_TRACE)[r] = qy_strz(im->s, name)) == QY_STR_NOMEM)
 		return -1;
+	int64_t off;
+	if (ringtrace_trace_realtime_offset(tt, &off) == 1)
+		qy_i64(t, PR_RTO)[r] = off;
 	return 0;
 }
 

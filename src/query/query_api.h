@@ -30,7 +30,9 @@
  * (a record's ns), durations nanoseconds. NULL where unknown.
  *
  *   process       upid, pid, name, executable, hostname, uuid, trace (the
- *                 trace's directory name in its collection)
+ *                 trace's directory name in its collection),
+ *                 realtime_offset (CLOCK_REALTIME - CLOCK_MONOTONIC ns:
+ *                 ts + realtime_offset is wall-clock ns since the epoch)
  *   thread        utid, tid, name, upid, start_ts, end_ts
  *   slice         id, ts, dur, utid, name, depth, parent_id, arg_set_id,
  *                 cpu: instant events (dur 0) and begin/end pairs (nested

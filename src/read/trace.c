@@ -195,6 +195,14 @@ int ringtrace_trace_process(const ringtrace_trace *t, struct ringtrace_trace_pro
 	return 1;
 }
 
+int ringtrace_trace_realtime_offset(const ringtrace_trace *t, int64_t *offset_ns)
+{
+	if (!t->doc.meta.has_realtime_offset)
+		return 0;
+	*offset_ns = t->doc.meta.realtime_offset;
+	return 1;
+}
+
 uint32_t ringtrace_trace_stat_count(const ringtrace_trace *t)
 {
 	return t->doc.nstats;

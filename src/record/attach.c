@@ -168,7 +168,8 @@ static void rt_att_close2(const int *fds)
 
 /* The settings of a RECORD message (pointers into its payload). */
 struct rt_att_settings {
-	const char *dir, *events, *filters, *triggers, *mode, *bufsize, *pagesize, *clock, *shm;
+	const char *dir, *events, *filters, *triggers, *mode, *bufsize, *pagesize, *clock, *shm,
+		*realtime_offset;
 };
 
 /* Split "KEY=VALUE\0..." (len bytes, the last a NUL): 0, or -1 with *bad
@@ -192,6 +193,7 @@ static int rt_att_parse(char *p, uint32_t len, struct rt_att_settings *st, const
 		{"PAGE_SIZE", offsetof(struct rt_att_settings, pagesize)},
 		{"CLOCK", offsetof(struct rt_att_settings, clock)},
 		{"SHM", offsetof(struct rt_att_settings, shm)},
+		{"REALTIME_OFFSET", offsetof(struct rt_att_settings, realtime_offset)},
 	};
 	for (char *e = p; e < p + len; e += strlen(e) + 1) {
 		char *eq = strchr(e, '=');
@@ -253,6 +255,9 @@ static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
 		what = "CLOCK";
 	else if (st.clock)
 		clk.freq = cf, clk.base_ticks = ct, clk.base_ns = cn;
+	int64_t rto = 0;
+	if (st.realtime_offset && rt_parse_i64(st.realtime_offset, &rto) < 0)
+		what = "REALTIME_OFFSET";
 	if (what) {
 		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "bad RECORD setting %s%s", what, "");
 		rt_att_close2(fds);
@@ -286,7 +291,8 @@ static int rt_att_begin(int fd, char *payload, uint32_t len, int *fds)
 	if (err) /* (rt_tdir_adopt takes the descriptors, closing them on error) */
 		rt_att_close2(fds);
 	else if ((err = rt_tdir_adopt(&d, fds[1], fds[0], name, st.dir)) == 0)
-		err = rt_session_start_in(&cfg, &d, st.clock ? &clk : NULL, &gen);
+		err = rt_session_start_in(&cfg, &d, st.clock ? &clk : NULL,
+					  st.realtime_offset ? &rto : NULL, &gen);
 	if (err < 0) {
 		rt_att_say(fd, RINGTRACE_ATTACH_ERROR, "%s%s", ringtrace_last_error(), "");
 		rt_ctl_restore(ctl);

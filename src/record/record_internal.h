@@ -58,9 +58,12 @@ RT_HIDDEN void rt_reserve_release(const struct rt_tdir *d);
 RT_HIDDEN int rt_session_start(const struct ringtrace_session_config *cfg, int from_env);
 /* The same into a trace directory made and checked already (rt_tdir_adopt;
  * taken over, closed on error; cfg->output_dir is not used), declaring the
- * clock conversion clk if it fits (NULL: the process's); *gen: its number. */
+ * clock conversion clk if it fits (NULL: the process's) and the wall
+ * clock's offset realtime_offset (the recording's, that every trace of it
+ * declares; NULL: measured at the start); *gen: its number. */
 RT_HIDDEN int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir,
-				  const struct rt_clock *clk, uint64_t *gen);
+				  const struct rt_clock *clk, const int64_t *realtime_offset,
+				  uint64_t *gen);
 /* Stop the running session only if it is the one rt_session_start_in
  * numbered gen (the program may have stopped it and started its own):
  * what the stop returns (0 or a negative error), or 1 if that session is

@@ -57,6 +57,9 @@ static struct {
 	struct rt_file files[RT_MAX_OPEN_FILES];
 	uint64_t use_clock;
 	uint64_t pages, bytes, t0_ns;
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC at the start: every metadata of
+	 * the session (live, final, snapshots) says this one */
+	int64_t realtime_offset;
 	int write_errno;     /* the disk fails (errno): pages are counted, not written */
 	char write_err[256]; /* the message of the first failure */
 	uint64_t retry_ns;   /* when the disk is tried again */
@@ -372,7 +375,11 @@ static int rt_meta_write(const struct ringtrace_trace_stats *st)
 	/* Drops only pages not written reported (their events_discarded):
 	 * `dropped` lines, merged with the ring's, so that no drop goes
 	 * uncounted with the page that said it. */
-	struct rt_ctf_extra x = {.unwritten = S.uw, .nunwritten = S.nuw, .drops = S.uw_drops};
+	struct rt_ctf_extra x = {.unwritten = S.uw,
+				 .nunwritten = S.nuw,
+				 .drops = S.uw_drops,
+				 .realtime_offset = S.realtime_offset,
+				 .has_realtime_offset = 1};
 	for (uint32_t i = 0; i < S.nuw; i++)
 		if (S.uw_more[i].discarded)
 			S.uw_drops[x.ndrops++] = (struct ringtrace_trace_drops){
@@ -621,19 +628,20 @@ int ringtrace_session_start(const struct ringtrace_session_config *cfg)
 }
 
 static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_from_env,
-			    struct rt_tdir *given, const struct rt_clock *clk);
+			    struct rt_tdir *given, const struct rt_clock *clk,
+			    const int64_t *realtime_offset);
 
 int rt_session_start(const struct ringtrace_session_config *cfg, int cfg_from_env)
 {
 	if (!cfg || !cfg->output_dir || !*cfg->output_dir)
 		return rt_error(RINGTRACE_EINVAL, "session_start: an output directory is required");
-	return rt_session_begin(cfg, cfg_from_env, NULL, NULL);
+	return rt_session_begin(cfg, cfg_from_env, NULL, NULL, NULL);
 }
 
 int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_tdir *dir,
-			const struct rt_clock *clk, uint64_t *gen)
+			const struct rt_clock *clk, const int64_t *realtime_offset, uint64_t *gen)
 {
-	int err = rt_session_begin(cfg, 0, dir, clk);
+	int err = rt_session_begin(cfg, 0, dir, clk, realtime_offset);
 	if (err == 0) {
 		pthread_mutex_lock(&S.lock);
 		*gen = S.gen;
@@ -644,9 +652,11 @@ int rt_session_start_in(const struct ringtrace_session_config *cfg, struct rt_td
 
 /* given: a trace directory made and checked already (taken over, closed
  * on error); NULL: cfg->output_dir, made here. clk: the clock conversion
- * to declare (rt_rb_use_clock), or NULL for the process's. */
+ * to declare (rt_rb_use_clock), or NULL for the process's; realtime_offset:
+ * the wall clock's offset to declare, or NULL to measure it now. */
 static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_from_env,
-			    struct rt_tdir *given, const struct rt_clock *clk)
+			    struct rt_tdir *given, const struct rt_clock *clk,
+			    const int64_t *realtime_offset)
 {
 	int err;
 	pthread_mutex_lock(&S.lock);
@@ -730,6 +740,7 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	}
 	__atomic_store_n(&rt_snapshot_requested, 0, __ATOMIC_RELAXED);
 	S.t0_ns = rt_now_ns();
+	S.realtime_offset = realtime_offset ? *realtime_offset : rt_clock_realtime_offset();
 	rt_events_set_buffer(S.rb, !cfg_from_env);
 	if (pthread_create(&S.consumer, NULL, rt_consumer, NULL) != 0) {
 		ringtrace_events_set_buffer(NULL);
@@ -905,7 +916,9 @@ static int rt_snapshot_locked(const struct rt_tdir *sd)
 	if (err == 0) {
 		struct ringtrace_trace_stats st;
 		rt_fill_stats(&st);
-		err = rt_ctf_write_live(S.rb, sd, &st, NULL);
+		struct rt_ctf_extra x = {.realtime_offset = S.realtime_offset,
+					 .has_realtime_offset = 1};
+		err = rt_ctf_write_live(S.rb, sd, &st, &x);
 	}
 	/* A snapshot that could not be written whole (a full disk) is not
 	 * kept at all: a stream file without metadata, or cut inside a page,

@@ -90,6 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct ringtrace_trace_site *s = ringtrace_trace_site(t, i);
 		sum += strlen(s->fmt) + strlen(s->file);
 	}
+	int64_t off;
+	if (ringtrace_trace_realtime_offset(t, &off) == 1)
+		sum += (size_t)(off & 1);
 	struct ringtrace_trace_record rec;
 	static char line[(1 << 16) + 256];
 	while (ringtrace_trace_next(t, &rec) == 1)
