@@ -136,7 +136,8 @@ struct ringtrace_trace_stats {
  * Write the TSDL metadata describing the pages of `rb` and every event the
  * registry knows (libraries since unloaded included, ringtrace_printf
  * records as a call-site id plus a byte sequence), followed by the
- * ringtrace-schema block with `stats` if not NULL. Returns 0, or a
+ * ringtrace-schema block with `stats` if not NULL. The wall clock's
+ * offset (`realtime_offset`) is measured at the call. Returns 0, or a
  * negative error with a message (a write error names errno). In the
  * tracing library only.
  */
