@@ -14,6 +14,7 @@
  *   ringtrace ps                                         ps.c
  *   ringtrace latency DIR --from EVENT --to EVENT [...]  latency.c (src/query)
  *   ringtrace query [--db FILE] [DIR] [SQL] [--format F] query.c (src/query)
+ *   ringtrace load --clickhouse URL [options] DIR...     load.c (src/fleet)
  *
  * Exit status: 0 success, 1 the trace is damaged or unreadable (everything
  * readable is still printed), 2 usage error. Errors go to stderr.
@@ -60,6 +61,9 @@ static void usage(FILE *f)
 		"                 counters and kernel scheduling, as tables (docs/query.md)\n"
 		"  query --db FILE [DIR] [SQL]\n"
 		"                 write those tables to an SQLite database file, or query one\n"
+		"  load --clickhouse URL [--create] [--cluster NAME] DIR...\n"
+		"                 load traces of many machines into ClickHouse tables, to be\n"
+		"                 queried together (docs/fleet.md)\n"
 		"\n"
 		"'%s <command> --help' describes a command.\n",
 		prog, prog);
@@ -74,7 +78,7 @@ static const struct {
 	{"snapshot", verb_snapshot}, {"export", verb_export},
 	{"recover", verb_recover},   {"ps", verb_ps},
 	{"sched", verb_sched},       {"latency", verb_latency},
-	{"query", verb_query},
+	{"query", verb_query},       {"load", verb_load},
 };
 
 int main(int argc, char **argv)

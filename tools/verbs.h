@@ -32,5 +32,6 @@ int verb_sched(int argc, char **argv);    /* sched.c */
 int verb_ps(int argc, char **argv);       /* ps.c */
 int verb_latency(int argc, char **argv);  /* latency.c (src/query) */
 int verb_query(int argc, char **argv);    /* query.c: DIR [SQL], --db FILE */
+int verb_load(int argc, char **argv);     /* load.c (src/fleet): DIR... into ClickHouse */
 
 #endif

@@ -207,6 +207,16 @@ struct fl_target {
 	uint32_t nch;
 };
 
+/*
+ * One statement on every shard: "HEAD ON CLUSTER `cluster` TAIL" on
+ * chs[0], or where the cluster has no distributed DDL "HEAD TAIL" on
+ * every server given (which must hold every shard: else FL_EUSAGE naming
+ * the shard without one); "HEAD TAIL" on chs[0] without a cluster. For
+ * the DDL and the ALTER TABLE ... DELETE of a replaced load. The error
+ * names the server.
+ */
+int fl_ddl(const struct fl_target *t, const char *head, const char *tail, char *err,
+	   size_t errsize);
 /* Create the database and every table (IF NOT EXISTS): 0 or an error. */
 int fl_create(const struct fl_target *t, char *err, size_t errsize);
 /* The tables exist as this loader makes them (columns by name and type):
@@ -226,6 +236,7 @@ struct fl_load_opts {
 
 struct fl_load_result {
 	char trace_uuid[37];
+	char host[256]; /* the trace's host name ("" unknown) */
 	uint64_t load_id;
 	int skipped; /* already loaded completely: nothing sent */
 	uint64_t rows_total;

@@ -207,6 +207,55 @@ int qy_args_enum(struct qy_args *a, int64_t src, uint64_t row, uint32_t field, i
 	return 0;
 }
 
+/* ---- the rows without SQLite ---- */
+
+int qy_args_iter_init(struct qy_args_iter *it, const struct qy_table *t)
+{
+	memset(it, 0, sizeof(*it));
+	if (!t || t->ops != &qa_ops)
+		return -1;
+	it->t = t;
+	return 0;
+}
+
+/* As qa_column gives them: an enum field its number and name, else the
+ * event table's column as the value of its own type. */
+int qy_args_iter_next(struct qy_args_iter *it, struct qy_args_row *r)
+{
+	const struct qy_args *a = it->t->user;
+	for (; it->i < a->n; it->i++, it->k = 0) {
+		uint32_t s = a->tab[it->i];
+		if (s == QA_NONE || it->k >= a->src[s].nf)
+			continue;
+		const struct qa_src *src = &a->src[s];
+		const struct qa_fld *f = &src->f[it->k];
+		uint64_t row = a->row[it->i];
+		const struct qy_col *tc = &src->t->cols[4 + it->k]; /* after id, ts, utid, cpu */
+		r->arg_set_id = a->first + (int64_t)it->i;
+		r->key = f->key;
+		r->value_type = f->vtype;
+		r->int_value = QY_NULL_INT;
+		r->real_value = NAN;
+		r->string_value = 0;
+		if (f->en >= 0) {
+			if (row < src->enum_rows) {
+				uint64_t at = row * src->nenum + (uint32_t)f->en;
+				r->int_value = src->enum_num[at];
+				r->string_value = src->enum_sid[at];
+			}
+		} else if (tc->type == QY_INT) {
+			r->int_value = ((const int64_t *)tc->v)[row];
+		} else if (tc->type == QY_REAL) {
+			r->real_value = ((const double *)tc->v)[row];
+		} else if (tc->type == QY_TEXT) {
+			r->string_value = ((const uint32_t *)tc->v)[row];
+		}
+		it->k++;
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- the virtual table ---- */
 
 struct qa_vtab {

@@ -591,6 +591,14 @@ static void qy_table_name(struct qy_imp *im, const char *event, char *name, size
 	}
 }
 
+uint32_t qy_event_name(const struct qy_table *t)
+{
+	/* only the event tables get the importer's user pointer (args, which
+	 * has one too, is a computed table: it has ops) */
+	const struct qy_etab *et = t && !t->ops ? t->user : NULL;
+	return et ? et->name : 0;
+}
+
 /* The table as a source of args (fd NULL: the printf records' text):
  * its number, or -1 out of memory. */
 static int64_t qy_etab_args(struct qy_imp *im, struct qy_table *t,

@@ -237,6 +237,35 @@ struct qy_import_result {
 int qy_import(struct qy_store *s, const struct coll *c, const struct qy_import_opts *o,
 	      struct qy_import_result *r, char *err, size_t errsize);
 
+/*
+ * The event an event table holds (the <event> tables above, and
+ * ringtrace_printf): its name's string id; 0 for every other table. For a
+ * consumer of the chunks, which sees the tables before event_table (written
+ * at the end) names them.
+ */
+uint32_t qy_event_name(const struct qy_table *t);
+
+/*
+ * The rows of the computed `args` table as they stand (its chunk's rows),
+ * in its order (arg_set_id, then field order), without SQLite: for a
+ * consumer that copies every row out. Strings as string ids (0: NULL).
+ */
+struct qy_args_row {
+	int64_t arg_set_id;
+	uint32_t key, string_value, value_type;
+	int64_t int_value; /* QY_NULL_INT: NULL */
+	double real_value; /* NaN: NULL */
+};
+struct qy_args_iter {
+	const struct qy_table *t;
+	uint64_t i; /* the event */
+	uint32_t k; /* its field */
+};
+/* From the first row of t, the store's `args` table. -1: t is not it. */
+int qy_args_iter_init(struct qy_args_iter *it, const struct qy_table *t);
+/* The next row into *r: 1, or 0 after the last. */
+int qy_args_iter_next(struct qy_args_iter *it, struct qy_args_row *r);
+
 /* ---- SQLite (vtab.c, db.c) ---- */
 
 typedef struct sqlite3 sqlite3;
