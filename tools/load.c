@@ -217,12 +217,15 @@ int verb_load(int argc, char **argv)
 	char err[2048] = "";
 	rc = open_servers(&o, chs);
 	if (!rc) {
-		int r = o.create ? fl_create(&t, err, sizeof(err))
-				 : fl_check_schema(&t, err, sizeof(err));
+		/* after --create too: a table that was there may not be ours */
+		const char *what = "creating the tables";
+		int r = o.create ? fl_create(&t, err, sizeof(err)) : 0;
+		if (r == 0) {
+			what = "checking the tables";
+			r = fl_check_schema(&t, err, sizeof(err));
+		}
 		if (r < 0) {
-			fprintf(stderr, "%s: %s: %s; nothing loaded\n", prog,
-				o.create ? "creating the tables" : "checking the tables",
-				rt_esc(err));
+			fprintf(stderr, "%s: %s: %s; nothing loaded\n", prog, what, rt_esc(err));
 			/* no server, or tables to make: the command's use; a server's error: 1 */
 			rc = r == FL_EDOWN || r == FL_EUSAGE || r == FL_EAUTH ? 2 : 1;
 		}
