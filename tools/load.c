@@ -226,8 +226,9 @@ int verb_load(int argc, char **argv)
 		}
 		if (r < 0) {
 			fprintf(stderr, "%s: %s: %s; nothing loaded\n", prog, what, rt_esc(err));
-			/* no server, or tables to make: the command's use; a server's error: 1 */
-			rc = r == FL_EDOWN || r == FL_EUSAGE || r == FL_EAUTH ? 2 : 1;
+			/* no server, or tables to make: the command's use (2); a password refused
+			 * or a server's error: the traces failed (1) */
+			rc = r == FL_EDOWN || r == FL_EUSAGE ? 2 : 1;
 		}
 	}
 	int failed = 0;

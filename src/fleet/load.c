@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,8 +50,9 @@
 
 #define LD_MAX_TABLES 32u
 #define LD_LEAD 4u /* host, trace_uuid, load_id, day */
-/* A batch is sent at this size too, whatever its rows: long strings */
-#define LD_BATCH_BYTES (256u << 20)
+/* A batch is sent at this size too, whatever its rows (long strings, or
+ * many rows): the bodies in memory stay a few times this */
+#define LD_BATCH_BYTES (64u << 20)
 #define LD_META_MAX (64u << 20) /* a metadata file hashed, at most */
 
 enum { V_I64, V_U64, V_F64, V_STR };
@@ -76,8 +78,40 @@ struct ld_slice {
 	int done; /* its dur is known */
 };
 
+/*
+ * The sender: a thread of its own sends the batches while the import goes
+ * on, so that reading and encoding the trace overlap the server's work on
+ * the batch before (a load is otherwise the sum of both). One batch in
+ * flight and LD_QUEUE waiting for it, their bodies reused: memory stays
+ * bounded (two bodies besides the ones being filled), and an import
+ * faster than the server waits. It alone uses the server during the
+ * import (one thread per fl_ch); the loads rows and the statements are
+ * sent by the loading thread when it is not running.
+ */
+#define LD_QUEUE 1
+
+struct ld_job {
+	struct fl_buf b;
+	const struct ld_tab *t;
+};
+
+struct ld_sender {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a job queued or done, or stop */
+	struct ld_job q[LD_QUEUE];
+	uint32_t head, n;
+	int busy, stop, running;
+	struct fl_buf spare[LD_QUEUE]; /* emptied bodies, reused */
+	uint32_t nspare;
+	int rc; /* its first error, with err */
+	char err[768];
+	uint64_t bytes;
+};
+
 struct ld {
 	const struct fl_load_opts *o;
+	struct ld_sender snd;
 	struct fl_ch *ch;
 	const char *dir;
 	struct fl_buf pre; /* the leading columns, the same on every row */
@@ -204,7 +238,7 @@ static uint64_t batch_rows(const struct ld *l);
  * rows of one table may be many batches: args has a row per field). */
 static int row_start(struct ld *l, struct ld_tab *t)
 {
-	if (t->nbuf >= batch_rows(l) && send_batch(l, t) < 0)
+	if ((t->nbuf >= batch_rows(l) || t->b.len >= LD_BATCH_BYTES) && send_batch(l, t) < 0)
 		return l->rc;
 	t->nbuf++;
 	t->rows++;
@@ -244,7 +278,123 @@ static const char *cluster_settings(const struct ld *l)
 	return l->o->target->cluster ? "insert_distributed_sync=1" : NULL;
 }
 
-/* The batch of t sent (if it has rows). */
+/* One INSERT of a batch body into t's table: 0, or the error said in err. */
+static int insert(struct ld *l, const struct ld_tab *t, const struct fl_buf *b, char *err,
+		  size_t errsize)
+{
+	char e[512] = "";
+	int rc = fl_ch_insert(l->ch, t->insert, cluster_settings(l), b->p, b->len, e, sizeof(e));
+	if (rc < 0)
+		snprintf(err, errsize, "%s: inserting into %s.%s: %s", fl_ch_where(l->ch),
+			 l->o->target->database, t->def->name, e);
+	return rc;
+}
+
+static void *sender_main(void *arg)
+{
+	struct ld *l = arg;
+	struct ld_sender *s = &l->snd;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->n && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (!s->n)
+			break;
+		struct ld_job j = s->q[s->head];
+		s->head = (s->head + 1) % LD_QUEUE;
+		s->n--;
+		s->busy = 1;
+		int failed = s->rc;
+		pthread_mutex_unlock(&s->mu);
+		char e[768] = "";
+		/* after an error the rest is dropped: the load is incomplete anyway */
+		int rc = failed ? 0 : insert(l, j.t, &j.b, e, sizeof(e));
+		pthread_mutex_lock(&s->mu);
+		s->busy = 0;
+		if (rc < 0 && !s->rc) {
+			s->rc = rc;
+			snprintf(s->err, sizeof(s->err), "%s", e);
+		} else if (!failed) {
+			s->bytes += j.b.len;
+		}
+		j.b.len = 0;
+		if (s->nspare < LD_QUEUE)
+			s->spare[s->nspare++] = j.b;
+		else
+			fl_buf_free(&j.b);
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static int sender_start(struct ld *l)
+{
+	struct ld_sender *s = &l->snd;
+	if (pthread_mutex_init(&s->mu, NULL) != 0)
+		return ld_fail(l, FL_ENOMEM, "cannot make the sender's lock");
+	if (pthread_cond_init(&s->cv, NULL) != 0) {
+		pthread_mutex_destroy(&s->mu);
+		return ld_fail(l, FL_ENOMEM, "cannot make the sender's condition");
+	}
+	if (pthread_create(&s->th, NULL, sender_main, l) != 0) {
+		pthread_cond_destroy(&s->cv);
+		pthread_mutex_destroy(&s->mu);
+		return ld_fail(l, FL_ENOMEM, "cannot start the sender thread");
+	}
+	s->running = 1;
+	return 0;
+}
+
+/* Every batch queued sent (or dropped after an error), the thread ended;
+ * its error becomes the load's. */
+static int sender_stop(struct ld *l)
+{
+	struct ld_sender *s = &l->snd;
+	if (!s->running)
+		return l->rc;
+	pthread_mutex_lock(&s->mu);
+	s->stop = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->th, NULL);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	s->running = 0;
+	for (uint32_t i = 0; i < s->nspare; i++)
+		fl_buf_free(&s->spare[i]);
+	s->nspare = 0;
+	l->bytes += s->bytes;
+	if (s->rc)
+		ld_fail(l, s->rc, "%s", s->err);
+	return l->rc;
+}
+
+/* t's batch handed to the sender (waiting while LD_QUEUE wait for it);
+ * t gets an empty body. */
+static int sender_queue(struct ld *l, struct ld_tab *t)
+{
+	struct ld_sender *s = &l->snd;
+	pthread_mutex_lock(&s->mu);
+	while (s->n == LD_QUEUE && !s->rc)
+		pthread_cond_wait(&s->cv, &s->mu);
+	if (s->rc) {
+		int rc = s->rc;
+		char e[768];
+		snprintf(e, sizeof(e), "%s", s->err);
+		pthread_mutex_unlock(&s->mu);
+		return ld_fail(l, rc, "%s", e);
+	}
+	s->q[(s->head + s->n) % LD_QUEUE] = (struct ld_job){t->b, t};
+	s->n++;
+	t->b = s->nspare ? s->spare[--s->nspare] : (struct fl_buf){0};
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* The batch of t sent (if it has rows): queued for the sender while it
+ * runs, else sent here. */
 static int send_batch(struct ld *l, struct ld_tab *t)
 {
 	if (!t->nbuf || l->rc)
@@ -252,15 +402,18 @@ static int send_batch(struct ld *l, struct ld_tab *t)
 	/* (the loads rows are no data: not saved) */
 	if (l->o->save_dir && (int)(t - l->tab) != l->t_loads && save_batch(l, t) < 0)
 		return l->rc;
-	char e[512] = "";
-	int rc = fl_ch_insert(l->ch, t->insert, cluster_settings(l), t->b.p, t->b.len, e,
-			      sizeof(e));
-	if (rc < 0)
-		return ld_fail(l, rc, "%s: inserting into %s.%s: %s", fl_ch_where(l->ch),
-			       l->o->target->database, t->def->name, e);
-	l->bytes += t->b.len;
+	if (l->snd.running) {
+		if (sender_queue(l, t) < 0)
+			return l->rc;
+	} else {
+		char e[768] = "";
+		int rc = insert(l, t, &t->b, e, sizeof(e));
+		if (rc < 0)
+			return ld_fail(l, rc, "%s", e);
+		l->bytes += t->b.len;
+		t->b.len = 0;
+	}
 	t->batches++;
-	t->b.len = 0;
 	t->nbuf = 0;
 	return 0;
 }
@@ -646,12 +799,11 @@ static int is_kernel(const struct ringtrace_trace_process *p)
 }
 
 /* host: the first recorded program's host name, else the kernel trace's;
- * the day: the recording's start, in wall-clock time where the trace has
- * the offset, else the day of the load. */
+ * the day: the day of the load (a trace does not say its wall-clock
+ * time), so that the partitions follow the loads. */
 static void host_and_day(struct ld *l, const struct coll *c)
 {
 	const char *kernel_host = NULL;
-	uint64_t start = UINT64_MAX;
 	l->host[0] = 0;
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct ringtrace_trace_process p;
@@ -661,20 +813,10 @@ static void host_and_day(struct ld *l, const struct coll *c)
 			else if (!is_kernel(&p) && !l->host[0])
 				snprintf(l->host, sizeof(l->host), "%s", p.hostname);
 		}
-		const struct ringtrace_trace_clock *ck = ringtrace_trace_clock(c->t[i]);
-		int64_t off;
-		if (ck && ck->base_ns < start &&
-		    ringtrace_trace_realtime_offset(c->t[i], &off) == 1) {
-			start = ck->base_ns;
-			l->offset = off;
-			l->has_offset = 1;
-		}
 	}
 	if (!l->host[0] && kernel_host)
 		snprintf(l->host, sizeof(l->host), "%s", kernel_host);
 	int64_t wall_s = (int64_t)time(NULL);
-	if (l->has_offset)
-		wall_s = ((int64_t)start + l->offset) / 1000000000;
 	if (wall_s < 0)
 		wall_s = 0;
 	l->day = (uint16_t)(wall_s / 86400 > 65535 ? 65535 : wall_s / 86400);
@@ -976,7 +1118,9 @@ static int ld_import(struct ld *l, const struct coll *c, uint64_t *events)
 	};
 	struct qy_import_result r = {0, 0, 0};
 	char e[512] = "";
-	int rc = qy_import(s, c, &io, &r, e, sizeof(e));
+	int rc = sender_start(l) < 0 ? 0 : qy_import(s, c, &io, &r, e, sizeof(e));
+	/* the sender's error first: the import stopped for it */
+	sender_stop(l);
 	qy_store_free(s);
 	*events = r.events;
 	if (rc < 0 && !l->rc)
