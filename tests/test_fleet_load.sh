@@ -265,8 +265,8 @@ PY
 load_rows_equal_ringtrace_query() { # case
 	server
 	demo_trace t
-	# small batches: chunks of 500 records, so that slices stay open across them
-	load --database lq --create --batch-rows 500 "$tmp/t"
+	# small batches: chunks of 5000 records, so that slices stay open across them
+	load --database lq --create --batch-rows 5000 "$tmp/t"
 	[ "$st" = 0 ] || fail "status $st: $(cat "$tmp/err")"
 	loaded_ids
 	compare "$tmp/t" lq "$id" >"$tmp/cmp" 2>&1 || fail "the tables differ: $(head -20 "$tmp/cmp")"

@@ -64,7 +64,7 @@ static const char load_help[] =
 	"no server reachable at the start.\n";
 
 struct load_args {
-	const char *urls[LOAD_MAX_SERVERS];
+	char *urls[LOAD_MAX_SERVERS]; /* copies: the arguments' passwords are hidden */
 	uint32_t nurl;
 	const char *database, *cluster, *password_file, *cacert, *save;
 	int create, replace, quiet;
@@ -119,8 +119,14 @@ static int load_args(int argc, char **argv, struct load_args *o)
 			else if (o->nurl == LOAD_MAX_SERVERS)
 				rc = arg_usage_error("load", "%s",
 						     "more than 64 --clickhouse servers");
-			else
-				o->urls[o->nurl++] = v;
+			else if (!(o->urls[o->nurl] = strdup(v)))
+				rc = arg_usage_error("load", "%s", "out of memory");
+			else {
+				/* the copy is used; the process list no longer shows the
+				 * argument's password (fleet_api.h) */
+				fl_url_hide_password((char *)v);
+				o->nurl++;
+			}
 		} else if (is_opt(a, "--database") || is_opt(a, "--cluster")) {
 			int db = is_opt(a, "--database");
 			v = opt_value(argc, argv, &i, db ? "--database" : "--cluster");
@@ -209,8 +215,11 @@ int verb_load(int argc, char **argv)
 {
 	struct load_args o = {.database = "ringtrace"};
 	int rc = load_args(argc, argv, &o);
-	if (rc)
+	if (rc) {
+		for (uint32_t i = 0; i < o.nurl; i++)
+			free(o.urls[i]);
 		return rc == 1 ? 0 : rc;
+	}
 	struct fl_ch *chs[LOAD_MAX_SERVERS] = {0};
 	struct fl_target t = {
 		.database = o.database, .cluster = o.cluster, .chs = chs, .nch = o.nurl};
@@ -253,7 +262,9 @@ int verb_load(int argc, char **argv)
 			print_loaded(argv[i], &r);
 		}
 	}
-	for (uint32_t i = 0; i < o.nurl; i++)
+	for (uint32_t i = 0; i < o.nurl; i++) {
 		fl_ch_close(chs[i]);
+		free(o.urls[i]);
+	}
 	return rc ? rc : failed;
 }
