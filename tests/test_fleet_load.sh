@@ -81,6 +81,13 @@ load_creates_tables_and_loads_rows() { # case
 	[ "$host" = "$(hostname)" ] || fail "host '$host', not '$(hostname)'"
 	[ "$(ch_sql 1 "SELECT argMax(trace, version) FROM lc.loads WHERE load_id = $id")" = t ] ||
 		fail "the loads row's trace is not the directory's name"
+	# the trace says its wall clock: its offset kept, its rows on the day it
+	# was recorded (the load's day, or the day before across midnight)
+	[ "$(ch_sql 1 "SELECT isNotNull(argMax(clock_offset, version)) FROM lc.loads WHERE load_id = $id")" = 1 ] ||
+		fail "no clock_offset in the loads row"
+	d=$(ch_sql 1 "SELECT toRelativeDayNum(toDate(argMax(started, version))) FROM lc.loads WHERE load_id = $id")
+	dd=$(ch_sql 1 "SELECT toRelativeDayNum(any(day)) FROM lc.slice WHERE load_id = $id")
+	[ $((d - dd)) -ge 0 ] && [ $((d - dd)) -le 1 ] || fail "the rows' day $dd, the load's $d"
 }
 
 load_same_trace_twice_skipped() { # case

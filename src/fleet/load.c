@@ -799,11 +799,13 @@ static int is_kernel(const struct ringtrace_trace_process *p)
 }
 
 /* host: the first recorded program's host name, else the kernel trace's;
- * the day: the day of the load (a trace does not say its wall-clock
- * time), so that the partitions follow the loads. */
+ * the day: the recording's start (the earliest trace's clock base) in
+ * wall-clock time where the trace says its clock's offset, else the day
+ * of the load. */
 static void host_and_day(struct ld *l, const struct coll *c)
 {
 	const char *kernel_host = NULL;
+	uint64_t start = UINT64_MAX;
 	l->host[0] = 0;
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct ringtrace_trace_process p;
@@ -813,10 +815,20 @@ static void host_and_day(struct ld *l, const struct coll *c)
 			else if (!is_kernel(&p) && !l->host[0])
 				snprintf(l->host, sizeof(l->host), "%s", p.hostname);
 		}
+		const struct ringtrace_trace_clock *ck = ringtrace_trace_clock(c->t[i]);
+		int64_t off;
+		if (ck && ck->base_ns < start &&
+		    ringtrace_trace_realtime_offset(c->t[i], &off) == 1) {
+			start = ck->base_ns;
+			l->offset = off;
+			l->has_offset = 1;
+		}
 	}
 	if (!l->host[0] && kernel_host)
 		snprintf(l->host, sizeof(l->host), "%s", kernel_host);
 	int64_t wall_s = (int64_t)time(NULL);
+	if (l->has_offset && start <= INT64_MAX)
+		wall_s = ((int64_t)start + l->offset) / 1000000000;
 	if (wall_s < 0)
 		wall_s = 0;
 	l->day = (uint16_t)(wall_s / 86400 > 65535 ? 65535 : wall_s / 86400);
