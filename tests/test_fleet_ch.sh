@@ -153,8 +153,9 @@ ch_requests_share_one_connection() { # case
 
 ch_server_killed_during_request_is_down() { # case
 	srv
-	"$prog" --password-file "$CH_PASSWORD_FILE" "$url" "SELECT sleep(3) AS killed_marker" \
-		>"$tmp/out" 2>"$tmp/err" &
+	# (3 s a row, a row a block: 30 s unless killed, however slow the machine)
+	"$prog" --password-file "$CH_PASSWORD_FILE" --settings max_block_size=1 "$url" \
+		"SELECT sleep(3) AS killed_marker FROM system.numbers LIMIT 10" >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	running() {
 		[ "$(ch_sql 1 "SELECT count() FROM system.processes WHERE query LIKE '%sleep(3) AS killed_marker%' AND query NOT LIKE '%system.processes%'")" = 1 ]
