@@ -47,11 +47,13 @@ static int status_of(int r)
 	}
 }
 
-/* Three rows covering every encoder: the extremes of each number, a Date,
- * NULL and not NULL, strings with quotes, escapes, a NUL byte, UTF-8 and a
- * length of two LEB128 bytes. */
+/* Four rows covering every encoder: the extremes of each number, a Date,
+ * NULL and not NULL, strings with quotes, escapes, a NUL byte, UTF-8 and
+ * lengths of two and three LEB128 bytes. */
 static int sample_rows(struct fl_buf *b)
 {
+	static char huge[70000];
+	memset(huge, 'y', sizeof huge);
 	static const char odd[] = "quote' \"dq\" back\\slash tab\t nl\n nul\0 end";
 	char longs[300];
 	memset(longs, 'x', sizeof longs);
@@ -69,6 +71,10 @@ static int sample_rows(struct fl_buf *b)
 	r |= fl_rb_u16(b, 20000) | fl_rb_f64(b, 0.1) | fl_rb_str(b, longs, sizeof longs);
 	r |= fl_rb_notnull(b) | fl_rb_str(b, "\xc3\xbc UTF-8", 8) | fl_rb_notnull(b) |
 	     fl_rb_i64(b, -7);
+	/* row 4 */
+	r |= fl_rb_i64(b, 2) | fl_rb_u64(b, 5) | fl_rb_u8(b, 2);
+	r |= fl_rb_u16(b, 3) | fl_rb_f64(b, 2.5) | fl_rb_str(b, huge, sizeof huge);
+	r |= fl_rb_null(b) | fl_rb_null(b);
 	return r ? FL_ENOMEM : 0;
 }
 

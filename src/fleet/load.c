@@ -285,8 +285,8 @@ static int insert(struct ld *l, const struct ld_tab *t, const struct fl_buf *b, 
 	char e[512] = "";
 	int rc = fl_ch_insert(l->ch, t->insert, cluster_settings(l), b->p, b->len, e, sizeof(e));
 	if (rc < 0)
-		snprintf(err, errsize, "%s: inserting into %s.%s: %s", fl_ch_where(l->ch),
-			 l->o->target->database, t->def->name, e);
+		snprintf(err, errsize, "inserting into %s.%s: %s", l->o->target->database,
+			 t->def->name, e);
 	return rc;
 }
 
@@ -919,8 +919,7 @@ static int prev_loads(struct ld *l, struct ld_prev **out, uint32_t *n)
 	int rc = fl_ch_exec(l->ch, sql, NULL, &b, e, sizeof(e));
 	if (rc < 0) {
 		fl_buf_free(&b);
-		return ld_fail(l, rc, "%s: reading %s.loads: %s", fl_ch_where(l->ch),
-			       l->o->target->database, e);
+		return ld_fail(l, rc, "reading %s.loads: %s", l->o->target->database, e);
 	}
 	const char *p = (const char *)b.p, *end = p + b.len;
 	uint32_t cap = 0;
@@ -1006,8 +1005,8 @@ static int replace_loads(struct ld *l, const uint64_t *ids, uint32_t n)
 			int rc = fl_ch_exec(l->ch, (const char *)sql.p, cluster_settings(l), NULL,
 					    e, sizeof(e));
 			if (rc < 0)
-				ld_fail(l, rc, "%s: marking load%s %s replaced in %s.loads: %s",
-					fl_ch_where(l->ch), n == 1 ? "" : "s", in, tg->database, e);
+				ld_fail(l, rc, "marking load%s %s replaced in %s.loads: %s",
+					n == 1 ? "" : "s", in, tg->database, e);
 		}
 		fl_buf_free(&sql);
 	}

@@ -230,14 +230,10 @@ static int no_ddl_queue(const char *msg)
 	       strstr(msg, "ZooKeeper");
 }
 
-/* Run sql on one server, its error prefixed with the server. */
+/* Run sql on one server (its errors name the server: ch.c). */
 static int exec_on(struct fl_ch *ch, const char *sql, struct fl_buf *out, char *err, size_t errsize)
 {
-	char e[512] = "";
-	int rc = fl_ch_exec(ch, sql, NULL, out, e, sizeof(e));
-	if (rc < 0)
-		snprintf(err, errsize, "%s: %s", fl_ch_where(ch), e);
-	return rc;
+	return fl_ch_exec(ch, sql, NULL, out, err, errsize);
 }
 
 /* The lines of a TSV answer: each line's first field as a number. */
@@ -350,7 +346,7 @@ int fl_ddl(const struct fl_target *t, const char *head, const char *tail, char *
 	free(q.p);
 	if (rc != FL_ESERVER || !no_ddl_queue(e)) {
 		if (rc < 0)
-			snprintf(err, errsize, "%s: %s", fl_ch_where(t->chs[0]), e);
+			snprintf(err, errsize, "%s", e);
 		return rc;
 	}
 	/* no distributed DDL: the statement on every server given, which must
