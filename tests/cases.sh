@@ -61,6 +61,17 @@ rt_own_dir() {
 	fi
 }
 
+# The ```sql blocks of the Markdown document DOC, one file each:
+# DIR/001.sql, ...; n: how many (the docs tests run every worked query).
+rt_sql_blocks() {
+	mkdir -p "$2"
+	awk -v dir="$2" '
+		/^```sql[ \t]*$/ { n++; f = sprintf("%s/%03d.sql", dir, n); inq = 1; next }
+		/^```/ && inq { inq = 0; close(f); next }
+		inq { print > f }' "$1"
+	n=$(ls "$2" | wc -l)
+}
+
 # The case names, in the script's order.
 rt_cases() {
 	sed -n 's/^\([a-z0-9_]*\)() { # case$/\1/p' "$0"

@@ -19,16 +19,6 @@ fail() { echo "test_fleet_docs: $*" >&2; exit 1; }
 doc=$src/docs/fleet.md
 rt=$bin/ringtrace
 
-# The document's ```sql blocks, one file each: $tmp/q/N.sql; n: how many.
-extract_queries() {
-	mkdir -p "$tmp/q"
-	awk -v dir="$tmp/q" '
-		/^```sql[ \t]*$/ { n++; f = sprintf("%s/%03d.sql", dir, n); inq = 1; next }
-		/^```/ && inq { inq = 0; close(f); next }
-		inq { print > f }' "$doc"
-	n=$(ls "$tmp/q" | wc -l)
-}
-
 # The traces of the document's examples: three hosts running the demo,
 # host-b with a buffer small enough to drop events. As root each is
 # recorded in a UTS namespace of its own under its host name, with the
@@ -75,7 +65,7 @@ load_hosts() {
 # run_queries SUFFIX: every worked query, with SUFFIX appended, on server
 # 1; each must succeed and return at least one row.
 run_queries() {
-	extract_queries
+	rt_sql_blocks "$doc" "$tmp/q"
 	for q in "$tmp"/q/*.sql; do
 		sql="$(cat "$q")$1 FORMAT TabSeparated"
 		if ! ch_sql 1 "$sql" >"$tmp/out" 2>"$tmp/err"; then
@@ -88,7 +78,7 @@ run_queries() {
 }
 
 fleet_docs_hold_the_worked_queries() { # case
-	extract_queries
+	rt_sql_blocks "$doc" "$tmp/q"
 	# the complete-loads filter, the incomplete loads, the slowest spans,
 	# two percentiles, events per minute, three on losses
 	[ "$n" -ge 9 ] || fail "docs/fleet.md has $n sql blocks; the worked queries are missing or not fenced as \`\`\`sql"
@@ -108,7 +98,7 @@ fleet_docs_every_worked_query_returns_rows_on_a_cluster() { # case
 	load_hosts --cluster rt_two
 	# as the document says, the complete-loads filter alone is refused on
 	# a cluster of two shards (wherever the traces landed) ...
-	extract_queries
+	rt_sql_blocks "$doc" "$tmp/q"
 	! ch_sql 1 "$(cat "$tmp/q/001.sql")" >/dev/null 2>"$tmp/err" ||
 		fail "the complete-loads filter ran on the cluster without distributed_product_mode"
 	grep -q "Double-distributed" "$tmp/err" || fail "the filter failed otherwise: $(cat "$tmp/err")"

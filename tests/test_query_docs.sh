@@ -16,16 +16,6 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "test_query_docs: $*" >&2; exit 1; }
 doc=$src/docs/query.md
 
-# The document's ```sql blocks, one file each: $tmp/q/N.sql; n: how many.
-extract_queries() {
-	mkdir -p "$tmp/q"
-	awk -v dir="$tmp/q" '
-		/^```sql[ \t]*$/ { n++; f = sprintf("%s/%03d.sql", dir, n); inq = 1; next }
-		/^```/ && inq { inq = 0; close(f); next }
-		inq { print > f }' "$doc"
-	n=$(ls "$tmp/q" | wc -l)
-}
-
 demo_trace() {
 	if [ ! -d "$tmp/t" ]; then
 		"$bin/ringtrace" record -q -o "$tmp/t" -- "$bin/ringtrace-demo" --seconds 0.1 --threads 3 >/dev/null
@@ -34,13 +24,13 @@ demo_trace() {
 }
 
 query_docs_hold_the_worked_queries() { # case
-	extract_queries
+	rt_sql_blocks "$doc" "$tmp/q"
 	# the overview, completeness, and the five common questions at least
 	[ "$n" -ge 7 ] || fail "docs/query.md has $n sql blocks; the worked queries are missing or not fenced as \`\`\`sql"
 }
 
 query_docs_every_worked_query_runs_on_the_demo_trace() { # case
-	extract_queries
+	rt_sql_blocks "$doc" "$tmp/q"
 	demo_trace
 	for q in "$tmp"/q/*.sql; do
 		if ! "$bin/ringtrace" query --format csv -f "$q" "$tmp/t" >"$tmp/out" 2>"$tmp/err"; then
