@@ -21,6 +21,13 @@ RINGTRACE_EVENT(bench_value, RINGTRACE_PROTO(int value), RINGTRACE_ARGS(value),
 		RINGTRACE_FIELDS(ringtrace_integer(int32_t, value, value)),
 		RINGTRACE_PRINT("value=%d"))
 
+/* `filter`: an int and a string, for filters with a string glob. */
+RINGTRACE_EVENT(bench_named, RINGTRACE_PROTO(int value, const char *name),
+		RINGTRACE_ARGS(value, name),
+		RINGTRACE_FIELDS(ringtrace_integer(int32_t, value, value)
+					 ringtrace_string(name, name)),
+		RINGTRACE_PRINT("value=%d name=%s"))
+
 /*
  * `event`: the kernel's trace_benchmark: the string carries the
  * timing statistics of the previous calls.

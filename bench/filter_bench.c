@@ -18,6 +18,12 @@
  *   complex rejected  `value & 1 && value > 0 || value == -7`: a filter
  *                     the tracepoint cannot evaluate inline (the
  *                     interpreter), every value even: rejected
+ *   compare rejected  `value > 2000000000`: one comparison, inline
+ *   string recorded   bench_named(int value, const char *name), no
+ *                     filter: the baseline of the next case
+ *   glob rejected     `value & 1 || value > 2000000000 || name ~ "eth*"
+ *                     && value != 3` on bench_named: ||, && and a string
+ *                     glob (the interpreter), every call rejected
  * then "filter rejected / recorded" and "filter passed / recorded".
  * Targets (docs/benchmarks.md): rejected <= 1/3 of recorded; passed <= 1.2 x
  * recorded.
@@ -54,14 +60,6 @@
 #define FB_POOL (256u << 10)
 #define FB_KEEP(i) __asm__ __volatile__("" : "+r"(i))
 
-enum { C_RECORDED, C_PASSED, C_REJECTED, C_MIXED, C_COMPLEX, C_COUNT };
-
-static const char *const case_names[C_COUNT] = {
-	[C_RECORDED] = "recorded",        [C_PASSED] = "filter passed",
-	[C_REJECTED] = "filter rejected", [C_MIXED] = "filter mixed",
-	[C_COMPLEX] = "complex rejected",
-};
-
 typedef void (*loop_fn)(uint64_t n);
 
 /* odd values: pass `value & 1` */
@@ -90,23 +88,61 @@ static __attribute__((noinline)) void loop_mixed(uint64_t n)
 	}
 }
 
+/* even values and a name no glob below matches: rejected */
+static __attribute__((noinline)) void loop_named(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		trace_bench_named((int)(2 * i), "lo0");
+		FB_KEEP(i);
+	}
+}
+
+/*
+ * The cases, run in this order each round. `want`: recorded calls per 2
+ * calls (2 all, 1 half, 0 none). The last two are the string event's
+ * baseline and a filter with a string glob, which the interpreter runs.
+ */
+struct fb_case {
+	const char *name, *event, *filter;
+	loop_fn loop;
+	uint64_t want;
+};
+
+enum { C_RECORDED, C_PASSED, C_REJECTED, C_MIXED, C_GT, C_COMPLEX, C_NRECORDED, C_GLOB, C_COUNT };
+
+static const struct fb_case fb_cases[C_COUNT] = {
+	[C_RECORDED] = {"recorded", "bench_value", NULL, loop_mixed, 2},
+	[C_PASSED] = {"filter passed", "bench_value", "value & 1", loop_odd, 2},
+	[C_REJECTED] = {"filter rejected", "bench_value", "value & 1", loop_even, 0},
+	[C_MIXED] = {"filter mixed", "bench_value", "value & 1", loop_mixed, 1},
+	[C_GT] = {"compare rejected", "bench_value", "value > 2000000000", loop_even, 0},
+	[C_COMPLEX] = {"complex rejected", "bench_value", "value & 1 && value > 0 || value == -7",
+		       loop_even, 0},
+	[C_NRECORDED] = {"string recorded", "bench_named", NULL, loop_named, 2},
+	[C_GLOB] = {"glob rejected", "bench_named",
+		    "value & 1 || value > 2000000000 || name ~ \"eth*\" && value != 3", loop_named,
+		    0},
+};
+
 static int fb_failed;
 
-static uint64_t rejected_now(void)
+static uint64_t rejected_now(const char *event)
 {
 	struct ringtrace_event_info info;
-	if (ringtrace_event_lookup("bench_value", &info) < 0)
+	if (ringtrace_event_lookup(event, &info) < 0)
 		return 0;
 	return info.rejected;
 }
 
 /* Run fn calibrated, check the accounting, return ns per call. */
-static double run_case(ringtrace_rb *rb, loop_fn fn, const char *what, uint64_t want_hit_per_call2,
-		       uint64_t fixed_n)
+static double run_case(ringtrace_rb *rb, const struct fb_case *fc, uint64_t fixed_n)
 {
+	loop_fn fn = fc->loop;
+	const char *what = fc->name;
+	uint64_t want_hit_per_call2 = fc->want;
 	struct ringtrace_rb_stats a, b;
 	ringtrace_rb_get_stats(rb, &a);
-	uint64_t r0 = rejected_now();
+	uint64_t r0 = rejected_now(fc->event);
 	uint64_t n = 1u << 12, total = 0;
 	if (fixed_n) {
 		uint64_t w = fixed_n < 100000 ? fixed_n : 100000;
@@ -133,7 +169,7 @@ static double run_case(ringtrace_rb *rb, loop_fn fn, const char *what, uint64_t 
 	uint64_t t1 = bench_now_ns();
 	total += n;
 	ringtrace_rb_get_stats(rb, &b);
-	uint64_t hit = b.hit - a.hit, rej = rejected_now() - r0;
+	uint64_t hit = b.hit - a.hit, rej = rejected_now(fc->event) - r0;
 	/* want_hit_per_call2: recorded calls per 2 calls (2 all, 1 half, 0 none) */
 	uint64_t want_hit = total * want_hit_per_call2 / 2;
 	if (hit != want_hit || rej != total - want_hit || b.missed != a.missed) {
@@ -145,10 +181,10 @@ static double run_case(ringtrace_rb *rb, loop_fn fn, const char *what, uint64_t 
 	return (double)(t1 - t0) / (double)n;
 }
 
-static int set_filter(const char *expr)
+static int set_filter(const char *event, const char *expr)
 {
 	unsigned col = 0;
-	int rc = ringtrace_event_set_filter("bench_value", expr, &col);
+	int rc = ringtrace_event_set_filter(event, expr, &col);
 	if (rc < 0) {
 		fprintf(stderr, "ringtrace-bench filter: cannot set the filter \"%s\": %s\n",
 			expr ? expr : "", ringtrace_last_error());
@@ -171,14 +207,33 @@ static void fb_usage(FILE *f)
 		"  --runs R             rounds of all cases; medians are printed (default 5)\n"
 		"  --iterations N       calls per measured loop (default: ~0.3 s each)\n"
 		"  --cpu C              the CPU to pin to (default: the first usable one)\n"
+		"  --case NAME          run only this case, once per run (for an instruction count under\n"
+		"                       valgrind: bench/filter_count): recorded, filter-passed,\n"
+		"                       filter-rejected, filter-mixed, compare-rejected, complex-rejected,\n"
+		"                       string-recorded, glob-rejected\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"exit status: 0 ok, 1 accounting mismatch or setup failed, 2 usage error\n");
 }
 
+/* The case named `name` (its name with '-' for ' '), or -1. */
+static int fb_case_index(const char *name)
+{
+	for (int k = 0; k < C_COUNT; k++) {
+		const char *a = fb_cases[k].name, *b = name;
+		while (*a && (*a == *b || (*a == ' ' && *b == '-'))) {
+			a++;
+			b++;
+		}
+		if (!*a && !*b)
+			return k;
+	}
+	return -1;
+}
+
 #define usage_error(fmt, arg) bench_usage_error("filter", fmt, arg)
 
-enum { OPT_RUNS = 256, OPT_ITERATIONS, OPT_CPU };
+enum { OPT_RUNS = 256, OPT_ITERATIONS, OPT_CPU, OPT_CASE };
 
 int filter_bench_main(int argc, char **argv)
 {
@@ -186,12 +241,13 @@ int filter_bench_main(int argc, char **argv)
 		{"runs", required_argument, NULL, OPT_RUNS},
 		{"iterations", required_argument, NULL, OPT_ITERATIONS},
 		{"cpu", required_argument, NULL, OPT_CPU},
+		{"case", required_argument, NULL, OPT_CASE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	unsigned runs = 5;
 	uint64_t iterations = 0;
-	int cpu = -1, c;
+	int cpu = -1, c, only = -1;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -217,6 +273,11 @@ int filter_bench_main(int argc, char **argv)
 			cpu = (int)v;
 			break;
 		}
+		case OPT_CASE:
+			only = fb_case_index(arg);
+			if (only < 0)
+				return usage_error("--case: '%s' is not a case (see --help)", arg);
+			break;
 		default:
 			return bench_getopt_error("filter", c, argv);
 		}
@@ -246,7 +307,8 @@ int filter_bench_main(int argc, char **argv)
 			ringtrace_last_error());
 		return BENCH_EXIT_FAIL;
 	}
-	if (ringtrace_event_enable("bench_value") < 0 || ringtrace_events_set_buffer(rb) < 0) {
+	if (ringtrace_event_enable("bench_value") < 0 ||
+	    ringtrace_event_enable("bench_named") < 0 || ringtrace_events_set_buffer(rb) < 0) {
 		fprintf(stderr, "ringtrace-bench filter: setup: %s\n", ringtrace_last_error());
 		ringtrace_rb_destroy(rb);
 		return BENCH_EXIT_FAIL;
@@ -255,30 +317,33 @@ int filter_bench_main(int argc, char **argv)
 	if (!v)
 		return BENCH_EXIT_FAIL;
 	for (unsigned r = 0; r < runs && !fb_failed; r++) {
-		printf("run: %u/%u\n", r + 1, runs);
-		fflush(stdout);
-		if (set_filter(NULL))
-			return BENCH_EXIT_FAIL;
-		v[C_RECORDED * runs + r] = run_case(rb, loop_mixed, "recorded", 2, iterations);
-		if (set_filter("value & 1"))
-			return BENCH_EXIT_FAIL;
-		v[C_PASSED * runs + r] = run_case(rb, loop_odd, "filter passed", 2, iterations);
-		v[C_REJECTED * runs + r] = run_case(rb, loop_even, "filter rejected", 0,
-						    iterations);
-		v[C_MIXED * runs + r] = run_case(rb, loop_mixed, "filter mixed", 1, iterations);
-		if (set_filter("value & 1 && value > 0 || value == -7"))
-			return BENCH_EXIT_FAIL;
-		v[C_COMPLEX * runs + r] = run_case(rb, loop_even, "complex rejected", 0,
-						   iterations);
+		if (only < 0) {
+			printf("run: %u/%u\n", r + 1, runs);
+			fflush(stdout);
+		}
+		for (int k = 0; k < C_COUNT && !fb_failed; k++) {
+			const struct fb_case *fc = &fb_cases[k];
+			if (only >= 0 && k != only)
+				continue;
+			if (set_filter(fc->event, fc->filter))
+				return BENCH_EXIT_FAIL;
+			v[k * runs + r] = run_case(rb, fc, iterations);
+		}
 	}
-	set_filter(NULL);
+	set_filter("bench_value", NULL);
+	set_filter("bench_named", NULL);
 	ringtrace_events_set_buffer(NULL);
 	ringtrace_rb_destroy(rb);
 	double med[C_COUNT];
 	for (int k = 0; k < C_COUNT; k++)
 		med[k] = bench_median(&v[k * runs], runs);
+	if (only >= 0) {
+		printf("%s: %.2f ns\n", fb_cases[only].name, med[only]);
+		free(v);
+		return fb_failed ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
+	}
 	for (int k = 0; k < C_COUNT; k++)
-		printf("%s: %.2f ns\n", case_names[k], med[k]);
+		printf("%s: %.2f ns\n", fb_cases[k].name, med[k]);
 	printf("filter rejected / recorded: %.2f\n", med[C_REJECTED] / med[C_RECORDED]);
 	printf("filter passed / recorded: %.2f\n", med[C_PASSED] / med[C_RECORDED]);
 	free(v);
