@@ -16,7 +16,8 @@
  * Cases: the microbenchmark loop of cmp_harness.h with no tracer, with
  * trace_cmp_int() into a ringtrace overwrite buffer, the same into a
  * discard buffer, with cmp_trace_ev() (DPDK, overwrite), and with the
- * two floors (the least a timestamped event does: see FLOOR_EMIT); perf's
+ * two floors (the least a timestamped event does: see FLOOR_EMIT), and
+ * the counter read alone (TSC_EMIT: the machine's state); perf's
  * loop (close(-1) then the event) with no tracer, ringtrace (overwrite)
  * and DPDK. Buffers of --buffer bytes each (4 MiB: a few hundred rounds
  * fit none of them). ringtrace's two buffers are made here
@@ -37,7 +38,7 @@
  *
  * Output (stdout), one line per figure, `key=value` tokens:
  *   PAIR rounds= chunk= close_chunk= buffer=
- *   PAIR case=micro-<none|ringtrace|ringtrace-discard|dpdk|floor|floor-buffer> median= p10= p90= min= max=  (ns)
+ *   PAIR case=micro-<none|ringtrace|ringtrace-discard|dpdk|floor|floor-buffer|rdtsc> median= p10= p90= min= max=  (ns)
  *   PAIR case=close-<none|ringtrace|dpdk> ...
  *   PAIR ratio=<dpdk/ringtrace|overwrite/discard|ringtrace/floor|dpdk/floor|
  *               ringtrace/floor-buffer|dpdk/floor-buffer> median= ...
@@ -106,6 +107,23 @@ static uint64_t floor_big_pos __attribute__((aligned(64)));
 #define FLOOR_BUF_EMIT(v) FLOOR_EMIT_TO(floor_big, floor_big_pos, v)
 CMP_PAIR_LOOPS(floor, FLOOR_EMIT)
 CMP_PAIR_LOOPS(floor_buf, FLOOR_BUF_EMIT)
+
+/*
+ * The counter read alone, kept in a register (no store): what reading the
+ * clock costs in the machine's present state. On a virtual machine that
+ * cost moves between states of the host by several times, and with it the
+ * floor and every tracer's event: printed beside the ratios, it tells two
+ * runs in different states apart.
+ */
+#define TSC_EMIT(v)                                 \
+	do {                                        \
+		uint64_t tsc_;                      \
+		if (!ringtrace_hw_ticks_(&tsc_))    \
+			tsc_ = cmp_now_ns();        \
+		__asm__ volatile("" : : "r"(tsc_)); \
+		(void)(v);                          \
+	} while (0)
+CMP_PAIR_LOOPS(tsc, TSC_EMIT)
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -210,7 +228,7 @@ static int check_buffer(const char *name, ringtrace_rb *rb, uint64_t emitted, in
 	return ok;
 }
 
-enum { C_NONE, C_RT, C_RT_DISCARD, C_DPDK, C_FLOOR, C_FLOOR_BUF, NCASE };
+enum { C_NONE, C_RT, C_RT_DISCARD, C_DPDK, C_FLOOR, C_FLOOR_BUF, C_TSC, NCASE };
 
 /* The command line; the defaults are bench/compare's. */
 struct pair_opts {
@@ -339,12 +357,13 @@ int main(int argc, char **argv)
 
 	/* micro: every case; close: none, ringtrace (overwrite), DPDK. */
 	double (*micro[NCASE])(uint64_t, uint64_t) = {none_micro, rt_micro,    rt_micro,
-						      dpdk_micro, floor_micro, floor_buf_micro};
-	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL,
-						       dpdk_close, NULL,     NULL};
-	ringtrace_rb *rb_of[NCASE] = {NULL, rb_over, rb_disc, NULL, NULL, NULL};
-	static const char *names[NCASE] = {"none", "ringtrace", "ringtrace-discard",
-					   "dpdk", "floor",     "floor-buffer"};
+						      dpdk_micro, floor_micro, floor_buf_micro,
+						      tsc_micro};
+	double (*closef[NCASE])(uint64_t, uint64_t) = {none_close, rt_close, NULL, dpdk_close,
+						       NULL,       NULL,     NULL};
+	ringtrace_rb *rb_of[NCASE] = {NULL, rb_over, rb_disc, NULL, NULL, NULL, NULL};
+	static const char *names[NCASE] = {
+		"none", "ringtrace", "ringtrace-discard", "dpdk", "floor", "floor-buffer", "rdtsc"};
 	uint64_t emitted[NCASE] = {0};
 	double *v[2][NCASE];
 	for (int p = 0; p < 2; p++)
