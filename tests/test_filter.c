@@ -235,6 +235,11 @@ static const struct valid valid[] = {
 	{"!(s8 < 0 && u8 > 100) || tail == 3", "1011"},
 	{"((((u8 == 1))))", "0010"},
 	{"s8==0&&u8==0", "1000"},
+	/* fixed-offset programs of several tests, with comparisons no value
+	 * passes (kept as they are) among range tests */
+	{"s8 < -128 || u64 > 18446744073709551615 || s32 == 42", "0010"},
+	{"s16 != -300 && u32 <= 42 && s64 >= -9223372036854775808", "1010"},
+	{"!(u16 & 0x8000) && f64 < 1 && s8 > -6", "1000"},
 	{"\tflag\n==\r1 ", "0101"},
 };
 #define NVALID (sizeof(valid) / sizeof(valid[0]))

@@ -34,6 +34,7 @@ enum rt_fcode {
 	RT_F_JT, /* jump to arg if acc != 0 */
 	RT_F_NOT,
 	RT_F_INT,   /* signed integer compare */
+	RT_F_RANGE, /* an integer test in its range form (rg), from INT, UINT or BITS */
 	RT_F_UINT,  /* unsigned integer compare */
 	RT_F_FLOAT, /* double compare */
 	RT_F_BITS,  /* (value & mask) != 0 */
@@ -61,6 +62,10 @@ struct rt_finsn {
 		uint64_t u;
 		double d;
 	} v;
+	/* RANGE: the test as one range of the loaded value (rg.off is 0: the
+	 * field is at p + o), chosen when the filter is compiled, so that no
+	 * comparison or signedness is chosen per call. */
+	struct ringtrace_fast_pred_ rg;
 };
 
 /* What the interpreter needs of each field to walk a record. */
@@ -77,6 +82,7 @@ struct ringtrace_filter {
 	uint32_t min_len;   /* the schema's fixed-size prefix */
 	uint32_t var_field; /* first variable-length field (nfields if none) */
 	uint32_t nfields;
+	uint32_t fixed; /* only scalar tests at fixed offsets: rt_fmatch_fixed */
 	const struct rt_flayout *layout;
 	const char *pool; /* NUL-terminated literals */
 	struct rt_finsn insn[];
@@ -130,11 +136,77 @@ static size_t rt_fwalk(const struct ringtrace_filter *f, uint32_t target, const 
 	}
 }
 
+/* A scalar test (INT, RANGE, UINT, BITS, FLOAT) on the field at q. */
+static inline __attribute__((always_inline)) int rt_fscalar(const struct rt_finsn *in,
+							    const char *q)
+{
+	switch (in->code) {
+	case RT_F_RANGE:
+		return ringtrace_fast_pred_(&in->rg, q);
+	case RT_F_INT: {
+		int64_t x = rt_field_sext(rt_field_load(q, in->size), in->size);
+		return RT_FCMP(in->cmp, x, in->v.i);
+	}
+	case RT_F_UINT: {
+		uint64_t x = rt_field_load(q, in->size);
+		return RT_FCMP(in->cmp, x, in->v.u);
+	}
+	case RT_F_BITS: {
+		uint64_t x = rt_field_load(q, in->size);
+		if (in->is_signed)
+			x = (uint64_t)rt_field_sext(x, in->size);
+		return (x & in->v.u) != 0;
+	}
+	default: {
+		double x = rt_field_load_float(q, in->size);
+		return RT_FCMP(in->cmp, x, in->v.d);
+	}
+	}
+}
+
+/*
+ * A program of scalar tests on fixed-offset fields only (f->fixed; the
+ * record holds the fixed prefix): no field to find, no call, so no
+ * register to save and nothing to check per instruction but its code.
+ */
+static __attribute__((noinline)) int rt_fmatch_fixed(const ringtrace_filter *f, const char *p)
+{
+	const struct rt_finsn *in = f->insn, *end = f->insn + f->ninsn;
+	int acc = 0;
+	while (in < end) {
+		switch (in->code) {
+		case RT_F_JF:
+			if (!acc) {
+				in = f->insn + in->arg;
+				continue;
+			}
+			break;
+		case RT_F_JT:
+			if (acc) {
+				in = f->insn + in->arg;
+				continue;
+			}
+			break;
+		case RT_F_NOT:
+			acc = !acc;
+			break;
+		default:
+			acc = rt_fscalar(in, p + in->off);
+			break;
+		}
+		in++;
+	}
+	return acc;
+}
+
 int ringtrace_filter_match(const ringtrace_filter *f, const void *payload, size_t len)
 {
 	const char *p = payload;
 	if (rt_unlikely(len < f->min_len))
 		return 0;
+	/* (RANGE codes are in fixed programs only: never in the loop below) */
+	if (f->fixed)
+		return rt_fmatch_fixed(f, p);
 	int acc = 0;
 	uint32_t pc = 0;
 	while (pc < f->ninsn) {
@@ -874,6 +946,8 @@ static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off)
 
 /* ---- compile ----------------------------------------------------------------- */
 
+static void rt_fprogram_forms(struct ringtrace_filter *f);
+
 int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t nfields,
 			     const char *expr, ringtrace_filter **out, unsigned *err_column)
 {
@@ -971,6 +1045,7 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 	f->var_field = var_field;
 	f->nfields = nfields;
 	memcpy(f->insn, P.insn, isz);
+	rt_fprogram_forms(f);
 	char *tail = (char *)f->insn + isz;
 	memcpy(tail, layout, lsz);
 	f->layout = (const struct rt_flayout *)tail;
@@ -993,9 +1068,9 @@ done:
 }
 
 /*
- * The inline form of a filter that is one integer predicate on a field at
- * a fixed offset: what tracepoints evaluate without a call. 1 and *fp
- * filled in, or 0 if the filter is not that simple.
+ * The range form of an integer test (ringtrace_fast_pred_, off left 0):
+ * 1 and *fp filled in, or 0 if the test has none (not INT, UINT or BITS,
+ * or a comparison that no value passes: v < min, v > max).
  */
 static int rt_fast_none(struct ringtrace_fast_pred_ *fp)
 {
@@ -1003,20 +1078,15 @@ static int rt_fast_none(struct ringtrace_fast_pred_ *fp)
 	return 0;
 }
 
-int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *fp)
+static int rt_insn_range(const struct rt_finsn *in, struct ringtrace_fast_pred_ *fp)
 {
 	memset(fp, 0, sizeof(*fp));
-	if (f->ninsn != 1)
-		return 0;
-	const struct rt_finsn *in = &f->insn[0];
-	if (in->off == RT_VAR_OFF ||
-	    (in->code != RT_F_INT && in->code != RT_F_UINT && in->code != RT_F_BITS))
+	if (in->code != RT_F_INT && in->code != RT_F_UINT && in->code != RT_F_BITS)
 		return 0;
 	const uint64_t all = ~0ull;
 	const uint64_t bits = in->size >= 8 ? all : (1ull << (8 * in->size)) - 1;
 	fp->op = 1;
 	fp->sh = (uint8_t)(64 - 8 * in->size);
-	fp->off = in->off;
 	fp->mask = all;
 	if (in->code == RT_F_BITS) {
 		/* (v & m) != 0: sign-extended first when the field is signed */
@@ -1031,8 +1101,7 @@ int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *
 	fp->bias = is_signed ? 1ull << 63 : 0;
 	uint64_t k = in->v.u ^ fp->bias; /* the literal, in the biased order */
 	/* Each comparison as one range [lo, lo + span] of the biased value;
-	 * the two that can be empty (v < min, v > max) stay with the
-	 * interpreter. */
+	 * the two that can be empty (v < min, v > max) keep their code. */
 	switch (in->cmp) {
 	case RT_C_EQ:
 		fp->lo = k;
@@ -1063,5 +1132,41 @@ int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *
 		fp->span = all - k;
 		break; /* >= */
 	}
+	return 1;
+}
+
+/*
+ * A program of fixed-offset scalar tests runs its integer tests in the
+ * range form (and a one-test program is inlined by the tracepoint in that
+ * form); another keeps its codes.
+ */
+static void rt_fprogram_forms(struct ringtrace_filter *f)
+{
+	f->fixed = 1;
+	for (uint32_t i = 0; i < f->ninsn; i++) {
+		const struct rt_finsn *in = &f->insn[i];
+		if (in->code >= RT_F_INT && (in->code > RT_F_BITS || in->off == RT_VAR_OFF))
+			f->fixed = 0;
+	}
+	for (uint32_t i = 0; i < f->ninsn && f->fixed; i++)
+		if (rt_insn_range(&f->insn[i], &f->insn[i].rg))
+			f->insn[i].code = RT_F_RANGE;
+}
+
+/*
+ * The inline form of a filter that is one integer predicate on a field at
+ * a fixed offset: what tracepoints evaluate without a call. 1 and *fp
+ * filled in, or 0 if the filter is not that simple.
+ */
+int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *fp)
+{
+	memset(fp, 0, sizeof(*fp));
+	if (f->ninsn != 1)
+		return 0;
+	const struct rt_finsn *in = &f->insn[0];
+	if (in->off == RT_VAR_OFF || in->code != RT_F_RANGE)
+		return 0;
+	*fp = in->rg;
+	fp->off = in->off;
 	return 1;
 }
