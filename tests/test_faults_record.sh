@@ -222,15 +222,29 @@ echo $pid >"$d/apid"
 # (the program goes with this script, whatever ends it; killed only if
 # still running: it is waited for below)
 trap 'kill -9 $pid 2>/dev/null || true' EXIT
+# (decided once: the state seen when the loop ends is the one acted on;
+# 20 s at most, whatever the machine's load)
+state=none
 i=0
-while [ $i -lt 200 ] && ! grep -q "^ringtrace: not attachable" "$d/p.err" &&
-	! { fresh "$sockdir/$pid.sock" && grep -q '^ready$' "$d/p.out"; }; do
+while [ $i -lt 1000 ]; do
+	if grep -q "^ringtrace: not attachable" "$d/p.err"; then
+		state=refused
+		break
+	fi
+	if fresh "$sockdir/$pid.sock" && grep -q '^ready$' "$d/p.out"; then
+		state=listening
+		break
+	fi
 	sleep 0.02
 	i=$((i + 1))
 done
-if ! grep -q "^ringtrace: not attachable" "$d/p.err"; then
-	fresh "$sockdir/$pid.sock" && grep -q '^ready$' "$d/p.out" ||
-		{ echo "att: the program does not start: $(cat "$d/p.err")" >&2; exit 3; }
+if [ $state = none ]; then
+	echo "att: the program does not start in 20 s (t0 $t0): $(cat "$d/p.err")" >&2
+	ls -l --time-style=+%s.%N "$sockdir/$pid.sock" >&2 2>&1
+	cat "$d/p.out" >&2
+	exit 3
+fi
+if [ $state = listening ]; then
 	for k in 1 2; do
 		st=0
 		"$rt" record -q -p "$pid" --duration 0.05 -o "$d/a$k" 2>"$d/err$k" &
