@@ -26,9 +26,10 @@
  * A disabled call site costs one load of the event's `state` word and
  * one predicted branch; everything else is out of line (cold).
  *
- * Out of line, per event: ringtrace_run_<name> (what the call site calls)
- * records with an inline reserve/commit (ringtrace_rec_<name>), or, when
- * the event has a filter (ringtrace/filter.h), builds the record in a
+ * Out of line, per event: ringtrace_rec_<name> (what the call site calls
+ * when the event is recorded and nothing else) records with an inline
+ * reserve/commit; ringtrace_run_<name> (what it calls in any other state),
+ * when the event has a filter (ringtrace/filter.h), builds the record in a
  * local, filters it and returns at once if it is rejected;
  * ringtrace_slow_<name> handles everything else (probes, triggers,
  * filters that need the interpreter, records with strings, a thread's

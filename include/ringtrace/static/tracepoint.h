@@ -195,13 +195,21 @@
 #define RINGTRACE_I_EVENT_DECL(name, proto, args)                                                  \
 	RINGTRACE_I_EXTERN_C struct ringtrace_event_desc ringtrace_event_##name;                   \
 	RINGTRACE_I_EXTERN_C void ringtrace_run_##name proto;                                      \
+	RINGTRACE_I_EXTERN_C void ringtrace_rec_##name proto;                                      \
 	typedef void(*ringtrace_probe_##name##_fn)                                                 \
 		RINGTRACE_I_PREPEND(void *, RINGTRACE_I_UNPAREN proto);                            \
+	/* Recording only: straight to the recording code, which then need not  \
+	 * load the state again to know it; anything else to the dispatcher. */                  \
 	static inline __attribute__((unused)) void trace_##name proto                              \
 	{                                                                                          \
-		if (__builtin_expect(                                                              \
-			    __atomic_load_n(&ringtrace_event_##name.state, __ATOMIC_RELAXED), 0))  \
-			ringtrace_run_##name args;                                                 \
+		uint32_t ringtrace_i_s = __atomic_load_n(&ringtrace_event_##name.state,            \
+							 __ATOMIC_RELAXED);                        \
+		if (__builtin_expect(ringtrace_i_s != 0, 0)) {                                     \
+			if (__builtin_expect(ringtrace_i_s == RINGTRACE_EV_RECORD, 1))             \
+				ringtrace_rec_##name args;                                         \
+			else                                                                       \
+				ringtrace_run_##name args;                                         \
+		}                                                                                  \
 	}                                                                                          \
 	static inline __attribute__((unused)) int ringtrace_probe_register_##name(                 \
 		ringtrace_probe_##name##_fn fn, void *data)                                        \
@@ -343,10 +351,11 @@
 	 * read-side section, inline reserve, fields, inline commit. Anything             \
 	 * else goes to the slow function above, by a tail call.                          \
 	 */         \
-	static __attribute__((noinline)) void ringtrace_rec_##name proto                             \
+	RINGTRACE_I_DEFINE_C __attribute__((noinline)) void ringtrace_rec_##name proto               \
 	{                                                                                            \
-		/* Called for this state only: one argument register fewer to keep           \
-		 * for the slow call, which saves the push/pop of a register here. */       \
+		/* Called for this state only (by the call site, which has just             \
+		 * loaded it): one argument register fewer to keep for the slow          \
+		 * call, which saves the push/pop of a register here. */        \
 		const uint32_t ringtrace_i_state = RINGTRACE_EV_RECORD;                              \
 		struct ringtrace_event_desc *ringtrace_i_ev = &ringtrace_event_##name;               \
 		struct ringtrace_reader_node *ringtrace_i_n;                                         \
@@ -390,7 +399,8 @@
 							  RINGTRACE_I_UNPAREN args);                 \
 	}                                                                                            \
 	/*                                                                                 \
-	 * What the call site calls. Recording only: straight to the code above.          \
+	 * What the call site calls when the state is not recording only (and     \
+	 * recording only again by now: straight to the code above).               \
 	 * A fixed-size event with a one-predicate filter and no trigger: the             \
 	 * record is staged in a local and filtered inline, and a rejected call           \
 	 * returns from here having touched no callee-saved register (so the              \
