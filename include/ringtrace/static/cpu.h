@@ -105,6 +105,27 @@ static inline __attribute__((always_inline)) void ringtrace_inc_own_(uint64_t *c
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 #endif
 }
+
+/*
+ * Whether a word that other threads store to (relaxed) is non-zero: on
+ * x86-64 one compare of memory with 0, which needs no register (a
+ * relaxed atomic load is loaded into one first, and on the recording
+ * path that one register more is one the compiler saves and restores on
+ * every event); an aligned 4-byte load, atomic as the atomic load is.
+ * Volatile and with a memory input: the compiler keeps it where the
+ * program has it, after the fences before it. Elsewhere, and under
+ * ThreadSanitizer, a relaxed atomic load.
+ */
+static inline __attribute__((always_inline)) int ringtrace_nonzero_(const uint32_t *w)
+{
+#ifndef RINGTRACE_INC_ATOMIC_
+	int r;
+	__asm__ __volatile__("cmpl $0, %1" : "=@ccne"(r) : "m"(*w));
+	return r;
+#else
+	return __atomic_load_n(w, __ATOMIC_RELAXED) != 0;
+#endif
+}
 #undef RINGTRACE_INC_ATOMIC_
 
 #ifdef __cplusplus

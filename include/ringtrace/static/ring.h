@@ -213,6 +213,19 @@ static inline __attribute__((always_inline)) void ringtrace_warm_(
 }
 
 /*
+ * What ringtrace_reserve_at_ does when it declines, nest raised: keep the
+ * clock reading it took for the general path (see decl_ts) and lower nest.
+ */
+static inline __attribute__((always_inline)) void *ringtrace_decline_(
+	struct ringtrace_wtls_ *t, struct ringtrace_slot_head_ *s, int hw, uint32_t hi, uint64_t lo)
+{
+	t->decl_ts = hw ? (uint64_t)hi << 32 | lo : 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->nest, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
  * Reserve room for an event in the page the thread's writer state t holds:
  * t must be the calling thread's, attached to its buffer, whose clock is
  * the cycle counter; len at most the buffer's max_payload. *id_hdr: the
@@ -244,14 +257,16 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct 
 	 * previous event's payload ended, rounded up to 8: where this one
 	 * starts.
 	 */
-	uint32_t start = t->off;
-	uint32_t next = start + RINGTRACE_EV_SPAN_(len);
+	uintptr_t next_w = (uintptr_t)t->off + RINGTRACE_EV_SPAN_(len);
 	/*
-	 * (Hides from the compiler that next is start + a constant, so that
-	 * it derives the commit offset from next below and start's register
-	 * dies early: one instruction fewer on the path.)
+	 * (Hides from the compiler that next is off + a constant, so that it
+	 * derives the record's address and the commit offset from next below
+	 * and keeps no register for the start: with one register fewer in
+	 * use, the compiler saves none on the path. Pointer-wide, so that
+	 * the record's address needs no zero extension of it: next < 2^32.)
 	 */
-	__asm__("" : "+r"(next));
+	__asm__("" : "+r"(next_w));
+	uint32_t next = (uint32_t)next_w;
 	/*
 	 * The clock, as two halves: the header takes the low one as it is,
 	 * and the gap test compares each with the previous event's. Same
@@ -265,25 +280,21 @@ static inline __attribute__((always_inline)) void *ringtrace_reserve_at_(struct 
 	uint64_t lo; /* (< 2^32) */
 	uint32_t hi;
 	int hw = ringtrace_hw_ticks_halves_(&lo, &hi);
-	if (__builtin_expect(!hw || next > t->limit || hi != t->last_hi ||
-				     (uint32_t)lo < t->last_lo ||
-				     __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0,
-			     0)) {
-		/* The warm-up mark and nothing else: warm up and go on. (The
-		 * tests in this order: clang then keeps end in no register.) */
-		if (!hw || hi != t->last_hi || (uint32_t)lo < t->last_lo ||
-		    __atomic_load_n(&s->steal, __ATOMIC_RELAXED) != 0 || next <= t->limit ||
-		    next > t->end) {
-			/* (for the general path: above) */
-			t->decl_ts = hw ? (uint64_t)hi << 32 | lo : 0;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			__atomic_store_n(&s->nest, 0, __ATOMIC_RELAXED);
-			return 0;
-		}
+	if (__builtin_expect(!hw || hi != t->last_hi || (uint32_t)lo < t->last_lo ||
+				     ringtrace_nonzero_(&s->steal),
+			     0))
+		return ringtrace_decline_(t, s, hw, hi, lo);
+	/* The warm-up mark: warm up and go on; the page's end: decline. (One
+	 * test of limit on the path; the clock's tests are not made again.) */
+	if (__builtin_expect(next > t->limit, 0)) {
+		if (next > t->end)
+			return ringtrace_decline_(t, s, hw, hi, lo);
 		ringtrace_warm_(t, s);
 	}
 	char *page = t->page;
-	uint64_t *h = (uint64_t *)(void *)(page + start);
+	/* (the start again, from next: the stores below take the
+	 * difference as their displacement) */
+	uint64_t *h = (uint64_t *)(void *)(page + next_w - RINGTRACE_EV_SPAN_(len));
 	/* (RINGTRACE_EV_WORD without masking id and len: id <= RINGTRACE_EV_MAX_ID,
 	 * len <= max_payload < 2^16) */
 	/*
