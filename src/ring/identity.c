@@ -9,7 +9,8 @@
  *           if its namespace is the same;
  *   pid     getpid(), without the system call.
  * Read once per process, at the first use (a process that writes reads it
- * at load, writer.c), and again in every forked child (which
+ * when it first opens a buffer for writing, writer.c; one that never
+ * records never reads it), and again in every forked child (which
  * unshare(CLONE_NEWPID) may have put in a new namespace), by an atfork
  * handler registered at that first use (and by the writers' own fork
  * handler, which does not rely on the order of the two).

@@ -565,11 +565,13 @@ struct rt_identity {
 	uint64_t pidns;  /* our pid namespace (inode of /proc/self/ns/pid), 0 if unknown */
 	uint32_t pid;    /* getpid(), without the system call */
 };
-/* This process's identity, read once (writers read it at load). */
+/* This process's identity, read once (writers read it when the process
+ * first opens a buffer for writing). */
 RT_HIDDEN const struct rt_identity *rt_identity(void);
 /*
  * The same without pthread_once (not async-signal-safe): for the writers,
- * whose constructor called rt_identity() already.
+ * whose buffer's creation called rt_identity() already (rt_writers_open).
+ * The cookie is 0 until then.
  */
 RT_HIDDEN const struct rt_identity *rt_identity_loaded(void);
 /* Read it again (in a forked child). */

@@ -81,24 +81,24 @@ static void rt_atfork_parent(void);
 static void rt_atfork_child(void);
 
 /*
- * The process whose threads' writer states these are: set at load and in a
- * forked child (rt_atfork_child), never otherwise, so that a child of
+ * The process whose threads' writer states these are: set when the
+ * process first opens a buffer for writing and in a forked child of such
+ * a process (rt_atfork_child), never otherwise, so that a child of
  * _Fork() or vfork(), which no fork handler saw, can tell that the states
- * it inherited are its parent's (rt_thread_exit).
+ * it inherited are its parent's (rt_thread_exit). 0: no buffer was ever
+ * opened for writing, so no thread has a writer state.
  */
 static uint32_t rt_writers_pid;
 
 /*
  * A constructor, so the key gets a low index: pthread_setspecific() on a
  * low key never allocates, which keeps a thread's first event
- * async-signal-safe. The identity is read here, once, so that the first
- * event of a thread (possibly in a signal handler) only loads it
- * (rt_identity_loaded).
+ * async-signal-safe. No system call here: a process that never records
+ * pays for none (the identity and the pid are read when it first opens a
+ * buffer for writing, rt_writers_open).
  */
 __attribute__((constructor(101))) static void rt_writers_init(void)
 {
-	rt_identity();
-	RT_STORE(&rt_writers_pid, (uint32_t)getpid());
 	if (pthread_key_create(&rt_exit_key, rt_thread_exit) != 0 ||
 	    pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child) != 0 ||
 	    atexit(rt_process_exit) != 0)
@@ -124,10 +124,18 @@ static void rt_writers_close(struct ringtrace_rb *rb)
 
 int rt_writers_open(struct ringtrace_rb *rb)
 {
+	/*
+	 * The identity read now, before any thread can write into rb, so that
+	 * a thread's first event (possibly in a signal handler) only loads it
+	 * (rt_identity_loaded): never outside a buffer's creation.
+	 */
+	rt_identity();
 	/* (untouched pages of it cost no memory; NULL: every tail is counted
 	 * in tails_lost) */
 	rb->tails = calloc(RT_TAILS_MAX, sizeof(*rb->tails));
 	pthread_mutex_lock(&rt_open_lock);
+	if (!RT_LOAD(&rt_writers_pid))
+		RT_STORE(&rt_writers_pid, (uint32_t)getpid());
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
 		if (!rt_open[i].rb) {
 			rb->h.idx = i;
@@ -989,9 +997,11 @@ static void rt_thread_exit(void *arg)
 	/*
 	 * A child of _Fork() or vfork() (no atfork handler ran) has a copy of
 	 * its parent's thread state: its writers are the parent's, which its
-	 * exit must not retire.
+	 * exit must not retire. (0: no buffer was ever opened for writing,
+	 * no thread writes: nothing to do, and no system call at exit.)
 	 */
-	if ((uint32_t)getpid() != RT_LOAD(&rt_writers_pid))
+	uint32_t writers_pid = RT_LOAD(&rt_writers_pid);
+	if (!writers_pid || (uint32_t)getpid() != writers_pid)
 		return;
 	pthread_mutex_lock(&rt_open_lock);
 	for (unsigned i = 0; i < RINGTRACE_RB_MAX_OPEN; i++) {
@@ -1065,10 +1075,14 @@ static void rt_atfork_child(void)
 	 * slot: one claimed with the parent's cookie would be judged by the
 	 * parent's flush as one of the parent's threads, and taken from the
 	 * child as gone (identity.c's own handler did this already; again
-	 * here so that the order does not rest on registration order).
+	 * here so that the order does not rest on registration order). A
+	 * process that never opened a buffer for writing has read neither:
+	 * its child reads them when it opens one.
 	 */
-	rt_identity_refresh();
-	RT_STORE(&rt_writers_pid, (uint32_t)getpid());
+	if (RT_LOAD(&rt_identity_loaded()->cookie))
+		rt_identity_refresh();
+	if (RT_LOAD(&rt_writers_pid))
+		RT_STORE(&rt_writers_pid, (uint32_t)getpid());
 	rt_forget_cached(NULL);
 	memset(ringtrace_wtls_, 0, sizeof(ringtrace_wtls_));
 	pthread_mutex_init(&rt_open_lock, NULL);
