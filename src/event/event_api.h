@@ -49,6 +49,13 @@ static inline void rt_cookie_update(int keep_epoch, uint64_t epoch_bits, int off
  * never unmapped; a spare costs 8 KiB. Not for signal handlers.
  */
 RT_HIDDEN void rt_rcu_spare_nodes(uint32_t want);
+/*
+ * Register the process for membarrier (or make readers fence), once; made
+ * at a thread's first read-side section at the latest. Where sections
+ * are about to begin (a session, a probe), so that the first does not pay
+ * for it.
+ */
+RT_HIDDEN void rt_rcu_register(void);
 
 /* One registry entry per event ever registered in the process. */
 struct rt_entry {
@@ -76,9 +83,17 @@ RT_HIDDEN int rt_is_glob(const char *p);
 /* Set or clear one state bit of a loaded event (an atomic RMW: triggers
  * change RINGTRACE_EV_RECORD from tracepoints, without the lock). */
 RT_HIDDEN void rt_set_state_bit(struct ringtrace_event_desc *d, uint32_t bit, int on);
-/* Read the environment's rules once (RINGTRACE_EVENTS, then the hooks'
- * read_env). Lock held. */
+/*
+ * The registry's first consultation, once: read the environment's rules
+ * (RINGTRACE_EVENTS, then the hooks' read_env), then register the events
+ * whose registration was deferred until now (registry.c). Every function
+ * that looks at the registry's entries or rules calls it first. Lock held.
+ */
 RT_HIDDEN void rt_read_env_locked(void);
+/* Register the deferred events, in their order (rt_read_env_locked). */
+RT_HIDDEN void rt_register_pending_locked(void);
+/* The first registration found no rule in the environment and deferred. */
+RT_HIDDEN int rt_env_found_quiet(void);
 
 /*
  * The enable rules as they stand (a copy; NULL with a message when out of

@@ -22,6 +22,7 @@ int ringtrace_probe_register(struct ringtrace_event_desc *ev, ringtrace_probe_fn
 	if (!ev || !fn)
 		return rt_error(RINGTRACE_EINVAL, "probe_register: NULL event or function");
 	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked(); /* (registers the deferred events) */
 	struct rt_entry *e = ev->reg;
 	if (!e || e->desc != ev) {
 		pthread_mutex_unlock(&rt_reg_lock);
@@ -49,6 +50,7 @@ int ringtrace_probe_register(struct ringtrace_event_desc *ev, ringtrace_probe_fn
 		set->probe[i] = old->probe[i];
 	set->probe[n].fn = fn;
 	set->probe[n].data = data;
+	rt_rcu_register(); /* (before the event's first call enters a section) */
 	e->probes = set;
 	rt_apply_probes(e);
 	pthread_mutex_unlock(&rt_reg_lock);
@@ -62,6 +64,7 @@ int ringtrace_probe_unregister(struct ringtrace_event_desc *ev, ringtrace_probe_
 	if (!ev || !fn)
 		return rt_error(RINGTRACE_EINVAL, "probe_unregister: NULL event or function");
 	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked();
 	struct rt_entry *e = ev->reg;
 	struct ringtrace_probe_set *old = e && e->desc == ev ? e->probes : NULL;
 	uint32_t n = old ? old->count : 0, at = n;

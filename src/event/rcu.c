@@ -29,6 +29,14 @@
  *      counter, so a thread that keeps entering sections cannot hold the
  *      updater up.
  *
+ * No section can have begun before a thread takes its first node, and the
+ * process registers for membarrier only then (ringtrace_read_register_,
+ * rt_rcu_register): a process that never enters a section (one that
+ * nobody traces) makes no membarrier call, neither at start nor when its
+ * events unregister at exit or dlclose, whose grace periods have nothing
+ * to wait for. The registration precedes the node, so that the fence mode
+ * (registration refused) is in force before any section begins.
+ *
  * Nodes live in a list that only grows (each mmap'd alone, so that a
  * thread's first tracepoint may be in a signal handler); a thread that
  * exits marks its node free for the next thread.
@@ -65,6 +73,14 @@ static struct ringtrace_reader_node *rt_nodes; /* push-only list */
 static pthread_mutex_t rt_sync_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t rt_node_key;
 static int rt_use_membarrier;
+/*
+ * 0 until a thread first takes a reader node (no section has begun yet);
+ * then RT_RCU_MEMBARRIER, or RT_RCU_FENCE where the registration was
+ * refused (readers fence themselves). Set once; seq_cst, see
+ * ringtrace_synchronize().
+ */
+enum { RT_RCU_NONE, RT_RCU_MEMBARRIER, RT_RCU_FENCE };
+static int rt_rcu_mode;
 
 static void rt_node_release(void *arg)
 {
@@ -96,14 +112,37 @@ static void rt_rcu_atfork_child(void)
 	}
 }
 
+/* (the key in a constructor: a low index, whose setspecific never allocates) */
 __attribute__((constructor(101))) static void rt_rcu_init(void)
 {
 	pthread_key_create(&rt_node_key, rt_node_release);
 	pthread_atfork(NULL, NULL, rt_rcu_atfork_child);
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-		rt_use_membarrier = 1;
-	else
+}
+
+/*
+ * Before the first node is taken: register for the expedited barrier, or
+ * make readers fence. Async-signal-safe (a thread's first section may be
+ * in a signal handler): one system call; two threads racing here both
+ * make it (registering twice is harmless), the first to finish decides.
+ * In a process with threads the kernel waits for a grace period of its
+ * own here (milliseconds): a session's start calls this
+ * (rt_rcu_spare_nodes), as does a probe's registration, so that the first
+ * event does not.
+ */
+void rt_rcu_register(void)
+{
+	if (__atomic_load_n(&rt_rcu_mode, __ATOMIC_SEQ_CST) != RT_RCU_NONE)
+		return;
+	int mode = RT_RCU_FENCE;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+		__atomic_store_n(&rt_use_membarrier, 1, __ATOMIC_RELAXED);
+		mode = RT_RCU_MEMBARRIER;
+	} else {
 		rt_readers_fence();
+	}
+	int none = RT_RCU_NONE;
+	__atomic_compare_exchange_n(&rt_rcu_mode, &none, mode, 0, __ATOMIC_SEQ_CST,
+				    __ATOMIC_SEQ_CST);
 }
 
 /* Push c on the list with in_use as given; c. */
@@ -161,6 +200,7 @@ static struct ringtrace_reader_node *rt_node_reserve(void)
 
 void rt_rcu_spare_nodes(uint32_t want)
 {
+	rt_rcu_register();
 	uint32_t free_nodes = 0;
 	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE);
 	     n && free_nodes < want; n = n->next)
@@ -174,6 +214,7 @@ void rt_rcu_spare_nodes(uint32_t want)
 struct ringtrace_reader_node *ringtrace_read_register_(void)
 {
 	struct ringtrace_reader_node *n;
+	rt_rcu_register();
 	for (;;) {
 		for (n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n; n = n->next) {
 			uint32_t z = 0;
@@ -195,6 +236,10 @@ got:
 	__atomic_store_n(&n->seq, 0, __ATOMIC_RELAXED);
 	ringtrace_thr_.rnode = n;
 	pthread_setspecific(rt_node_key, n);
+	/* The mode's store (or load) before anything this thread's sections
+	 * load: an updater that found no mode set (ringtrace_synchronize) has
+	 * published before we look. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return n;
 }
 
@@ -204,7 +249,17 @@ void ringtrace_synchronize(void)
 	uint64_t gp = __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_RELAXED) + 2;
 	__atomic_store_n(&ringtrace_rcu_gp_, gp, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!rt_use_membarrier ||
+	/*
+	 * No thread has taken a node: no section has begun, and one that
+	 * begins now sees what the caller published (its thread's fence after
+	 * setting the mode pairs with ours before this load). Nothing to wait
+	 * for, and no barrier to send.
+	 */
+	if (__atomic_load_n(&rt_rcu_mode, __ATOMIC_SEQ_CST) == RT_RCU_NONE) {
+		pthread_mutex_unlock(&rt_sync_lock);
+		return;
+	}
+	if (!__atomic_load_n(&rt_use_membarrier, __ATOMIC_RELAXED) ||
 	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
 		/*
 		 * membarrier failed (a seccomp filter installed after start?):
@@ -219,7 +274,7 @@ void ringtrace_synchronize(void)
 			struct timespec d = {0, 20 * 1000 * 1000};
 			nanosleep(&d, NULL);
 		}
-		rt_use_membarrier = 0;
+		__atomic_store_n(&rt_use_membarrier, 0, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	}
 	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n;
