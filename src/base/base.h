@@ -84,8 +84,15 @@ struct rt_clock {
 	uint64_t base_ns;    /* ... and CLOCK_MONOTONIC ns at the same instant */
 };
 
-/* Calibrate once per process (thread-safe); returns the process clock. */
+/*
+ * Calibrate once per process (thread-safe); returns the process clock.
+ * Called where a timestamp needs converting or the calibration is sent
+ * (a buffer's creation, an attach's HELLO), never at load: a program
+ * nobody traces does not calibrate.
+ */
 RT_HIDDEN const struct rt_clock *rt_clock_get(void);
+/* Whether rt_clock_get() has calibrated (or is calibrating) in this process. */
+RT_HIDDEN int rt_clock_calibrated(void);
 RT_HIDDEN uint64_t rt_mono_ns(void);
 /*
  * The cycle counter (0 where there is none) and CLOCK_MONOTONIC ns read

@@ -28,6 +28,7 @@
 
 static struct rt_clock rt_clock_state;
 static pthread_once_t rt_clock_once = PTHREAD_ONCE_INIT;
+static int rt_clock_started;
 
 uint64_t rt_mono_ns(void)
 {
@@ -75,6 +76,7 @@ void rt_clock_sample(uint64_t *ticks, uint64_t *ns)
 static void rt_clock_init(void)
 {
 	struct rt_clock *c = &rt_clock_state;
+	__atomic_store_n(&rt_clock_started, 1, __ATOMIC_RELAXED);
 	if (!rt_have_invariant_counter()) {
 		c->is_tsc = 0;
 		c->freq = 1000000000ull;
@@ -133,6 +135,11 @@ const struct rt_clock *rt_clock_get(void)
 {
 	pthread_once(&rt_clock_once, rt_clock_init);
 	return &rt_clock_state;
+}
+
+int rt_clock_calibrated(void)
+{
+	return __atomic_load_n(&rt_clock_started, __ATOMIC_RELAXED);
 }
 
 uint64_t rt_clock_to_ns(const struct rt_clock *c, uint64_t ticks)

@@ -34,6 +34,7 @@ int ringtrace_attach_dir_check(const char *dir, unsigned uid)
 			 "attach directory %s: not a directory of uid %u with no access for "
 			 "others (owner %u, mode %03o)",
 			 dir, (unsigned)uid, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+		errno = EPERM; /* (not ENOENT: there is one, not ours to use) */
 		return -1;
 	}
 	return fd;
@@ -68,12 +69,17 @@ int ringtrace_attach_dir_open(int create, char *path, size_t n)
 		rt_error(RINGTRACE_EINVAL, "attach directory: path too long");
 		return -1;
 	}
-	int created = create && mkdir(path, 0700) == 0;
-	if (create && !created && errno != EEXIST) {
+	/* Opened first, made only if it is not there: a program's start makes
+	 * one system call here, not two, once the directory exists. */
+	int fd = ringtrace_attach_dir_check(path, uid);
+	if (fd >= 0 || !create || errno != ENOENT)
+		return fd;
+	int created = mkdir(path, 0700) == 0;
+	if (!created && errno != EEXIST) {
 		rt_error(RINGTRACE_ESYS, "attach directory %s: %s", path, strerror(errno));
 		return -1;
 	}
-	int fd = ringtrace_attach_dir_check(path, uid);
+	fd = ringtrace_attach_dir_check(path, uid);
 	/* (the umask may have cut the owner's bits of one we made: 0700 exactly) */
 	if (fd >= 0 && created)
 		fchmod(fd, 0700);

@@ -441,11 +441,9 @@ static int rt_att_listen(int verbose)
 	 * directory) can connect at once, never between bind and listen.
 	 */
 	char name[32], tmp[40];
-	snprintf(name, sizeof(name), "%u.sock", (unsigned)getpid());
-	snprintf(tmp, sizeof(tmp), ".%u.sock.new", (unsigned)getpid());
-	/* (files of these names are a dead process's, whose pid this one has) */
-	unlinkat(dfd, name, 0);
-	unlinkat(dfd, tmp, 0);
+	pid_t pid = getpid();
+	snprintf(name, sizeof(name), "%u.sock", (unsigned)pid);
+	snprintf(tmp, sizeof(tmp), ".%u.sock.new", (unsigned)pid);
 	struct sockaddr_un a;
 	memset(&a, 0, sizeof(a));
 	a.sun_family = AF_UNIX;
@@ -453,9 +451,22 @@ static int rt_att_listen(int verbose)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	/* (connect needs write permission on the socket: the directory's 0700
 	 * already keeps others out; the file need not add to it) */
-	if (fd < 0 || len < 0 || (size_t)len >= sizeof(a.sun_path) ||
-	    bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 8) != 0 ||
-	    fchmodat(dfd, tmp, 0600, 0) != 0 || renameat(dfd, tmp, dfd, name) != 0) {
+	/*
+	 * Files of these names are a dead process's, whose pid this one has:
+	 * the temporary one is removed if bind finds it (not before: a start
+	 * makes no system call it can do without), <pid>.sock is replaced by
+	 * the rename.
+	 */
+	int bound = fd >= 0 && len >= 0 && (size_t)len < sizeof(a.sun_path) &&
+		    bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (!bound && fd >= 0 && errno == EADDRINUSE) {
+		if (unlinkat(dfd, tmp, 0) == 0)
+			bound = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		else
+			errno = EADDRINUSE; /* (what is said: bind's error) */
+	}
+	if (!bound || listen(fd, 8) != 0 || fchmodat(dfd, tmp, 0600, 0) != 0 ||
+	    renameat(dfd, tmp, dfd, name) != 0) {
 		if (verbose)
 			fprintf(stderr, "ringtrace: not attachable: socket in %s: %s\n", dir,
 				strerror(errno));
@@ -466,6 +477,7 @@ static int rt_att_listen(int verbose)
 		return -1;
 	}
 	memcpy(rt_att_name, name, sizeof(name));
+	rt_att_pid = pid;
 	__atomic_store_n(&rt_att_fd, fd, __ATOMIC_RELAXED);
 	__atomic_store_n(&rt_att_dirfd, dfd, __ATOMIC_RELEASE);
 	return 0;
@@ -485,13 +497,12 @@ static void *rt_att_thread(void *arg)
 		return NULL;
 	}
 	/*
-	 * The trace clock's calibration (20 ms asleep, once per process) done
-	 * now, beside the program, rather than in the first attach, of which
-	 * it would be a large part. (Not the membarrier registration, the
-	 * other once-only cost: it would make every program a target of
-	 * other processes' expedited barriers whether traced or not.)
+	 * Not the trace clock's calibration (20 ms asleep, two CPUID
+	 * instructions, each a VM exit in a guest): every program would pay
+	 * for it, traced or not. It happens at the first connection (the
+	 * HELLO carries the calibration) or the first session, whichever
+	 * comes first, once per process.
 	 */
-	(void)rt_clock_get();
 	int lfd = __atomic_load_n(&rt_att_fd, __ATOMIC_RELAXED);
 	for (;;) {
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -515,17 +526,26 @@ static void *rt_att_thread(void *arg)
 static void rt_att_exit(void)
 {
 	int dfd = __atomic_load_n(&rt_att_dirfd, __ATOMIC_ACQUIRE);
-	if (dfd >= 0 && getpid() == rt_att_pid)
-		unlinkat(dfd, rt_att_name, 0);
-	/* Recorded by a peer: the trace is finished here (the peer sees the
-	 * connection end). Not in a forked child: the session is the parent's. */
-	if (getpid() == rt_att_pid) {
-		struct ringtrace_attach_stopped out;
+	/* No socket (not made yet, or a forked child's, closed): nothing to
+	 * remove, and no peer can have started a session; a RECORD from now
+	 * on is refused all the same. (No system call: a program that exits
+	 * before its listener made the socket pays none here.) */
+	if (dfd < 0) {
 		pthread_mutex_lock(&rt_att_lock);
-		rt_att_closing = 1; /* (a RECORD from now on is refused) */
-		rt_att_end(&out, 0);
+		rt_att_closing = 1;
 		pthread_mutex_unlock(&rt_att_lock);
+		return;
 	}
+	if (getpid() != rt_att_pid)
+		return; /* (a child of _Fork or vfork: the socket is its parent's) */
+	unlinkat(dfd, rt_att_name, 0);
+	/* Recorded by a peer: the trace is finished here (the peer sees the
+	 * connection end). */
+	struct ringtrace_attach_stopped out;
+	pthread_mutex_lock(&rt_att_lock);
+	rt_att_closing = 1; /* (a RECORD from now on is refused) */
+	rt_att_end(&out, 0);
+	pthread_mutex_unlock(&rt_att_lock);
 }
 
 /*
@@ -560,7 +580,6 @@ void rt_attach_start(void)
 	int verbose = v && strcmp(v, "1") == 0;
 	if (rt_secure_mode() && geteuid() != 0)
 		return; /* attachable by root only, and root's directory is not ours to make */
-	rt_att_pid = getpid();
 	/* (RINGTRACE_ATTACH_WAIT's deadline: on the monotonic clock) */
 	pthread_condattr_t ca;
 	if (pthread_condattr_init(&ca) == 0) {
@@ -576,7 +595,9 @@ void rt_attach_start(void)
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 256 * 1024);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	/* The thread takes no signal: they are blocked around its creation. */
+	/* The thread takes no signal: they are blocked around its creation.
+	 * (Not pthread_attr_setsigmask_np, which would save these two system
+	 * calls but allocates: malloc's first use costs three.) */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
