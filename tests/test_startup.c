@@ -10,7 +10,12 @@
  *    read-side section, not at load; an event unregistered before that
  *    (a dlclose, the process's exit) sends no barrier;
  *  - the attach listener listens without calibrating the trace clock; the
- *    first connection's HELLO carries a calibration, made then.
+ *    first connection's HELLO carries a calibration, made then;
+ *  - with no rule in the environment, the events are registered (their
+ *    schemas copied, ids given) at the registry's first consultation, in
+ *    their order, and a session started later records them; one
+ *    unregistered before (a dlclose) is forgotten; with a rule in the
+ *    environment they are registered at load, the rule applied.
  *
  * Each case needs a process in which nothing was traced yet
  * (CHECK_CASE_ALONE).
@@ -26,7 +31,8 @@
 
 #define RINGTRACE_CREATE_EVENTS
 #include "base/base.h"
-#include "check.h"
+#include "event/event_api.h"
+#include "events_util.h"
 #include "ring/ring_internal.h"
 #include "ringtrace/attach.h"
 #include "ringtrace/tracepoint.h"
@@ -200,12 +206,105 @@ static void listener_no_calibration(void)
 	close(dfd);
 }
 
+/* RINGTRACE_EVENTS, _FILTERS, _TRIGGERS: set in this environment. */
+static int env_has_rules(void)
+{
+	const char *n[] = {"RINGTRACE_EVENTS", "RINGTRACE_FILTERS", "RINGTRACE_TRIGGERS"};
+	for (int i = 0; i < 3; i++)
+		if (getenv(n[i]) && *getenv(n[i]))
+			return 1;
+	return 0;
+}
+
+static void registry_deferred(void)
+{
+	if (env_has_rules())
+		CHECK_SKIP("a RINGTRACE_ rule in the environment: registered at load");
+	CHECK_EQ_U64(rt_nentries, 0);
+	/* The first consultation: both events, the library's printf first
+	 * (its constructor runs before the program's), with their ids. */
+	CHECK_EQ_U64(ringtrace_event_count(), 2);
+	struct ringtrace_event_info a, b;
+	CHECK_OK(ringtrace_event_get(0, &a));
+	CHECK_OK(ringtrace_event_get(1, &b));
+	CHECK(strcmp(a.name, "ringtrace_printf") == 0 && a.id == RINGTRACE_EVENT_ID_PRINTF);
+	CHECK(strcmp(b.name, "startup_test_event") == 0 && b.id == RINGTRACE_EVENT_ID_FIRST);
+	CHECK(b.loaded && !b.enabled);
+	CHECK_EQ_U64(ringtrace_event_startup_test_event.id, b.id);
+}
+
+static void reg_recorded(void)
+{
+	if (env_has_rules())
+		CHECK_SKIP("a RINGTRACE_ rule in the environment: registered at load");
+	CHECK_EQ_U64(rt_nentries, 0);
+	trace_startup_test_event(1); /* (not registered yet: nothing) */
+	CHECK_EQ_U64(ringtrace_event_startup_test_event.state, 0);
+	CHECK(ringtrace_event_enable("startup_test_event") == 1);
+	ringtrace_rb *rb = evu_buffer(4096, 16);
+	trace_startup_test_event(42);
+	struct evu_list l = {0};
+	evu_collect(rb, &l);
+	CHECK_EQ_U64(l.n, 1);
+	CHECK_EQ_U64(l.ev[0].id, evu_id("startup_test_event"));
+	int v = 0;
+	memcpy(&v, l.ev[0].data, sizeof(v));
+	CHECK_EQ_U64(v, 42);
+	evu_list_free(&l);
+	evu_buffer_done(rb);
+}
+
+static void reg_unregistered(void)
+{
+	if (env_has_rules())
+		CHECK_SKIP("a RINGTRACE_ rule in the environment: registered at load");
+	ringtrace_event_unregister(&ringtrace_event_startup_test_event);
+	CHECK_EQ_U64(rt_nentries, 0);
+	struct ringtrace_event_info info;
+	CHECK(ringtrace_event_lookup("startup_test_event", &info) == -RINGTRACE_ENOENT);
+	CHECK_EQ_U64(ringtrace_event_count(), 1); /* (ringtrace_printf) */
+	ringtrace_event_register(&ringtrace_event_startup_test_event);
+	CHECK_OK(ringtrace_event_lookup("startup_test_event", &info));
+	CHECK(info.loaded && info.id == RINGTRACE_EVENT_ID_FIRST);
+}
+
+/* Run again with RINGTRACE_EVENTS set: registered at load, enabled. */
+static void registry_env_rule_at_load(void)
+{
+	const char *v = getenv("RINGTRACE_EVENTS");
+	if (!v || strcmp(v, "startup_test_event") != 0) {
+		char self[4096];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		CHECK(n > 0);
+		self[n] = 0;
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			setenv("RINGTRACE_EVENTS", "startup_test_event", 1);
+			execl(self, self, "startup_registry_env_rule_registers_at_load",
+			      (char *)NULL);
+			_exit(127);
+		}
+		int st = 0;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the run with RINGTRACE_EVENTS: %#x",
+		       st);
+		return;
+	}
+	CHECK_EQ_U64(rt_nentries, 2);
+	CHECK_EQ_U64(ringtrace_event_startup_test_event.state, RINGTRACE_EV_RECORD);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE_ALONE(startup_identity_read_at_first_buffer, identity_at_first_buffer),
 	CHECK_CASE_ALONE(startup_fork_child_reads_its_own_identity, fork_child_identity),
 	CHECK_CASE_ALONE(startup_membarrier_registered_at_first_section, mb_first_section),
 	CHECK_CASE_ALONE(startup_unregister_before_any_section_no_barrier, mb_unregister),
 	CHECK_CASE_ALONE(startup_listener_does_not_calibrate_the_clock, listener_no_calibration),
+	CHECK_CASE_ALONE(startup_registry_deferred_to_first_consultation, registry_deferred),
+	CHECK_CASE_ALONE(startup_registry_deferred_event_recorded_later, reg_recorded),
+	CHECK_CASE_ALONE(startup_registry_deferred_event_unregistered, reg_unregistered),
+	CHECK_CASE_ALONE(startup_registry_env_rule_registers_at_load, registry_env_rule_at_load),
 };
 
 int main(int argc, char **argv)

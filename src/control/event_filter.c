@@ -191,6 +191,7 @@ int ringtrace_event_get_filter(const char *name, char *buf, size_t size)
 	if (!name)
 		return rt_error(RINGTRACE_EINVAL, "event_get_filter: NULL name");
 	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked();
 	for (uint32_t i = 0; i < rt_nentries; i++) {
 		struct rt_entry *e = rt_entries[i];
 		if (e->desc && strcmp(e->name, name) == 0) {

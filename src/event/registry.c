@@ -186,14 +186,103 @@ static struct rt_entry *rt_new_entry(const struct ringtrace_event_desc *d)
 	return e;
 }
 
+/* ---- deferred registration ------------------------------------------------- */
+
+/*
+ * A program nobody traces never looks at its registry: copying each
+ * event's schema at load (a malloc arena set up, its system calls and
+ * page faults) would be work for nothing. While nothing has consulted
+ * the registry (rt_env_read: the first session, any enable, filter,
+ * trigger, probe or query call reads the environment first), and the
+ * environment has no rule that could make an event act on its own
+ * (RINGTRACE_EVENTS, RINGTRACE_FILTERS, RINGTRACE_TRIGGERS: read once,
+ * at the first registration, as the rules always were), an event is
+ * only noted here, in registration order. Its state stays 0, which is
+ * what the rules would have given it: its calls do nothing. The first
+ * consultation registers the noted events, in their order, before it
+ * reads anything (rt_register_pending_locked). Past RT_PENDING_MAX
+ * events, or with such a rule set, registration is immediate.
+ */
+#define RT_PENDING_MAX 64u
+static struct ringtrace_event_desc *rt_pending[RT_PENDING_MAX];
+static uint32_t rt_npending;
+static int rt_env_quiet = -1; /* -1: not looked at yet */
+
+static int rt_env_has_rules(void)
+{
+	static const char *const names[] = {"RINGTRACE_EVENTS", "RINGTRACE_FILTERS",
+					    "RINGTRACE_TRIGGERS"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *v = rt_getenv(names[i]);
+		if (v && *v)
+			return 1;
+	}
+	return 0;
+}
+
+/* ev noted for later (1), or it must be registered now (0). Lock held. */
+static int rt_defer_locked(struct ringtrace_event_desc *ev)
+{
+	if (rt_env_read || ev->reg)
+		return 0;
+	if (rt_env_quiet < 0)
+		rt_env_quiet = !rt_env_has_rules();
+	if (!rt_env_quiet)
+		return 0;
+	for (uint32_t i = 0; i < rt_npending; i++)
+		if (rt_pending[i] == ev)
+			return 1;
+	if (rt_npending == RT_PENDING_MAX)
+		return 0;
+	rt_pending[rt_npending++] = ev;
+	return 1;
+}
+
+/* ev was noted and is forgotten (it was never registered): 1. Lock held. */
+static int rt_undefer_locked(struct ringtrace_event_desc *ev)
+{
+	for (uint32_t i = 0; i < rt_npending; i++) {
+		if (rt_pending[i] == ev) {
+			memmove(&rt_pending[i], &rt_pending[i + 1],
+				(rt_npending - i - 1) * sizeof(rt_pending[0]));
+			rt_npending--;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int rt_env_found_quiet(void)
+{
+	return rt_env_quiet == 1;
+}
+
+static void rt_register_locked(struct ringtrace_event_desc *ev);
+
+void rt_register_pending_locked(void)
+{
+	uint32_t n = rt_npending;
+	rt_npending = 0;
+	for (uint32_t i = 0; i < n; i++)
+		rt_register_locked(rt_pending[i]);
+}
+
 void ringtrace_event_register(struct ringtrace_event_desc *ev)
 {
 	pthread_mutex_lock(&rt_reg_lock);
-	rt_read_env_locked();
-	if (ev->reg) {
-		pthread_mutex_unlock(&rt_reg_lock);
-		return;
+	if (!rt_defer_locked(ev)) {
+		rt_read_env_locked();
+		rt_register_locked(ev);
 	}
+	pthread_mutex_unlock(&rt_reg_lock);
+}
+
+/* ---- registration --------------------------------------------------------- */
+
+static void rt_register_locked(struct ringtrace_event_desc *ev)
+{
+	if (ev->reg)
+		return;
 	struct rt_entry *e = NULL;
 	/* A library loaded again gets its old id back if nothing changed. */
 	for (uint32_t i = 0; i < rt_nentries; i++) {
@@ -207,7 +296,6 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 				"ringtrace: event \"%s\" (%s) is defined twice (also in %s); "
 				"the second definition is not registered\n",
 				ev->name, ev->file, c->file);
-			pthread_mutex_unlock(&rt_reg_lock);
 			return;
 		}
 	}
@@ -218,7 +306,6 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 			fprintf(stderr,
 				"ringtrace: event \"%s\" not registered: more than %u events\n",
 				ev->name, RINGTRACE_EV_MAX_ID);
-			pthread_mutex_unlock(&rt_reg_lock);
 			return;
 		}
 		if (rt_nentries == rt_capentries) {
@@ -228,7 +315,6 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 				fprintf(stderr,
 					"ringtrace: event \"%s\" not registered: out of memory\n",
 					ev->name);
-				pthread_mutex_unlock(&rt_reg_lock);
 				return;
 			}
 			rt_entries = n;
@@ -238,7 +324,6 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 		if (!e) {
 			fprintf(stderr, "ringtrace: event \"%s\" not registered: out of memory\n",
 				ev->name);
-			pthread_mutex_unlock(&rt_reg_lock);
 			return;
 		}
 		e->id = id;
@@ -256,12 +341,15 @@ void ringtrace_event_register(struct ringtrace_event_desc *ev)
 	rt_apply(e);
 	if (rt_ev_hooks.loaded)
 		rt_ev_hooks.loaded(e);
-	pthread_mutex_unlock(&rt_reg_lock);
 }
 
 void ringtrace_event_unregister(struct ringtrace_event_desc *ev)
 {
 	pthread_mutex_lock(&rt_reg_lock);
+	if (rt_undefer_locked(ev)) {
+		pthread_mutex_unlock(&rt_reg_lock);
+		return;
+	}
 	struct rt_entry *e = ev->reg;
 	if (!e || e->desc != ev) {
 		pthread_mutex_unlock(&rt_reg_lock);
@@ -306,6 +394,7 @@ static void rt_info(const struct rt_entry *e, struct ringtrace_event_info *out)
 uint32_t ringtrace_event_count(void)
 {
 	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked(); /* (registers the noted events) */
 	uint32_t n = rt_nentries;
 	pthread_mutex_unlock(&rt_reg_lock);
 	return n;
@@ -315,6 +404,7 @@ int ringtrace_event_get(uint32_t index, struct ringtrace_event_info *out)
 {
 	int err = 0;
 	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked();
 	if (!out || index >= rt_nentries)
 		err = rt_error(RINGTRACE_ENOENT, "no event at registry index %u (%u events)", index,
 			       rt_nentries);
@@ -329,6 +419,7 @@ int ringtrace_event_lookup(const char *name, struct ringtrace_event_info *out)
 	if (!name || !out)
 		return rt_error(RINGTRACE_EINVAL, "event_lookup: NULL argument");
 	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked();
 	for (uint32_t i = 0; i < rt_nentries; i++) {
 		if (rt_entries[i]->desc && strcmp(rt_entries[i]->name, name) == 0) {
 			rt_info(rt_entries[i], out);
@@ -345,6 +436,7 @@ int ringtrace_event_by_id(uint32_t id, struct ringtrace_event_info *out)
 	if (!out)
 		return rt_error(RINGTRACE_EINVAL, "event_by_id: NULL argument");
 	pthread_mutex_lock(&rt_reg_lock);
+	rt_read_env_locked();
 	for (uint32_t i = 0; i < rt_nentries; i++) {
 		if (rt_entries[i]->id == id) {
 			rt_info(rt_entries[i], out);

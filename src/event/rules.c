@@ -177,13 +177,21 @@ void rt_read_env_locked(void)
 	if (rt_env_read)
 		return;
 	rt_env_read = 1;
-	const char *env = rt_getenv("RINGTRACE_EVENTS");
-	if (env && *env && rt_configure_locked(env, 1, 1) < 0)
-		fprintf(stderr,
-			"ringtrace: RINGTRACE_EVENTS=\"%s\": %s (no event enabled from it)\n", env,
-			ringtrace_last_error());
-	if (rt_ev_hooks.read_env)
-		rt_ev_hooks.read_env();
+	/* (found empty at the first registration, which deferred the events:
+	 * the rules are what they were then, none) */
+	if (!rt_env_found_quiet()) {
+		const char *env = rt_getenv("RINGTRACE_EVENTS");
+		if (env && *env && rt_configure_locked(env, 1, 1) < 0)
+			fprintf(stderr,
+				"ringtrace: RINGTRACE_EVENTS=\"%s\": %s (no event enabled from "
+				"it)\n",
+				env, ringtrace_last_error());
+		if (rt_ev_hooks.read_env)
+			rt_ev_hooks.read_env();
+	}
+	/* The events registered before, as if registered now: the rules
+	 * apply to each as it would have at its registration. */
+	rt_register_pending_locked();
 }
 
 int ringtrace_events_configure(const char *spec)
