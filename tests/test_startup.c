@@ -33,7 +33,7 @@
 #include "base/base.h"
 #include "event/event_api.h"
 #include "events_util.h"
-#include "ring/ring_internal.h"
+#include "ring/ring_api.h"
 #include "ringtrace/attach.h"
 #include "ringtrace/tracepoint.h"
 

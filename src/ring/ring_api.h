@@ -47,4 +47,21 @@ RT_HIDDEN uint32_t rt_rb_retired_tails(const struct ringtrace_rb *rb);
  */
 RT_HIDDEN int rt_rb_use_clock(struct ringtrace_rb *rb, const struct rt_clock *c);
 
+/*
+ * Who this process is, as the slots its threads claim record it
+ * (identity.c). Read when the process first creates a buffer, not at
+ * load: until then the cookie is 0.
+ */
+struct rt_identity {
+	uint64_t cookie; /* random per process, never 0: a slot with it is one of our threads' */
+	uint64_t pidns;  /* our pid namespace (inode of /proc/self/ns/pid), 0 if unknown */
+	uint32_t pid;    /* getpid(), without the system call */
+};
+/*
+ * The identity without reading it (no pthread_once, which is not
+ * async-signal-safe): for the writers, whose buffer's creation read it
+ * (rt_writers_open), and for whoever asks whether it was read.
+ */
+RT_HIDDEN const struct rt_identity *rt_identity_loaded(void);
+
 #endif /* RINGTRACE_RING_API_H */

@@ -559,21 +559,10 @@ RT_HIDDEN int rt_guard_range(const char *base, size_t size, int (*fn)(void *arg)
 RT_HIDDEN void rt_set_fast_epoch(struct ringtrace_rb *rb);
 RT_HIDDEN int rt_membarrier(int cmd);
 
-/* ---- identity.c ---- */
-struct rt_identity {
-	uint64_t cookie; /* random per process, never 0: a slot with it is one of our threads' */
-	uint64_t pidns;  /* our pid namespace (inode of /proc/self/ns/pid), 0 if unknown */
-	uint32_t pid;    /* getpid(), without the system call */
-};
+/* ---- identity.c ---- (struct rt_identity, rt_identity_loaded: ring_api.h) */
 /* This process's identity, read once (writers read it when the process
  * first opens a buffer for writing). */
 RT_HIDDEN const struct rt_identity *rt_identity(void);
-/*
- * The same without pthread_once (not async-signal-safe): for the writers,
- * whose buffer's creation called rt_identity() already (rt_writers_open).
- * The cookie is 0 until then.
- */
-RT_HIDDEN const struct rt_identity *rt_identity_loaded(void);
 /* Read it again (in a forked child). */
 RT_HIDDEN void rt_identity_refresh(void);
 
