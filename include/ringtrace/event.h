@@ -26,7 +26,11 @@
  *  - Event ids are assigned by the registry, never reused in a process;
  *    an event of a library unloaded with dlclose() keeps its id and schema
  *    (ringtrace_event_by_id() still finds it, for readers) but is no longer
- *    listed or enabled.
+ *    listed or enabled. A program that sets no RINGTRACE_EVENTS,
+ *    RINGTRACE_FILTERS or RINGTRACE_TRIGGERS registers its events when
+ *    the registry is first consulted (any function here, a session), in
+ *    the order they were loaded, rather than at load: the same ids, and
+ *    nothing done for a program that never records.
  *
  * The descriptors the event macros define, and the inline code of the
  * call sites, are in ringtrace/static/event.h (version-locked, not an
