@@ -54,6 +54,11 @@
  *
  * --runs R repeats the whole block R times (each after "run: i/R") and
  * ends with the median of each line ("median <line>: ...").
+ *
+ * --memcpy runs instead the cache-pressure cases of tp_pressure.c: the
+ * disabled tracepoint in loops of 4 KiB memcpy (in cache, sweeping 8 MiB,
+ * and with its state line flushed), each against the same loop without
+ * it, alternated until 0.1 ns can be told apart (--max-seconds per case).
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -70,6 +75,7 @@
 #include "bench.h"
 #include "bench_common.h"
 #include "bench_events.h"
+#include "tp_pressure.h"
 
 #define TP_TARGET_NS 300000000ull   /* per measured loop, auto mode */
 #define TP_CALIB_MIN_NS 20000000ull /* calibration: run until this long */
@@ -86,6 +92,8 @@ struct tp_opts {
 	unsigned runs;
 	int cpu; /* -1: first usable CPU */
 	size_t pool_size;
+	int memcpy_cases;   /* --memcpy */
+	double max_seconds; /* per memcpy case */
 };
 
 enum {
@@ -321,6 +329,10 @@ static void tp_usage(FILE *f)
 		"  --runs R             repeat R times and print the median of each line (default 1)\n"
 		"  --cpu C              the CPU to pin to (default: the first usable one)\n"
 		"  --pool-size BYTES    events buffer pool (default 256k; overwrite mode)\n"
+		"  --memcpy             instead: the disabled tracepoint in loops of 4 KiB memcpy\n"
+		"                       (in cache, sweeping 8 MiB, its state line flushed), each\n"
+		"                       against the loop without it, until 0.1 ns is resolved\n"
+		"  --max-seconds S      --memcpy: the most time per case (default 20)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"exit status: 0 ok, 1 a recorded loop lost events or setup failed, 2 usage error\n");
@@ -328,7 +340,7 @@ static void tp_usage(FILE *f)
 
 #define usage_error(fmt, arg) bench_usage_error("tp", fmt, arg)
 
-enum { OPT_ITERATIONS = 256, OPT_RUNS, OPT_CPU, OPT_POOL_SIZE };
+enum { OPT_ITERATIONS = 256, OPT_RUNS, OPT_CPU, OPT_POOL_SIZE, OPT_MEMCPY, OPT_MAX_SECONDS };
 
 /* Reads the options into *o; returns -1 to go on, else the exit status. */
 static int tp_parse_args(int argc, char **argv, struct tp_opts *o)
@@ -338,6 +350,8 @@ static int tp_parse_args(int argc, char **argv, struct tp_opts *o)
 		{"runs", required_argument, NULL, OPT_RUNS},
 		{"cpu", required_argument, NULL, OPT_CPU},
 		{"pool-size", required_argument, NULL, OPT_POOL_SIZE},
+		{"memcpy", no_argument, NULL, OPT_MEMCPY},
+		{"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -371,6 +385,14 @@ static int tp_parse_args(int argc, char **argv, struct tp_opts *o)
 		case OPT_POOL_SIZE:
 			if (bench_parse_size(arg, &o->pool_size))
 				return usage_error("--pool-size: '%s' is not a size in bytes", arg);
+			break;
+		case OPT_MEMCPY:
+			o->memcpy_cases = 1;
+			break;
+		case OPT_MAX_SECONDS:
+			if (bench_parse_seconds(arg, 3600, &o->max_seconds))
+				return usage_error(
+					"--max-seconds: '%s' is not a time from 0 to 3600 s", arg);
 			break;
 		default: /* ':' missing value, '?' unknown option */
 			return bench_getopt_error("tp", c, argv);
@@ -441,7 +463,12 @@ static int tp_runs(struct tp_ctx *ctx)
 
 int tp_bench_main(int argc, char **argv)
 {
-	struct tp_opts o = {.iterations = 0, .runs = 1, .cpu = -1, .pool_size = TP_DEFAULT_POOL};
+	struct tp_opts o = {.iterations = 0,
+			    .runs = 1,
+			    .cpu = -1,
+			    .pool_size = TP_DEFAULT_POOL,
+			    .memcpy_cases = 0,
+			    .max_seconds = 20};
 	int status = tp_parse_args(argc, argv, &o);
 	if (status >= 0)
 		return status;
@@ -480,6 +507,12 @@ int tp_bench_main(int argc, char **argv)
 	}
 
 	printf("cpu: %d\n", o.cpu);
+	if (o.memcpy_cases) {
+		status = tp_pressure_run(o.max_seconds, 0.1);
+		ringtrace_events_set_buffer(NULL);
+		ringtrace_rb_destroy(ctx.rb);
+		return status ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
+	}
 	if (o.iterations)
 		printf("iterations: %" PRIu64 "\n", o.iterations);
 	else

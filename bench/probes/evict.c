@@ -1,0 +1,478 @@
+/*
+ * bench/probes/evict.c - does evicting the L1 data cache between events
+ * reproduce the machine's slow state?
+ *
+ * In the slow state of the development VM ringtrace's event costs 1.14-1.28
+ * times the floor (rdtsc and two stores) while DPDK's stays at 1.02-1.03;
+ * in the quiet state both are at the floor. One explanation: the host
+ * empties the guest's L1 data cache often (a flush on VM entry, another
+ * guest's thread on the sibling), so the lines an event touches are
+ * fetched again, and ringtrace's event touches 12 lines (6 written)
+ * against DPDK's 5 (2 written). This probe does that on demand: before
+ * every K-th event it reads a buffer of twice the L1 data cache, one load
+ * per line (what is left in the L1 is that buffer: every line of the
+ * event comes from the L2 again, dirty ones written back first), and
+ * times, in alternating chunks of ~1 ms as cmp-pair does:
+ *
+ *   none          the loop alone (bench/cmp's micro loop)
+ *   ringtrace     trace_cmp_int(i) into a 4 MiB overwrite buffer, no reader
+ *   dpdk          cmp_trace_ev(i), DPDK rte_trace, 4 MiB, overwrite
+ *   floor         rdtsc, a 16-byte store into 64 KiB, a release store of
+ *                 the position (cmp-pair's floor, with the probe's own rdtsc)
+ *   floor-buffer  the same over 4 MiB
+ *   rdtsc         the counter read alone: the machine's state
+ *
+ * for each K of --every (0: never). An event's own cost is its loop's
+ * time less the `none` loop's with the same eviction, in the same round
+ * (the eviction's time cancels); the ratios are of those per-round costs,
+ * median over rounds, with the 10th and 90th percentiles. Without
+ * eviction the whole-loop ratios (cmp-pair's) are printed too.
+ *
+ * --busy spin|sweep starts, before anything else, a thread that runs
+ * without pause on the CPUs the program was started with (evict.sh: the
+ * other CPU): `spin` an add loop that touches no memory, `sweep` the
+ * eviction's read of the buffer over and over. Where the two vCPUs share
+ * a core on the host (SMT siblings share the L1 and the core's pipes),
+ * `spin` slows every instruction and `sweep` evicts the L1 as a busy
+ * neighbour would; where they do not, neither changes the figures.
+ *
+ * bench/probes/evict.sh BUILD_DIR builds this against any build of the
+ * library (headers from that build's source tree) and runs it.
+ *
+ * Output: `EVICT key=value ...` lines (every=K case=... | net=... |
+ * ratio=...), then a table.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <ringtrace/event.h>
+#include <ringtrace/ring.h>
+
+#include "cmp_pair.h"
+#include "cmp_rt_events.h"
+#include "evict.h"
+
+/* ---- the eviction ---------------------------------------------------------- */
+
+static uint8_t *ev_buf;
+static size_t ev_bytes;
+
+__attribute__((noinline)) void evict_touch(void)
+{
+	uint64_t s = 0;
+	for (size_t o = 0; o < ev_bytes; o += 64)
+		s += *(volatile uint8_t *)(ev_buf + o);
+	__asm__ __volatile__("" : : "r"(s));
+}
+
+/* ---- the busy neighbour (--busy) ------------------------------------------- */
+
+static volatile int busy_stop;
+static uint8_t *busy_buf;
+
+static void *busy_thread(void *arg)
+{
+	int sweep = *(const int *)arg;
+	uint64_t x = 1, s = 0;
+	while (!busy_stop) {
+		if (sweep) {
+			for (size_t o = 0; o < ev_bytes; o += 64)
+				s += *(volatile uint8_t *)(busy_buf + o);
+		} else {
+			for (int i = 0; i < 4096; i++) {
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				__asm__ __volatile__("" : "+r"(x));
+			}
+		}
+	}
+	__asm__ __volatile__("" : : "r"(s), "r"(x));
+	return NULL;
+}
+
+/* ---- the cases ------------------------------------------------------------- */
+
+#define EVICT_NONE(v) ((void)(v))
+EVICT_LOOP(none, EVICT_NONE)
+EVICT_LOOP(rt, trace_cmp_int)
+
+static inline uint64_t ev_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+#define EV_FLOOR_BIG (4u << 20)
+static uint64_t floor_small[8192] __attribute__((aligned(64)));
+static uint64_t floor_big[EV_FLOOR_BIG / sizeof(uint64_t)] __attribute__((aligned(4096)));
+static uint64_t floor_small_pos __attribute__((aligned(64)));
+static uint64_t floor_big_pos __attribute__((aligned(64)));
+
+#define FLOOR_EMIT_TO(arr, posv, v)                                                          \
+	do {                                                                                 \
+		uint64_t pos = __atomic_load_n(&(posv), __ATOMIC_RELAXED);                   \
+		uint64_t *slot = &(arr)[pos / sizeof(uint64_t)];                             \
+		slot[0] = ev_rdtsc();                                                        \
+		slot[1] = (uint64_t)(v);                                                     \
+		__atomic_store_n(&(posv), (pos + 16) & (sizeof(arr) - 1), __ATOMIC_RELEASE); \
+	} while (0)
+#define FLOOR_EMIT(v) FLOOR_EMIT_TO(floor_small, floor_small_pos, v)
+#define FLOOR_BUF_EMIT(v) FLOOR_EMIT_TO(floor_big, floor_big_pos, v)
+EVICT_LOOP(floor, FLOOR_EMIT)
+EVICT_LOOP(floor_buf, FLOOR_BUF_EMIT)
+
+#define TSC_EMIT(v)                                 \
+	do {                                        \
+		uint64_t tsc_ = ev_rdtsc();         \
+		__asm__ volatile("" : : "r"(tsc_)); \
+		(void)(v);                          \
+	} while (0)
+EVICT_LOOP(tsc, TSC_EMIT)
+
+enum { C_NONE, C_RT, C_DPDK, C_FLOOR, C_FLOOR_BUF, C_TSC, NCASE };
+static const char *const names[NCASE] = {"none",  "ringtrace",    "dpdk",
+					 "floor", "floor-buffer", "rdtsc"};
+static double (*const loops[NCASE])(uint64_t, uint64_t, uint64_t) = {
+	none_evict, rt_evict, dpdk_evict, floor_evict, floor_buf_evict, tsc_evict};
+
+#define MAX_EVERY 8
+
+struct ev_opts {
+	int cpu, rounds, nevery;
+	uint64_t every[MAX_EVERY];
+	uint64_t buffer;
+	const char *dir;
+	int busy; /* 0 none, 1 spin, 2 sweep */
+};
+
+/* ---- statistics -------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct q3 {
+	double med, p10, p90;
+};
+
+static struct q3 quantiles(const double *v, int n)
+{
+	double *s = malloc(sizeof(double) * (size_t)n);
+	if (!s)
+		cmp_die("out of memory");
+	memcpy(s, v, sizeof(double) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	struct q3 q = {s[(n - 1) / 2], s[(int)(0.1 * (n - 1) + 0.5)],
+		       s[(int)(0.9 * (n - 1) + 0.5)]};
+	free(s);
+	return q;
+}
+
+static void print_q(const char *what, uint64_t every, const char *key, const char *name,
+		    const double *v, int n)
+{
+	struct q3 q = quantiles(v, n);
+	printf("EVICT every=%llu %s=%s median=%.4f p10=%.4f p90=%.4f\n", (unsigned long long)every,
+	       key, name, q.med, q.p10, q.p90);
+	(void)what;
+}
+
+/* ---- options --------------------------------------------------------------- */
+
+static uint64_t parse_u64(const char *s, uint64_t min)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > 1000000000000ull)
+		cmp_die("bad number '%s'", s);
+	return v;
+}
+
+static void parse_every(const char *s, struct ev_opts *o)
+{
+	char *copy = strdup(s), *save = NULL;
+	if (!copy)
+		cmp_die("out of memory");
+	o->nevery = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (o->nevery == MAX_EVERY)
+			cmp_die("--every: at most %d values", MAX_EVERY);
+		o->every[o->nevery++] = strcmp(t, "none") == 0 ? 0 : parse_u64(t, 0);
+	}
+	free(copy);
+	if (!o->nevery)
+		cmp_die("--every: no value in '%s'", s);
+}
+
+static int ev_parse_args(int argc, char **argv, struct ev_opts *o)
+{
+	static const struct option lo[] = {{"cpu", 1, 0, 'c'},   {"rounds", 1, 0, 'r'},
+					   {"every", 1, 0, 'e'}, {"bytes", 1, 0, 'B'},
+					   {"dir", 1, 0, 'd'},   {"buffer", 1, 0, 'b'},
+					   {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->cpu = (int)parse_u64(optarg, 0);
+			break;
+		case 'r':
+			o->rounds = (int)parse_u64(optarg, 1);
+			break;
+		case 'e':
+			parse_every(optarg, o);
+			break;
+		case 'B':
+			ev_bytes = (size_t)parse_u64(optarg, 64);
+			break;
+		case 'd':
+			o->dir = optarg;
+			break;
+		case 'b':
+			o->buffer = parse_u64(optarg, 65536);
+			break;
+		case 'y':
+			if (strcmp(optarg, "spin") && strcmp(optarg, "sweep") &&
+			    strcmp(optarg, "none"))
+				cmp_die("--busy: '%s' is not spin, sweep or none", optarg);
+			o->busy = optarg[0] == 's' ? (optarg[1] == 'p' ? 1 : 2) : 0;
+			break;
+		default:
+			fprintf(stderr,
+				"usage: evict --dir DIR [--cpu C] [--rounds R] [--every K,K,...]\n"
+				"             [--bytes EVICTION_BYTES] [--buffer BYTES] [--busy spin|sweep]\n"
+				"  (run by bench/probes/evict.sh; --every 0 or none: no eviction;\n"
+				"   --bytes default: twice the L1 data cache)\n");
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (!o->dir)
+		cmp_die("--dir DIR is required (DPDK saves its trace there)");
+	return -1;
+}
+
+/* ---- the run ---------------------------------------------------------------- */
+
+/* Events per chunk for eviction every K: ~1 ms of the floor's loop, a multiple of K. */
+static uint64_t chunk_for(uint64_t every)
+{
+	uint64_t probe = every ? every * (2000 / every + 1) : 20000;
+	floor_evict(0, probe, every); /* warm */
+	double ns = floor_evict(0, probe, every);
+	uint64_t n = (uint64_t)(1e6 / (ns > 1 ? ns : 1));
+	if (n < 1000)
+		n = 1000;
+	if (every)
+		n = (n + every - 1) / every * every;
+	return n;
+}
+
+struct ev_run {
+	const struct ev_opts *o;
+	uint64_t chunk[MAX_EVERY];
+	double *v[MAX_EVERY][NCASE]; /* [every][case][round]: ns per event, whole loop */
+	uint64_t emitted_rt;
+};
+
+static void run_rounds(struct ev_run *R)
+{
+	const struct ev_opts *o = R->o;
+	/* warm-up: each loop and buffer, twice */
+	for (int w = 0; w < 2; w++)
+		for (int e = 0; e < o->nevery; e++)
+			for (int k = 0; k < NCASE; k++) {
+				loops[k](0, R->chunk[e], o->every[e]);
+				if (k == C_RT)
+					R->emitted_rt += R->chunk[e];
+			}
+	for (int r = 0; r < o->rounds; r++)
+		for (int e = 0; e < o->nevery; e++)
+			for (int j = 0; j < NCASE; j++) {
+				int k = (j + r) % NCASE;
+				R->v[e][k][r] = loops[k]((uint64_t)r * R->chunk[e], R->chunk[e],
+							 o->every[e]);
+				if (k == C_RT)
+					R->emitted_rt += R->chunk[e];
+			}
+}
+
+/* Per-round event costs (loop less the none loop) and their ratios. */
+static void report(const struct ev_run *R)
+{
+	const struct ev_opts *o = R->o;
+	int n = o->rounds;
+	double *net[NCASE], *t = malloc(sizeof(double) * (size_t)n);
+	struct q3 tab[MAX_EVERY][NCASE], rat[MAX_EVERY][4], raw[3];
+	for (int k = 0; k < NCASE; k++)
+		if (!(net[k] = malloc(sizeof(double) * (size_t)n)))
+			cmp_die("out of memory");
+	if (!t)
+		cmp_die("out of memory");
+	static const struct {
+		const char *name;
+		int num, den;
+	} ratios[4] = {{"ringtrace/floor", C_RT, C_FLOOR},
+		       {"dpdk/floor", C_DPDK, C_FLOOR},
+		       {"dpdk/ringtrace", C_DPDK, C_RT},
+		       {"ringtrace/floor-buffer", C_RT, C_FLOOR_BUF}};
+	for (int e = 0; e < o->nevery; e++) {
+		uint64_t K = o->every[e];
+		printf("EVICT every=%llu chunk=%llu\n", (unsigned long long)K,
+		       (unsigned long long)R->chunk[e]);
+		for (int k = 0; k < NCASE; k++) {
+			print_q("", K, "case", names[k], R->v[e][k], n);
+			for (int r = 0; r < n; r++)
+				net[k][r] = R->v[e][k][r] - R->v[e][C_NONE][r];
+			if (k != C_NONE)
+				print_q("", K, "net", names[k], net[k], n);
+			tab[e][k] = quantiles(net[k], n);
+		}
+		for (int q = 0; q < 4; q++) {
+			for (int r = 0; r < n; r++)
+				t[r] = net[ratios[q].num][r] / net[ratios[q].den][r];
+			print_q("", K, "ratio", ratios[q].name, t, n);
+			rat[e][q] = quantiles(t, n);
+			if (K == 0 && q < 3) { /* cmp-pair's: whole loops */
+				for (int r = 0; r < n; r++)
+					t[r] = R->v[e][ratios[q].num][r] /
+					       R->v[e][ratios[q].den][r];
+				char name[64];
+				snprintf(name, sizeof(name), "loop-%s", ratios[q].name);
+				print_q("", K, "ratio", name, t, n);
+				raw[q] = quantiles(t, n);
+			}
+		}
+	}
+
+	printf("\nns per event, net of the loop with the same eviction (median over %d rounds)\n",
+	       n);
+	printf("%-10s %8s %8s %10s %8s %8s %22s %22s %8s\n", "evict", "rdtsc", "floor", "ringtrace",
+	       "dpdk", "floor4M", "ringtrace/floor", "dpdk/floor", "dpdk/rt");
+	for (int e = 0; e < o->nevery; e++) {
+		char lab[32];
+		if (o->every[e])
+			snprintf(lab, sizeof(lab), "every %llu", (unsigned long long)o->every[e]);
+		else
+			snprintf(lab, sizeof(lab), "none");
+		printf("%-10s %8.2f %8.2f %10.2f %8.2f %8.2f %7.3f [%.3f,%.3f] %7.3f [%.3f,%.3f] %8.3f\n",
+		       lab, tab[e][C_TSC].med, tab[e][C_FLOOR].med, tab[e][C_RT].med,
+		       tab[e][C_DPDK].med, tab[e][C_FLOOR_BUF].med, rat[e][0].med, rat[e][0].p10,
+		       rat[e][0].p90, rat[e][1].med, rat[e][1].p10, rat[e][1].p90, rat[e][2].med);
+	}
+	for (int e = 0; e < o->nevery; e++) {
+		if (o->every[e])
+			continue;
+		struct q3 ts = quantiles(R->v[e][C_TSC], n), fl = quantiles(R->v[e][C_FLOOR], n);
+		printf("machine state (no eviction, whole loops): rdtsc %.2f ns, floor %.2f ns; "
+		       "loop ratios ringtrace/floor %.3f, dpdk/floor %.3f, dpdk/ringtrace %.3f\n",
+		       ts.med, fl.med, raw[0].med, raw[1].med, raw[2].med);
+		for (int f = 0; f < o->nevery; f++) {
+			if (!o->every[f])
+				continue;
+			printf("added by eviction every %llu (ns per event): ringtrace %+.2f, dpdk "
+			       "%+.2f, floor %+.2f, floor4M %+.2f\n",
+			       (unsigned long long)o->every[f], tab[f][C_RT].med - tab[e][C_RT].med,
+			       tab[f][C_DPDK].med - tab[e][C_DPDK].med,
+			       tab[f][C_FLOOR].med - tab[e][C_FLOOR].med,
+			       tab[f][C_FLOOR_BUF].med - tab[e][C_FLOOR_BUF].med);
+		}
+	}
+	for (int k = 0; k < NCASE; k++)
+		free(net[k]);
+	free(t);
+}
+
+static ringtrace_rb *make_buffer(uint64_t bytes)
+{
+	struct ringtrace_rb_config cfg;
+	ringtrace_rb_config_init(&cfg);
+	cfg.mode = RINGTRACE_RB_OVERWRITE;
+	cfg.pool_size = (size_t)bytes;
+	ringtrace_rb *rb;
+	if (ringtrace_rb_create(&cfg, &rb) < 0)
+		cmp_die("ringtrace_rb_create: %s", ringtrace_last_error());
+	return rb;
+}
+
+int main(int argc, char **argv)
+{
+	struct ev_opts o = {.cpu = 0,
+			    .rounds = 200,
+			    .nevery = 3,
+			    .every = {0, 10, 1},
+			    .buffer = 4u << 20,
+			    .dir = NULL};
+	int status = ev_parse_args(argc, argv, &o);
+	if (status >= 0)
+		return status;
+	if (!ev_bytes) {
+		long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+		ev_bytes = 2 * (size_t)(l1 > 0 ? l1 : 32768);
+	}
+	ev_buf = mmap(NULL, ev_bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (ev_buf == MAP_FAILED)
+		cmp_die("mmap: %s", strerror(errno));
+	memset(ev_buf, 1, ev_bytes);
+	memset(floor_big, 0, sizeof(floor_big));
+	pthread_t busy;
+	int sweep = o.busy == 2;
+	if (o.busy) {
+		busy_buf = mmap(NULL, ev_bytes, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (busy_buf == MAP_FAILED)
+			cmp_die("mmap: %s", strerror(errno));
+		memset(busy_buf, 2, ev_bytes);
+		if (pthread_create(&busy, NULL, busy_thread, &sweep) != 0)
+			cmp_die("cannot start the busy thread");
+	}
+
+	if (ringtrace_event_enable("cmp_int") < 1)
+		cmp_die("cannot enable cmp_int: %s", ringtrace_last_error());
+	ringtrace_rb *rb = make_buffer(o.buffer);
+	if (ringtrace_events_set_buffer(rb) < 0)
+		cmp_die("ringtrace_events_set_buffer: %s", ringtrace_last_error());
+	if (cmp_pair_dpdk_init(o.cpu, o.dir, o.buffer) < 0)
+		return 1;
+	cmp_pin(o.cpu);
+
+	struct ev_run R = {.o = &o, .emitted_rt = 0};
+	for (int e = 0; e < o.nevery; e++) {
+		R.chunk[e] = chunk_for(o.every[e]);
+		for (int k = 0; k < NCASE; k++)
+			if (!(R.v[e][k] = calloc((size_t)o.rounds, sizeof(double))))
+				cmp_die("out of memory");
+	}
+	printf("EVICT rounds=%d bytes=%zu buffer=%llu cpu=%d busy=%s\n", o.rounds, ev_bytes,
+	       (unsigned long long)o.buffer, o.cpu,
+	       o.busy ? (o.busy == 1 ? "spin" : "sweep") : "none");
+	run_rounds(&R);
+
+	ringtrace_events_set_buffer(NULL);
+	if (o.busy) {
+		busy_stop = 1;
+		pthread_join(busy, NULL);
+	}
+	int ok = cmp_pair_dpdk_finish() == 0;
+	report(&R);
+
+	struct ringtrace_rb_stats st;
+	if (ringtrace_rb_get_stats(rb, &st) < 0)
+		cmp_die("ringtrace_rb_get_stats: %s", ringtrace_last_error());
+	int counted = st.hit + st.missed == R.emitted_rt;
+	printf("EVICT count=ringtrace emitted=%llu hit=%llu missed=%llu ok=%d\n",
+	       (unsigned long long)R.emitted_rt, (unsigned long long)st.hit,
+	       (unsigned long long)st.missed, counted);
+	ringtrace_rb_destroy(rb);
+	return ok && counted ? 0 : 1;
+}
