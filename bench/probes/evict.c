@@ -22,11 +22,17 @@
  *   floor-buffer  the same over 4 MiB
  *   rdtsc         the counter read alone: the machine's state
  *
- * for each K of --every (0: never). An event's own cost is its loop's
- * time less the `none` loop's with the same eviction, in the same round
- * (the eviction's time cancels); the ratios are of those per-round costs,
- * median over rounds, with the 10th and 90th percentiles. Without
- * eviction the whole-loop ratios (cmp-pair's) are printed too.
+ * for each row of --every (default none,1f,10,1): `none` no eviction;
+ * `evict K` the read between two lfences before every K-th event (the
+ * fences: the reads start after the previous event and the next event
+ * after the reads, as around the host's flush, which a VM exit and entry
+ * serialize; without them the events would overlap the reads and look
+ * cheaper than they are); `fence K` the two lfences alone, to
+ * tell what the eviction adds from what the serializing adds. An event's
+ * own cost is its loop's time less the `none` loop's of the same row and
+ * round (the eviction's time cancels): medians over rounds, with the
+ * median's distribution-free 95% interval; the ratios are of the medians.
+ * For row none, cmp-pair's whole-loop ratios are printed too.
  *
  * --busy spin|sweep starts, before anything else, a thread that runs
  * without pause on the CPUs the program was started with (evict.sh: the
@@ -45,6 +51,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,14 +69,24 @@
 /* ---- the eviction ---------------------------------------------------------- */
 
 static uint8_t *ev_buf;
-static size_t ev_bytes;
+static size_t ev_bytes; /* what an eviction reads */
+static size_t ev_cur;   /* this row's: ev_bytes, or 0 (the fence alone) */
 
+/*
+ * A fence, the reads, a fence: the reads start once the previous event
+ * is done and the next event once they are done, as around a flush by
+ * the host (a VM exit and entry serialize the CPU); else the events would
+ * overlap the eviction's loads and look cheaper than they are. Rows
+ * "fence K" run the fences alone, to tell what the eviction adds from
+ * what serializing the events every K adds.
+ */
 __attribute__((noinline)) void evict_touch(void)
 {
 	uint64_t s = 0;
-	for (size_t o = 0; o < ev_bytes; o += 64)
+	__asm__ __volatile__("lfence" : : : "memory");
+	for (size_t o = 0; o < ev_cur; o += 64)
 		s += *(volatile uint8_t *)(ev_buf + o);
-	__asm__ __volatile__("" : : "r"(s));
+	__asm__ __volatile__("lfence" : : "r"(s) : "memory");
 }
 
 /* ---- the busy neighbour (--busy) ------------------------------------------- */
@@ -147,6 +164,7 @@ static double (*const loops[NCASE])(uint64_t, uint64_t, uint64_t) = {
 struct ev_opts {
 	int cpu, rounds, nevery;
 	uint64_t every[MAX_EVERY];
+	int fence_only[MAX_EVERY]; /* "Kf": the fence alone every K events, no read */
 	uint64_t buffer;
 	const char *dir;
 	int busy; /* 0 none, 1 spin, 2 sweep */
@@ -161,7 +179,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 struct q3 {
-	double med, p10, p90;
+	double med, p10, p90, lo, hi; /* lo, hi: the median's 95% interval */
 };
 
 static struct q3 quantiles(const double *v, int n)
@@ -171,19 +189,19 @@ static struct q3 quantiles(const double *v, int n)
 		cmp_die("out of memory");
 	memcpy(s, v, sizeof(double) * (size_t)n);
 	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	struct q3 q = {s[(n - 1) / 2], s[(int)(0.1 * (n - 1) + 0.5)],
-		       s[(int)(0.9 * (n - 1) + 0.5)]};
+	double h = 0.98 * sqrt((double)n);
+	int l = (int)floor(n / 2.0 - h), u = (int)ceil(n / 2.0 + h);
+	struct q3 q = {s[(n - 1) / 2], s[(int)(0.1 * (n - 1) + 0.5)], s[(int)(0.9 * (n - 1) + 0.5)],
+		       s[l < 0 ? 0 : l], s[u > n - 1 ? n - 1 : u]};
 	free(s);
 	return q;
 }
 
-static void print_q(const char *what, uint64_t every, const char *key, const char *name,
-		    const double *v, int n)
+static void print_q(const char *row, const char *key, const char *name, const double *v, int n)
 {
 	struct q3 q = quantiles(v, n);
-	printf("EVICT every=%llu %s=%s median=%.4f p10=%.4f p90=%.4f\n", (unsigned long long)every,
-	       key, name, q.med, q.p10, q.p90);
-	(void)what;
+	printf("EVICT row=\"%s\" %s=%s median=%.4f p10=%.4f p90=%.4f lo95=%.4f hi95=%.4f\n", row,
+	       key, name, q.med, q.p10, q.p90, q.lo, q.hi);
 }
 
 /* ---- options --------------------------------------------------------------- */
@@ -207,7 +225,12 @@ static void parse_every(const char *s, struct ev_opts *o)
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (o->nevery == MAX_EVERY)
 			cmp_die("--every: at most %d values", MAX_EVERY);
-		o->every[o->nevery++] = strcmp(t, "none") == 0 ? 0 : parse_u64(t, 0);
+		size_t len = strlen(t);
+		int fence = len > 1 && t[len - 1] == 'f';
+		if (fence)
+			t[len - 1] = 0;
+		o->fence_only[o->nevery] = fence;
+		o->every[o->nevery++] = strcmp(t, "none") == 0 ? 0 : parse_u64(t, fence);
 	}
 	free(copy);
 	if (!o->nevery)
@@ -216,10 +239,10 @@ static void parse_every(const char *s, struct ev_opts *o)
 
 static int ev_parse_args(int argc, char **argv, struct ev_opts *o)
 {
-	static const struct option lo[] = {{"cpu", 1, 0, 'c'},   {"rounds", 1, 0, 'r'},
-					   {"every", 1, 0, 'e'}, {"bytes", 1, 0, 'B'},
-					   {"dir", 1, 0, 'd'},   {"buffer", 1, 0, 'b'},
-					   {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+	static const struct option lo[] = {
+		{"cpu", 1, 0, 'c'},   {"rounds", 1, 0, 'r'}, {"every", 1, 0, 'e'},
+		{"bytes", 1, 0, 'B'}, {"dir", 1, 0, 'd'},    {"buffer", 1, 0, 'b'},
+		{"busy", 1, 0, 'y'},  {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -252,6 +275,7 @@ static int ev_parse_args(int argc, char **argv, struct ev_opts *o)
 				"usage: evict --dir DIR [--cpu C] [--rounds R] [--every K,K,...]\n"
 				"             [--bytes EVICTION_BYTES] [--buffer BYTES] [--busy spin|sweep]\n"
 				"  (run by bench/probes/evict.sh; --every 0 or none: no eviction;\n"
+				"   Kf: the fence alone every K; default none,1f,10,1;\n"
 				"   --bytes default: twice the L1 data cache)\n");
 			return c == 'h' ? 0 : 2;
 		}
@@ -264,8 +288,9 @@ static int ev_parse_args(int argc, char **argv, struct ev_opts *o)
 /* ---- the run ---------------------------------------------------------------- */
 
 /* Events per chunk for eviction every K: ~1 ms of the floor's loop, a multiple of K. */
-static uint64_t chunk_for(uint64_t every)
+static uint64_t chunk_for(uint64_t every, int fence_only)
 {
+	ev_cur = fence_only ? 0 : ev_bytes;
 	uint64_t probe = every ? every * (2000 / every + 1) : 20000;
 	floor_evict(0, probe, every); /* warm */
 	double ns = floor_evict(0, probe, every);
@@ -291,6 +316,7 @@ static void run_rounds(struct ev_run *R)
 	for (int w = 0; w < 2; w++)
 		for (int e = 0; e < o->nevery; e++)
 			for (int k = 0; k < NCASE; k++) {
+				ev_cur = o->fence_only[e] ? 0 : ev_bytes;
 				loops[k](0, R->chunk[e], o->every[e]);
 				if (k == C_RT)
 					R->emitted_rt += R->chunk[e];
@@ -299,6 +325,7 @@ static void run_rounds(struct ev_run *R)
 		for (int e = 0; e < o->nevery; e++)
 			for (int j = 0; j < NCASE; j++) {
 				int k = (j + r) % NCASE;
+				ev_cur = o->fence_only[e] ? 0 : ev_bytes;
 				R->v[e][k][r] = loops[k]((uint64_t)r * R->chunk[e], R->chunk[e],
 							 o->every[e]);
 				if (k == C_RT)
@@ -306,90 +333,96 @@ static void run_rounds(struct ev_run *R)
 			}
 }
 
-/* Per-round event costs (loop less the none loop) and their ratios. */
+/* Row e's label: "none", "fence K" or "evict K". */
+static void row_label(const struct ev_opts *o, int e, char *lab, size_t len)
+{
+	if (!o->every[e])
+		snprintf(lab, len, "none");
+	else
+		snprintf(lab, len, "%s %llu", o->fence_only[e] ? "fence" : "evict",
+			 (unsigned long long)o->every[e]);
+}
+
+/* Prints the EVICT lines of row e; fills its cases' net costs (loop less none). */
+static void report_row(const struct ev_run *R, int e, double **net, struct q3 *tab)
+{
+	const struct ev_opts *o = R->o;
+	int n = o->rounds;
+	char lab[32];
+	row_label(o, e, lab, sizeof(lab));
+	printf("EVICT row=\"%s\" chunk=%llu\n", lab, (unsigned long long)R->chunk[e]);
+	for (int k = 0; k < NCASE; k++) {
+		print_q(lab, "case", names[k], R->v[e][k], n);
+		for (int r = 0; r < n; r++)
+			net[k][r] = R->v[e][k][r] - R->v[e][C_NONE][r];
+		if (k != C_NONE)
+			print_q(lab, "net", names[k], net[k], n);
+		tab[k] = quantiles(net[k], n);
+	}
+}
+
+/* The table: each case's cost per row, the ratios of the medians, what each row adds. */
 static void report(const struct ev_run *R)
 {
 	const struct ev_opts *o = R->o;
 	int n = o->rounds;
-	double *net[NCASE], *t = malloc(sizeof(double) * (size_t)n);
-	struct q3 tab[MAX_EVERY][NCASE], rat[MAX_EVERY][4], raw[3];
+	double *net[NCASE];
+	struct q3 tab[MAX_EVERY][NCASE];
 	for (int k = 0; k < NCASE; k++)
 		if (!(net[k] = malloc(sizeof(double) * (size_t)n)))
 			cmp_die("out of memory");
-	if (!t)
-		cmp_die("out of memory");
-	static const struct {
-		const char *name;
-		int num, den;
-	} ratios[4] = {{"ringtrace/floor", C_RT, C_FLOOR},
-		       {"dpdk/floor", C_DPDK, C_FLOOR},
-		       {"dpdk/ringtrace", C_DPDK, C_RT},
-		       {"ringtrace/floor-buffer", C_RT, C_FLOOR_BUF}};
-	for (int e = 0; e < o->nevery; e++) {
-		uint64_t K = o->every[e];
-		printf("EVICT every=%llu chunk=%llu\n", (unsigned long long)K,
-		       (unsigned long long)R->chunk[e]);
-		for (int k = 0; k < NCASE; k++) {
-			print_q("", K, "case", names[k], R->v[e][k], n);
-			for (int r = 0; r < n; r++)
-				net[k][r] = R->v[e][k][r] - R->v[e][C_NONE][r];
-			if (k != C_NONE)
-				print_q("", K, "net", names[k], net[k], n);
-			tab[e][k] = quantiles(net[k], n);
-		}
-		for (int q = 0; q < 4; q++) {
-			for (int r = 0; r < n; r++)
-				t[r] = net[ratios[q].num][r] / net[ratios[q].den][r];
-			print_q("", K, "ratio", ratios[q].name, t, n);
-			rat[e][q] = quantiles(t, n);
-			if (K == 0 && q < 3) { /* cmp-pair's: whole loops */
-				for (int r = 0; r < n; r++)
-					t[r] = R->v[e][ratios[q].num][r] /
-					       R->v[e][ratios[q].den][r];
-				char name[64];
-				snprintf(name, sizeof(name), "loop-%s", ratios[q].name);
-				print_q("", K, "ratio", name, t, n);
-				raw[q] = quantiles(t, n);
-			}
-		}
-	}
+	for (int e = 0; e < o->nevery; e++)
+		report_row(R, e, net, tab[e]);
 
-	printf("\nns per event, net of the loop with the same eviction (median over %d rounds)\n",
+	printf("\nns per event: the loop less the same loop without an event, same eviction and\n"
+	       "round; median over %d rounds (ringtrace's and the floor's 95%% interval); ratios of\n"
+	       "the medians\n",
 	       n);
-	printf("%-10s %8s %8s %10s %8s %8s %22s %22s %8s\n", "evict", "rdtsc", "floor", "ringtrace",
-	       "dpdk", "floor4M", "ringtrace/floor", "dpdk/floor", "dpdk/rt");
+	printf("%-9s %7s %7s %20s %7s %7s %19s %8s %8s %8s\n", "row", "rdtsc", "dpdk", "ringtrace",
+	       "floor4M", "loop", "floor", "rt/floor", "dpdk/fl", "dpdk/rt");
 	for (int e = 0; e < o->nevery; e++) {
 		char lab[32];
-		if (o->every[e])
-			snprintf(lab, sizeof(lab), "every %llu", (unsigned long long)o->every[e]);
-		else
-			snprintf(lab, sizeof(lab), "none");
-		printf("%-10s %8.2f %8.2f %10.2f %8.2f %8.2f %7.3f [%.3f,%.3f] %7.3f [%.3f,%.3f] %8.3f\n",
-		       lab, tab[e][C_TSC].med, tab[e][C_FLOOR].med, tab[e][C_RT].med,
-		       tab[e][C_DPDK].med, tab[e][C_FLOOR_BUF].med, rat[e][0].med, rat[e][0].p10,
-		       rat[e][0].p90, rat[e][1].med, rat[e][1].p10, rat[e][1].p90, rat[e][2].med);
+		row_label(o, e, lab, sizeof(lab));
+		struct q3 *t = tab[e];
+		double loop = quantiles(R->v[e][C_NONE], n).med;
+		printf("%-9s %7.2f %7.2f %7.2f [%5.2f,%5.2f] %7.2f %7.2f %6.2f [%5.2f,%5.2f] %8.3f "
+		       "%8.3f %8.3f\n",
+		       lab, t[C_TSC].med, t[C_DPDK].med, t[C_RT].med, t[C_RT].lo, t[C_RT].hi,
+		       t[C_FLOOR_BUF].med, loop, t[C_FLOOR].med, t[C_FLOOR].lo, t[C_FLOOR].hi,
+		       t[C_RT].med / t[C_FLOOR].med, t[C_DPDK].med / t[C_FLOOR].med,
+		       t[C_DPDK].med / t[C_RT].med);
 	}
 	for (int e = 0; e < o->nevery; e++) {
 		if (o->every[e])
 			continue;
 		struct q3 ts = quantiles(R->v[e][C_TSC], n), fl = quantiles(R->v[e][C_FLOOR], n);
-		printf("machine state (no eviction, whole loops): rdtsc %.2f ns, floor %.2f ns; "
-		       "loop ratios ringtrace/floor %.3f, dpdk/floor %.3f, dpdk/ringtrace %.3f\n",
-		       ts.med, fl.med, raw[0].med, raw[1].med, raw[2].med);
+		double *t = net[0];
+		for (int r = 0; r < n; r++)
+			t[r] = R->v[e][C_RT][r] / R->v[e][C_FLOOR][r];
+		struct q3 rf = quantiles(t, n);
+		for (int r = 0; r < n; r++)
+			t[r] = R->v[e][C_DPDK][r] / R->v[e][C_FLOOR][r];
+		struct q3 df = quantiles(t, n);
+		printf("machine state (row none, whole loops as cmp-pair's): rdtsc %.2f ns, floor "
+		       "%.2f ns; per-round ratios ringtrace/floor %.3f [p10 %.3f, p90 %.3f], "
+		       "dpdk/floor %.3f [p10 %.3f, p90 %.3f]\n",
+		       ts.med, fl.med, rf.med, rf.p10, rf.p90, df.med, df.p10, df.p90);
 		for (int f = 0; f < o->nevery; f++) {
 			if (!o->every[f])
 				continue;
-			printf("added by eviction every %llu (ns per event): ringtrace %+.2f, dpdk "
-			       "%+.2f, floor %+.2f, floor4M %+.2f\n",
-			       (unsigned long long)o->every[f], tab[f][C_RT].med - tab[e][C_RT].med,
+			char lab[32];
+			row_label(o, f, lab, sizeof(lab));
+			printf("added by \"%s\" (ns per event): ringtrace %+.2f, dpdk %+.2f, floor "
+			       "%+.2f, floor4M %+.2f, rdtsc %+.2f\n",
+			       lab, tab[f][C_RT].med - tab[e][C_RT].med,
 			       tab[f][C_DPDK].med - tab[e][C_DPDK].med,
 			       tab[f][C_FLOOR].med - tab[e][C_FLOOR].med,
-			       tab[f][C_FLOOR_BUF].med - tab[e][C_FLOOR_BUF].med);
+			       tab[f][C_FLOOR_BUF].med - tab[e][C_FLOOR_BUF].med,
+			       tab[f][C_TSC].med - tab[e][C_TSC].med);
 		}
 	}
 	for (int k = 0; k < NCASE; k++)
 		free(net[k]);
-	free(t);
 }
 
 static ringtrace_rb *make_buffer(uint64_t bytes)
@@ -408,8 +441,9 @@ int main(int argc, char **argv)
 {
 	struct ev_opts o = {.cpu = 0,
 			    .rounds = 200,
-			    .nevery = 3,
-			    .every = {0, 10, 1},
+			    .nevery = 4,
+			    .every = {0, 1, 10, 1},
+			    .fence_only = {0, 1, 0, 0},
 			    .buffer = 4u << 20,
 			    .dir = NULL};
 	int status = ev_parse_args(argc, argv, &o);
@@ -448,7 +482,7 @@ int main(int argc, char **argv)
 
 	struct ev_run R = {.o = &o, .emitted_rt = 0};
 	for (int e = 0; e < o.nevery; e++) {
-		R.chunk[e] = chunk_for(o.every[e]);
+		R.chunk[e] = chunk_for(o.every[e], o.fence_only[e]);
 		for (int k = 0; k < NCASE; k++)
 			if (!(R.v[e][k] = calloc((size_t)o.rounds, sizeof(double))))
 				cmp_die("out of memory");

@@ -7,9 +7,12 @@
 #   BUILD_DIR   any CMake build of ringtrace (its lib/libringtrace.a; the
 #               headers are taken from the source tree it was configured
 #               from, as the inline write path must match the library)
-#   options     passed to the probe: --rounds R (200), --every K,K,...
-#               (0,10,1; 0 = no eviction), --bytes N (what is read to
-#               evict: twice the L1 data cache), --buffer BYTES (4 MiB)
+#   options     passed to the probe: --rounds R (200), --every ROW,...
+#               (none,1f,10,1: none, an lfence alone before every event,
+#               the eviction (read, lfence) before every 10th event, before
+#               every event), --bytes N (what is read to evict: twice the
+#               L1 data cache), --buffer BYTES (4 MiB), --busy spin|sweep
+#               (a thread busy on the other CPU)
 #
 # The probe is compiled here (gcc -O2, bench/cmp's flags: -falign-loops=32
 # and DPDK's pkg-config flags) into a temporary directory, and run with its
@@ -20,7 +23,7 @@
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-	sed -n '5,20p' "$0" >&2
+	sed -n '5,24p' "$0" >&2
 	exit 2
 fi
 build=$(cd "$1" && pwd)
@@ -39,7 +42,7 @@ trap 'rm -rf "$work"' EXIT
 gcc -O2 -g -std=gnu11 -falign-loops=32 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API \
 	$(pkg-config --cflags libdpdk) -I"$src/include" -I"$cmp" -I"$here" \
 	"$here/evict.c" "$here/evict_dpdk.c" "$cmp/cmp_pair_dpdk.c" "$cmp/cmp_rt_events.c" \
-	"$cmp/cmp_dpdk_tp.c" "$lib" $(pkg-config --libs libdpdk) -lpthread -o "$work/evict"
+	"$cmp/cmp_dpdk_tp.c" "$lib" $(pkg-config --libs libdpdk) -lpthread -lm -o "$work/evict"
 mkdir -p "$work/trace"
 echo "library: $lib (headers: $src/include, $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 taskset -c 1 "$work/evict" --cpu 0 --dir "$work/trace" "$@"
