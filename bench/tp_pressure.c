@@ -5,8 +5,8 @@
  * The Linux Kernel Markers microbenchmark timed a disabled marker in a
  * tight loop and in a loop of 4 KiB memcpy: in the tight loop the
  * load-and-branch check was as cheap as an immediate value, in the memcpy
- * loop it cost 2.1 cycles against 0.07, the marker's load competing with
- * the copy for the memory system. ringtrace's call site is such a check
+ * loop it cost measurably more, the marker's load competing with the copy
+ * for the memory system. ringtrace's call site is such a check
  * (one load of the event's `state` word, one predicted branch), so it is
  * timed here in the same kinds of loop, each against the same loop
  * without the tracepoint:

@@ -2,17 +2,17 @@
  * bench/probes/evict.c - does evicting the L1 data cache between events
  * reproduce the machine's slow state?
  *
- * In the slow state of the development VM ringtrace's event costs 1.14-1.28
- * times the floor (rdtsc and two stores) while DPDK's stays at 1.02-1.03;
- * in the quiet state both are at the floor. One explanation: the host
- * empties the guest's L1 data cache often (a flush on VM entry, another
- * guest's thread on the sibling), so the lines an event touches are
- * fetched again, and ringtrace's event touches 12 lines (6 written)
- * against DPDK's 5 (2 written). This probe does that on demand: before
- * every K-th event it reads a buffer of twice the L1 data cache, one load
- * per line (what is left in the L1 is that buffer: every line of the
- * event comes from the L2 again, dirty ones written back first), and
- * times, in alternating chunks of ~1 ms as cmp-pair does:
+ * In the development VM's slow state (docs/benchmarks.md, "The machine")
+ * ringtrace's event costs more over the floor (rdtsc and two stores)
+ * while DPDK's does not. One explanation would be the host emptying the
+ * guest's L1 data cache often (a flush on VM entry, another guest's
+ * thread on the sibling), so that the lines an event touches are fetched
+ * again, and ringtrace's event touches more lines than DPDK's. This probe
+ * does that on demand: before every K-th event it reads a buffer of twice
+ * the L1 data cache, one load per line (what is left in the L1 is that
+ * buffer: every line of the event comes from the L2 again, dirty ones
+ * written back first), and times, in alternating chunks of ~1 ms as
+ * cmp-pair does:
  *
  *   none          the loop alone (bench/cmp's micro loop)
  *   ringtrace     trace_cmp_int(i) into a 4 MiB overwrite buffer, no reader

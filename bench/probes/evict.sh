@@ -18,7 +18,7 @@
 # and DPDK's pkg-config flags) into a temporary directory, and run with its
 # measured thread on CPU 0 and DPDK's and ringtrace's helpers on CPU 1
 # (`taskset -c 1`, as bench/compare runs cmp-pair). Needs libdpdk-dev and
-# the permissions DPDK's EAL wants (root here). About 40 s with the
+# the permissions DPDK's EAL wants (root here). About 20 s with the
 # defaults. The table at the end is what to compare between builds.
 set -euo pipefail
 
