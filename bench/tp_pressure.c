@@ -21,9 +21,12 @@
  *                         loops): every check loads it from memory, the
  *                         worst a check can meet
  *
- * Method: the two loops alternate in chunks of ~1 ms (the order swapped
- * every round) and each round gives the difference of their ns per
- * iteration, so the machine's drift cancels within a round. Rounds go
+ * Method: the two loops alternate in chunks of ~1 ms, in pairs of rounds
+ * (plain then tracepoint, tracepoint then plain), and each pair gives the
+ * difference of their mean ns per iteration: the machine's drift cancels
+ * within a round, and what the first loop of a round leaves in the caches
+ * for the second (in the sweeping cases, by far the larger effect)
+ * cancels within the pair. Rounds go
  * on until the distribution-free 95% interval of the median difference
  * (order statistics n/2 -+ 0.98 sqrt(n)) is no wider than the resolution
  * (0.1 ns: two costs 0.1 ns apart can be told apart), or the case has run
@@ -44,8 +47,8 @@
 #define TPP_COPY 4096u
 #define TPP_SWEEP (8u << 20)
 #define TPP_CHUNK_NS 1000000.0
-#define TPP_MIN_ROUNDS 60
-#define TPP_MAX_ROUNDS 200000
+#define TPP_MIN_ROUNDS 30 /* pairs of rounds */
+#define TPP_MAX_ROUNDS 100000
 
 #define TPP_KEEP(i) __asm__ __volatile__("" : "+r"(i))
 
@@ -162,16 +165,14 @@ static int tpp_measure(const struct tpp_case *c, double seconds, double resolve,
 	uint64_t end = bench_now_ns() + (uint64_t)(seconds * 1e9);
 	int n = 0, resolved = 0;
 	while (n < TPP_MAX_ROUNDS) {
-		double ta, tb;
-		if (n & 1) {
-			tb = tpp_time(c->with_tp, chunk);
-			ta = tpp_time(c->plain, chunk);
-		} else {
-			ta = tpp_time(c->plain, chunk);
-			tb = tpp_time(c->with_tp, chunk);
-		}
-		a[n] = ta;
-		d[n++] = tb - ta;
+		/* a pair of rounds, one in each order: what the first loop of a
+		 * round leaves in the caches for the second cancels */
+		double ta = tpp_time(c->plain, chunk);
+		double tb = tpp_time(c->with_tp, chunk);
+		tb += tpp_time(c->with_tp, chunk);
+		ta += tpp_time(c->plain, chunk);
+		a[n] = ta / 2;
+		d[n++] = (tb - ta) / 2;
 		if (n >= TPP_MIN_ROUNDS && n % 20 == 0) {
 			tpp_interval(d, s, n, &res->med, &res->lo, &res->hi);
 			if (res->hi - res->lo <= resolve) {
@@ -185,7 +186,7 @@ static int tpp_measure(const struct tpp_case *c, double seconds, double resolve,
 	tpp_interval(d, s, n, &res->med, &res->lo, &res->hi);
 	res->p10 = s[(int)(0.1 * (n - 1) + 0.5)];
 	res->p90 = s[(int)(0.9 * (n - 1) + 0.5)];
-	res->rounds = n;
+	res->rounds = 2 * n;
 	res->chunk = chunk;
 	res->loop = bench_median(a, (size_t)n);
 	return resolved;
@@ -220,7 +221,7 @@ int tp_pressure_run(double seconds, double resolve_ns)
 			continue;
 		int ok = tpp_measure(c, seconds, resolve_ns, d, a, s, &r);
 		printf("%s: loop %.2f ns; disabled tracepoint %+.3f ns [95%% %+.3f, %+.3f] "
-		       "(%d rounds of %llu; per round p10 %+.3f, p90 %+.3f)%s\n",
+		       "(%d rounds of %llu; per pair p10 %+.3f, p90 %+.3f)%s\n",
 		       c->name, r.loop, fabs(r.med) < 0.0005 ? 0.0 : r.med, r.lo, r.hi, r.rounds,
 		       (unsigned long long)r.chunk, r.p10, r.p90, ok ? "" : " NOT RESOLVED");
 		fflush(stdout);

@@ -35,10 +35,11 @@
  * Cases (loops as tp_pressure.c's): tight loop; memcpy 4 KiB (in cache);
  * memcpy 4 KiB sweeping 8 MiB; the same with the state word's line
  * flushed (clflush, in every loop of the case) after each copy. The
- * loops of a case alternate in ~1 ms chunks, the order rotated each round;
- * per round each check's loop less the plain loop; median over rounds and
- * its distribution-free 95% interval; rounds go on until every interval
- * is at most 0.1 ns wide or the case's time is up.
+ * loops of a case alternate in ~1 ms chunks, in blocks of 4 rounds whose
+ * orders make each loop follow each other loop once; per block each
+ * check's mean less the plain loop's; median over blocks and its
+ * distribution-free 95% interval; blocks go on until every interval is
+ * at most 0.1 ns wide or the case's time is up.
  *
  * Then the switch itself: enabled, each check takes its out-of-line path
  * (counted); the time of one switch (jl_set); and a thread that runs the
@@ -68,7 +69,7 @@
 #define JL_COPY 4096u
 #define JL_SWEEP (8u << 20)
 #define JL_CHUNK_NS 1000000.0
-#define JL_MIN_ROUNDS 60
+#define JL_MIN_ROUNDS 15 /* blocks of 4 rounds */
 #define JL_MAX_ROUNDS 100000
 #define JL_KEEP(i) __asm__ __volatile__("" : "+r"(i))
 
@@ -331,15 +332,21 @@ static void jl_run_case(const struct jl_case *c, double seconds)
 	int n = 0, resolved = 0;
 	double t[NK];
 	while (n < JL_MAX_ROUNDS && !resolved) {
-		for (int j = 0; j < NK; j++) {
-			int k = (j + n) % NK;
-			t[k] = jl_time(c->fn[k], chunk);
-		}
+		/* a block of 4 rounds in the orders of a balanced Latin square:
+		 * each loop follows each other loop once, so what a loop leaves
+		 * in the caches for the next cancels within the block */
+		static const int order[NK][NK] = {
+			{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
+		for (int k = 0; k < NK; k++)
+			t[k] = 0;
+		for (int r = 0; r < NK; r++)
+			for (int j = 0; j < NK; j++)
+				t[order[r][j]] += jl_time(c->fn[order[r][j]], chunk) / NK;
 		jl_base[n] = t[K_NONE];
 		for (int k = 1; k < NK; k++)
 			jl_d[k][n] = t[k] - t[K_NONE];
 		n++;
-		if (n >= JL_MIN_ROUNDS && n % 20 == 0) {
+		if (n >= JL_MIN_ROUNDS && n % 5 == 0) {
 			resolved = 1;
 			for (int k = 1; k < NK; k++) {
 				struct jl_stat st = jl_interval(jl_d[k], jl_scratch, n);
@@ -350,7 +357,7 @@ static void jl_run_case(const struct jl_case *c, double seconds)
 			break;
 	}
 	struct jl_stat b = jl_interval(jl_base, jl_scratch, n);
-	printf("%s: plain loop %.2f ns (%d rounds of %llu)%s\n", c->name, b.med, n,
+	printf("%s: plain loop %.2f ns (%d rounds of %llu)%s\n", c->name, b.med, NK * n,
 	       (unsigned long long)chunk, resolved ? "" : " NOT RESOLVED to 0.1 ns");
 	for (int k = 1; k < NK; k++) {
 		struct jl_stat st = jl_interval(jl_d[k], jl_scratch, n);
