@@ -1,16 +1,23 @@
 /*
- * Filter expressions: a recursive-descent parser that emits a flat program
- * for a one-register machine, and its interpreter.
+ * Filter expressions: a recursive-descent parser that emits a branch
+ * program, and its interpreter.
  *
- * The program is a sequence of predicates (each sets the register `acc`
- * to 0 or 1), NOT (inverts it) and conditional jumps that implement the
- * short-circuit of && and ||:
- *   a && b   ->   a; JF end; b; end:
- *   a || b   ->   a; JT end; b; end:
- * so evaluation needs no stack and no allocation. Each predicate carries
- * its field's offset when that offset is the same in every record (no
- * string or byte sequence before the field); otherwise the interpreter
- * walks the variable-length fields from the end of the fixed prefix.
+ * The program is a sequence of predicates, each with two successors: the
+ * predicate to test next if it holds and if it does not, or a verdict
+ * (accept, reject). && and || are compiled into those successors as the
+ * parser goes (the exits of an operand that are still open are threaded
+ * through the successor slots themselves and patched when the operand
+ * after them is known); ! swaps an operand's exits. So evaluation tests
+ * each predicate on its path once, jumps straight to the next one, needs
+ * no register but the current predicate, and stops at a verdict. Every
+ * successor lies after its predicate: a program always ends.
+ *
+ * Each predicate carries its field's offset when that offset is the same
+ * in every record (no string or byte sequence before the field);
+ * otherwise the interpreter walks the variable-length fields from the end
+ * of the fixed prefix. Integer tests are compiled into one form, a range
+ * of the masked value, chosen with the load (size and signedness) when
+ * the filter is compiled.
  *
  * The record is untrusted. match() first requires the whole fixed-size
  * prefix of the schema (one compare, after which every fixed-offset load
@@ -29,12 +36,9 @@
 #include "control/control_internal.h"
 #include "schema/schema_api.h"
 
+/* What the parser emits. */
 enum rt_fcode {
-	RT_F_JF, /* jump to arg if acc == 0 */
-	RT_F_JT, /* jump to arg if acc != 0 */
-	RT_F_NOT,
 	RT_F_INT,   /* signed integer compare */
-	RT_F_RANGE, /* an integer test in its range form (rg), from INT, UINT or BITS */
 	RT_F_UINT,  /* unsigned integer compare */
 	RT_F_FLOAT, /* double compare */
 	RT_F_BITS,  /* (value & mask) != 0 */
@@ -43,28 +47,60 @@ enum rt_fcode {
 	RT_F_BYTES, /* byte sequence ==, != */
 };
 
+/*
+ * How a predicate is run (chosen when the filter is compiled). The
+ * integer ones load the field sign-extended (S) or zero-extended (U) to 64
+ * bits and test ((v & mask) - lo) <= span: every comparison and `&` is a
+ * range of the wrapped difference (ringtrace_fast_pred_ without the bias,
+ * which the signed load makes unnecessary).
+ */
+enum rt_fexec {
+	RT_X_S1,
+	RT_X_S2,
+	RT_X_S4,
+	RT_X_S8,
+	RT_X_U1,
+	RT_X_U2,
+	RT_X_U4,
+	RT_X_F4,
+	RT_X_F8,
+	RT_X_STR,     /* string ==, != (also a glob with no special character) */
+	RT_X_PREFIX,  /* glob "literal*" on an ASCII string */
+	RT_X_GLOB_QS, /* glob of literals, '*' and '?' on an ASCII string */
+	RT_X_GLOB,    /* any other glob: fnmatch */
+	RT_X_BYTES,
+};
+
 enum rt_fcmp { RT_C_EQ, RT_C_NE, RT_C_LT, RT_C_LE, RT_C_GT, RT_C_GE };
 
 #define RT_VAR_OFF UINT32_MAX
+/* Verdicts, as successors: odd accepts. Every predicate's index is below. */
+#define RT_FACCEPT UINT32_MAX
+#define RT_FREJECT (UINT32_MAX - 1)
+/* The end of a list of open exits (below). */
+#define RT_FNIL UINT32_MAX
 
 struct rt_finsn {
 	uint8_t code; /* enum rt_fcode */
 	uint8_t cmp;  /* enum rt_fcmp; STR/BYTES: EQ or NE */
 	uint8_t size; /* scalar size */
 	uint8_t is_signed;
-	uint32_t field;  /* index in the schema */
-	uint32_t off;    /* fixed offset, or RT_VAR_OFF */
-	uint32_t arg;    /* jump target, or literal offset in the pool */
-	uint32_t arglen; /* literal length */
-	uint32_t pad;
+	uint8_t x;   /* enum rt_fexec */
+	uint8_t neg; /* STR, glob, BYTES: the test is != (the result inverted) */
+	uint8_t pad[2];
+	uint32_t field;   /* index in the schema */
+	uint32_t off;     /* fixed offset, or RT_VAR_OFF */
+	uint32_t next[2]; /* the successor if the test fails [0], holds [1] */
+	uint32_t arg;     /* literal offset in the pool */
+	uint32_t arglen;  /* literal length (a prefix glob: the prefix's) */
 	union {
 		int64_t i;
 		uint64_t u;
 		double d;
 	} v;
-	/* RANGE: the test as one range of the loaded value (rg.off is 0: the
-	 * field is at p + o), chosen when the filter is compiled, so that no
-	 * comparison or signedness is chosen per call. */
+	uint64_t mask, lo, span; /* the integer forms (rt_fexec) */
+	/* The integer test in the tracepoint's inline form (rg.off is 0: the
+	 * field is at p + off); rg.op is 0 when it has none. */
 	struct ringtrace_fast_pred_ rg;
 };
 
@@ -136,67 +172,149 @@ static size_t rt_fwalk(const struct ringtrace_filter *f, uint32_t target, const 
 	}
 }
 
-/* A scalar test (INT, RANGE, UINT, BITS, FLOAT) on the field at q. */
+/* A scalar test (RT_X_S1 .. RT_X_F8) on the field at q. */
 static inline __attribute__((always_inline)) int rt_fscalar(const struct rt_finsn *in,
 							    const char *q)
 {
-	switch (in->code) {
-	case RT_F_RANGE:
-		return ringtrace_fast_pred_(&in->rg, q);
-	case RT_F_INT: {
-		int64_t x = rt_field_sext(rt_field_load(q, in->size), in->size);
-		return RT_FCMP(in->cmp, x, in->v.i);
+	uint64_t v;
+	switch (in->x) {
+	case RT_X_S1: {
+		int8_t x;
+		memcpy(&x, q, 1);
+		v = (uint64_t)(int64_t)x;
+		break;
 	}
-	case RT_F_UINT: {
-		uint64_t x = rt_field_load(q, in->size);
-		return RT_FCMP(in->cmp, x, in->v.u);
+	case RT_X_S2: {
+		int16_t x;
+		memcpy(&x, q, 2);
+		v = (uint64_t)(int64_t)x;
+		break;
 	}
-	case RT_F_BITS: {
-		uint64_t x = rt_field_load(q, in->size);
-		if (in->is_signed)
-			x = (uint64_t)rt_field_sext(x, in->size);
-		return (x & in->v.u) != 0;
+	case RT_X_S4: {
+		int32_t x;
+		memcpy(&x, q, 4);
+		v = (uint64_t)(int64_t)x;
+		break;
+	}
+	case RT_X_S8:
+		memcpy(&v, q, 8);
+		break;
+	case RT_X_U1: {
+		uint8_t x;
+		memcpy(&x, q, 1);
+		v = x;
+		break;
+	}
+	case RT_X_U2: {
+		uint16_t x;
+		memcpy(&x, q, 2);
+		v = x;
+		break;
+	}
+	case RT_X_U4: {
+		uint32_t x;
+		memcpy(&x, q, 4);
+		v = x;
+		break;
+	}
+	case RT_X_F4: {
+		float x;
+		memcpy(&x, q, 4);
+		return RT_FCMP(in->cmp, (double)x, in->v.d);
 	}
 	default: {
-		double x = rt_field_load_float(q, in->size);
+		double x;
+		memcpy(&x, q, 8);
 		return RT_FCMP(in->cmp, x, in->v.d);
 	}
 	}
+	return ((v & in->mask) - in->lo) <= in->span;
 }
 
 /*
  * A program of scalar tests on fixed-offset fields only (f->fixed; the
  * record holds the fixed prefix): no field to find, no call, so no
- * register to save and nothing to check per instruction but its code.
+ * register to save; each step tests one predicate and takes its successor.
  */
 static __attribute__((noinline)) int rt_fmatch_fixed(const ringtrace_filter *f, const char *p)
 {
-	const struct rt_finsn *in = f->insn, *end = f->insn + f->ninsn;
-	int acc = 0;
-	while (in < end) {
-		switch (in->code) {
-		case RT_F_JF:
-			if (!acc) {
-				in = f->insn + in->arg;
-				continue;
-			}
-			break;
-		case RT_F_JT:
-			if (acc) {
-				in = f->insn + in->arg;
-				continue;
-			}
-			break;
-		case RT_F_NOT:
-			acc = !acc;
-			break;
-		default:
-			acc = rt_fscalar(in, p + in->off);
-			break;
-		}
-		in++;
+	const struct rt_finsn *in = f->insn;
+	for (;;) {
+		uint32_t nx = in->next[rt_fscalar(in, p + in->off)];
+		if (nx >= RT_FREJECT)
+			return (int)(nx & 1);
+		in = f->insn + nx;
 	}
-	return acc;
+}
+
+/*
+ * The length of the string at s, looking at most `max` bytes, or SIZE_MAX
+ * if there is no NUL among them; *high gets the OR of its bytes (bit 7
+ * set: not ASCII).
+ */
+static inline size_t rt_fstrlen(const char *s, size_t max, unsigned *high)
+{
+	unsigned h = 0;
+	size_t n = 0;
+	for (; n < max && s[n]; n++)
+		h |= (unsigned char)s[n];
+	*high = h;
+	return n < max ? n : SIZE_MAX;
+}
+
+/*
+ * A glob of literal characters, '*' and '?' (no '[' or '\\') on a string
+ * of ASCII characters, where fnmatch(pat, s, 0) compares characters as
+ * bytes in every locale: the usual matcher that returns to the last '*'
+ * with one more character for it when a literal does not match.
+ */
+static int rt_fglob_qs(const char *pat, size_t plen, const char *s, size_t n)
+{
+	size_t pi = 0, si = 0, star = SIZE_MAX, mark = 0;
+	while (si < n) {
+		if (pi < plen && pat[pi] == '*') {
+			star = pi++;
+			mark = si;
+		} else if (pi < plen && (pat[pi] == '?' || pat[pi] == s[si])) {
+			pi++;
+			si++;
+		} else if (star != SIZE_MAX) {
+			pi = star + 1;
+			si = ++mark;
+		} else {
+			return 0;
+		}
+	}
+	while (pi < plen && pat[pi] == '*')
+		pi++;
+	return pi == plen;
+}
+
+/* A string test (RT_X_STR .. RT_X_GLOB) on the string at s, which has n
+ * bytes before its NUL; `high`: the OR of its bytes. */
+static int rt_ftext(const struct ringtrace_filter *f, const struct rt_finsn *in, const char *s,
+		    size_t n, unsigned high)
+{
+	const char *lit = f->pool + in->arg;
+	int m;
+	switch (in->x) {
+	case RT_X_STR:
+		m = n == in->arglen && memcmp(s, lit, n) == 0;
+		break;
+	case RT_X_PREFIX:
+		/* (a string with other bytes goes to fnmatch: in a multibyte
+		 * locale it may refuse the string as a whole) */
+		m = high < 0x80 ? n >= in->arglen && memcmp(s, lit, in->arglen) == 0
+				: fnmatch(lit, s, 0) == 0;
+		break;
+	case RT_X_GLOB_QS:
+		m = high < 0x80 ? rt_fglob_qs(lit, in->arglen, s, n) : fnmatch(lit, s, 0) == 0;
+		break;
+	default:
+		m = fnmatch(lit, s, 0) == 0;
+		break;
+	}
+	return m ^ in->neg;
 }
 
 int ringtrace_filter_match(const ringtrace_filter *f, const void *payload, size_t len)
@@ -204,92 +322,42 @@ int ringtrace_filter_match(const ringtrace_filter *f, const void *payload, size_
 	const char *p = payload;
 	if (rt_unlikely(len < f->min_len))
 		return 0;
-	/* (RANGE codes are in fixed programs only: never in the loop below) */
 	if (f->fixed)
 		return rt_fmatch_fixed(f, p);
-	int acc = 0;
-	uint32_t pc = 0;
-	while (pc < f->ninsn) {
-		const struct rt_finsn *in = &f->insn[pc];
+	const struct rt_finsn *in = f->insn;
+	for (;;) {
 		size_t o = in->off;
-		if (in->code >= RT_F_INT && o == RT_VAR_OFF) {
+		int m;
+		if (o == RT_VAR_OFF) {
 			o = rt_fwalk(f, in->field, p, len);
 			if (o == SIZE_MAX)
 				return 0;
-			if (in->code <= RT_F_BITS && len - o < in->size)
+		}
+		if (in->x <= RT_X_F8) {
+			if (len - o < in->size)
 				return 0;
-		}
-		switch (in->code) {
-		case RT_F_JF:
-			if (!acc) {
-				pc = in->arg;
-				continue;
-			}
-			break;
-		case RT_F_JT:
-			if (acc) {
-				pc = in->arg;
-				continue;
-			}
-			break;
-		case RT_F_NOT:
-			acc = !acc;
-			break;
-		case RT_F_INT: {
-			int64_t x = rt_field_sext(rt_field_load(p + o, in->size), in->size);
-			acc = RT_FCMP(in->cmp, x, in->v.i);
-			break;
-		}
-		case RT_F_UINT: {
-			uint64_t x = rt_field_load(p + o, in->size);
-			acc = RT_FCMP(in->cmp, x, in->v.u);
-			break;
-		}
-		case RT_F_BITS: {
-			uint64_t x = rt_field_load(p + o, in->size);
-			if (in->is_signed)
-				x = (uint64_t)rt_field_sext(x, in->size);
-			acc = (x & in->v.u) != 0;
-			break;
-		}
-		case RT_F_FLOAT: {
-			double x = rt_field_load_float(p + o, in->size);
-			acc = RT_FCMP(in->cmp, x, in->v.d);
-			break;
-		}
-		case RT_F_STR:
-		case RT_F_GLOB: {
-			if (o >= len)
-				return 0;
-			const char *s = p + o;
-			const char *nul = memchr(s, 0, len - o);
-			if (!nul)
-				return 0;
-			if (in->code == RT_F_GLOB)
-				acc = fnmatch(f->pool + in->arg, s, 0) == 0;
-			else
-				acc = (size_t)(nul - s) == in->arglen &&
-				      memcmp(s, f->pool + in->arg, in->arglen) == 0;
-			if (in->cmp == RT_C_NE)
-				acc = !acc;
-			break;
-		}
-		case RT_F_BYTES: {
+			m = rt_fscalar(in, p + o);
+		} else if (in->x == RT_X_BYTES) {
 			uint32_t n;
 			if (len - o < 4)
 				return 0;
 			memcpy(&n, p + o, 4);
 			if (n > len - o - 4)
 				return 0;
-			acc = n == in->arglen && memcmp(p + o + 4, f->pool + in->arg, n) == 0;
-			if (in->cmp == RT_C_NE)
-				acc = !acc;
-			break;
+			m = (n == in->arglen && memcmp(p + o + 4, f->pool + in->arg, n) == 0) ^
+			    in->neg;
+		} else {
+			unsigned high;
+			size_t n = rt_fstrlen(p + o, len - o, &high);
+			if (n == SIZE_MAX)
+				return 0;
+			m = rt_ftext(f, in, p + o, n, high);
 		}
-		}
-		pc++;
+		uint32_t nx = in->next[m];
+		if (nx >= RT_FREJECT)
+			return (int)(nx & 1);
+		in = f->insn + nx;
 	}
-	return acc;
 }
 
 void ringtrace_filter_free(ringtrace_filter *f)
@@ -847,8 +915,48 @@ static int rt_fpred_scalar(struct rt_fparser *P, const struct rt_fpred_at *q)
 	return rt_fpred_number(P, q, sgn);
 }
 
+/*
+ * The open exits of a condition being compiled: the successor slots that
+ * are taken when it holds (t) and when it does not (f), still to be
+ * patched. Each list is threaded through the slots themselves: a slot of
+ * the list holds the next one's reference (predicate << 1 | which slot),
+ * the last RT_FNIL.
+ */
+struct rt_flist {
+	uint32_t head, tail;
+};
+struct rt_fexits {
+	struct rt_flist t, f;
+};
+
+static uint32_t *rt_fslot(struct rt_fparser *P, uint32_t ref)
+{
+	return &P->insn[ref >> 1].next[ref & 1];
+}
+
+static struct rt_flist rt_fjoin(struct rt_fparser *P, struct rt_flist a, struct rt_flist b)
+{
+	if (a.head == RT_FNIL)
+		return b;
+	if (b.head != RT_FNIL) {
+		*rt_fslot(P, a.tail) = b.head;
+		a.tail = b.tail;
+	}
+	return a;
+}
+
+/* Point every slot of list l at `to` (a predicate or a verdict). */
+static void rt_fpatch(struct rt_fparser *P, struct rt_flist l, uint32_t to)
+{
+	for (uint32_t r = l.head; r != RT_FNIL;) {
+		uint32_t *slot = rt_fslot(P, r);
+		r = *slot;
+		*slot = to;
+	}
+}
+
 /* pred := FIELD OP VALUE; the current token is the field name. */
-static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
+static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off, struct rt_fexits *ex)
 {
 	struct rt_fpred_at q = {0};
 	if (rt_fpred_field(P, &q) || rt_fpred_op(P, &q))
@@ -864,17 +972,21 @@ static int rt_fpred(struct rt_fparser *P, const uint32_t *fixed_off)
 			: rt_fpred_scalar(P, &q);
 	if (r)
 		return -1;
-	struct rt_finsn *in = &P->insn[P->ninsn - 1];
+	uint32_t i = P->ninsn - 1;
+	struct rt_finsn *in = &P->insn[i];
 	in->field = q.fi;
 	in->size = fd->size;
 	in->off = fixed_off[q.fi];
+	in->next[0] = in->next[1] = RT_FNIL;
+	ex->t = (struct rt_flist){i << 1 | 1, i << 1 | 1};
+	ex->f = (struct rt_flist){i << 1, i << 1};
 	return rt_fnext(P);
 }
 
-static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off);
+static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off, struct rt_fexits *ex);
 
 /* unary := "!" unary | "(" expr ")" | pred */
-static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
+static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off, struct rt_fexits *ex)
 {
 	if (P->tok == T_NOT || P->tok == T_LP) {
 		if (++P->depth > RT_FMAX_DEPTH)
@@ -883,12 +995,15 @@ static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
 				       RT_FMAX_DEPTH);
 		int r;
 		if (P->tok == T_NOT) {
-			if (rt_fnext(P) || rt_funary(P, fixed_off))
+			if (rt_fnext(P) || rt_funary(P, fixed_off, ex))
 				return -1;
-			r = rt_femit(P, RT_F_NOT) ? 0 : -1;
+			struct rt_flist t = ex->t;
+			ex->t = ex->f;
+			ex->f = t;
+			r = 0;
 		} else {
 			size_t lp = P->pos;
-			if (rt_fnext(P) || rt_fexpr(P, fixed_off))
+			if (rt_fnext(P) || rt_fexpr(P, fixed_off, ex))
 				return -1;
 			if (P->tok != T_RP) {
 				if (P->tok == T_END)
@@ -905,7 +1020,7 @@ static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
 		return r;
 	}
 	if (P->tok == T_IDENT)
-		return rt_fpred(P, fixed_off);
+		return rt_fpred(P, fixed_off, ex);
 	if (P->tok == T_END)
 		return rt_ferr(P, P->pos,
 			       "missing operand: expected a field, '!' or '(' at the end");
@@ -918,30 +1033,41 @@ static int rt_funary(struct rt_fparser *P, const uint32_t *fixed_off)
 		       RT_TOKARG(P));
 }
 
-/* and := unary ("&&" unary)*; or := and ("||" and)* */
-static int rt_fbinary(struct rt_fparser *P, const uint32_t *fixed_off, int is_or)
+/*
+ * and := unary ("&&" unary)*; or := and ("||" and)*. a && b: a's true
+ * exits go to b's first predicate (the next one emitted), its false exits
+ * are the whole's; a || b the other way round.
+ */
+static int rt_fbinary(struct rt_fparser *P, const uint32_t *fixed_off, int is_or,
+		      struct rt_fexits *ex)
 {
-	if (is_or ? rt_fbinary(P, fixed_off, 0) : rt_funary(P, fixed_off))
+	if (is_or ? rt_fbinary(P, fixed_off, 0, ex) : rt_funary(P, fixed_off, ex))
 		return -1;
 	int optok = is_or ? T_OR : T_AND;
 	while (P->tok == optok) {
-		struct rt_finsn *j = rt_femit(P, is_or ? RT_F_JT : RT_F_JF);
-		if (!j)
-			return -1;
-		uint32_t ji = P->ninsn - 1;
 		if (rt_fnext(P))
 			return -1;
-		if (is_or ? rt_fbinary(P, fixed_off, 0) : rt_funary(P, fixed_off))
+		uint32_t first = P->ninsn;
+		struct rt_fexits b;
+		if (is_or ? rt_fbinary(P, fixed_off, 0, &b) : rt_funary(P, fixed_off, &b))
 			return -1;
-		P->insn[ji].arg = P->ninsn;
+		if (is_or) {
+			rt_fpatch(P, ex->f, first);
+			ex->f = b.f;
+			ex->t = rt_fjoin(P, ex->t, b.t);
+		} else {
+			rt_fpatch(P, ex->t, first);
+			ex->t = b.t;
+			ex->f = rt_fjoin(P, ex->f, b.f);
+		}
 	}
 	return 0;
 }
 
 /* expr := or: a whole condition (the filter, or the inside of parentheses). */
-static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off)
+static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off, struct rt_fexits *ex)
 {
-	return rt_fbinary(P, fixed_off, 1);
+	return rt_fbinary(P, fixed_off, 1, ex);
 }
 
 /* ---- compile ----------------------------------------------------------------- */
@@ -1019,7 +1145,8 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 		rt_ferr(&P, P.pos, "empty expression");
 		goto perr;
 	}
-	if (rt_fexpr(&P, fixed_off))
+	struct rt_fexits ex;
+	if (rt_fexpr(&P, fixed_off, &ex))
 		goto perr;
 	if (P.tok != T_END) {
 		if (P.tok == T_RP)
@@ -1044,14 +1171,16 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 	f->min_len = min_len;
 	f->var_field = var_field;
 	f->nfields = nfields;
+	rt_fpatch(&P, ex.t, RT_FACCEPT);
+	rt_fpatch(&P, ex.f, RT_FREJECT);
 	memcpy(f->insn, P.insn, isz);
-	rt_fprogram_forms(f);
 	char *tail = (char *)f->insn + isz;
 	memcpy(tail, layout, lsz);
 	f->layout = (const struct rt_flayout *)tail;
 	if (P.npool)
 		memcpy(tail + lsz, P.pool, P.npool);
 	f->pool = tail + lsz;
+	rt_fprogram_forms(f);
 	*out = f;
 	rt_error_clear();
 	goto done;
@@ -1135,22 +1264,85 @@ static int rt_insn_range(const struct rt_finsn *in, struct ringtrace_fast_pred_ 
 	return 1;
 }
 
+/* The integer form of an integer test (rt_fexec), from its inline form
+ * (or a form no value passes, for a comparison that has none). */
+static void rt_insn_int_form(struct rt_finsn *in)
+{
+	int sgn = in->code == RT_F_INT || (in->code == RT_F_BITS && in->is_signed);
+	static const uint8_t xs[9] = {0, RT_X_S1, RT_X_S2, 0, RT_X_S4, 0, 0, 0, RT_X_S8};
+	static const uint8_t xu[9] = {0, RT_X_U1, RT_X_U2, 0, RT_X_U4, 0, 0, 0, RT_X_S8};
+	in->x = sgn ? xs[in->size] : xu[in->size];
+	if (rt_insn_range(in, &in->rg)) {
+		/* ((v ^ bias) & mask) - lo == (v & mask) - (lo ^ bias): bias is 0
+		 * where the mask is not all ones (BITS) */
+		in->mask = in->rg.mask;
+		in->lo = in->rg.lo ^ in->rg.bias;
+		in->span = in->rg.span;
+	} else {
+		in->mask = 0;
+		in->lo = 1;
+		in->span = 0;
+	}
+}
+
+/* How a glob runs: its literal text alone, "literal*", or literals with
+ * '*' and '?' compare as bytes on ASCII strings; anything else (or a
+ * pattern with other bytes) goes to fnmatch. */
+static void rt_insn_glob_form(struct rt_finsn *in, const char *pat)
+{
+	size_t n = in->arglen, stars = 0, qs = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)pat[i];
+		if (c >= 0x80 || c == '[' || c == '\\') {
+			in->x = RT_X_GLOB;
+			return;
+		}
+		stars += c == '*';
+		qs += c == '?';
+	}
+	if (!stars && !qs)
+		in->x = RT_X_STR; /* fnmatch compares it as is */
+	else if (stars == 1 && !qs && pat[n - 1] == '*') {
+		in->x = RT_X_PREFIX;
+		in->arglen = (uint32_t)n - 1;
+	} else {
+		in->x = RT_X_GLOB_QS;
+	}
+}
+
 /*
- * A program of fixed-offset scalar tests runs its integer tests in the
- * range form (and a one-test program is inlined by the tracepoint in that
- * form); another keeps its codes.
+ * How each predicate runs (rt_fexec), and whether the program is one of
+ * fixed-offset scalar tests only (rt_fmatch_fixed).
  */
 static void rt_fprogram_forms(struct ringtrace_filter *f)
 {
 	f->fixed = 1;
 	for (uint32_t i = 0; i < f->ninsn; i++) {
-		const struct rt_finsn *in = &f->insn[i];
-		if (in->code >= RT_F_INT && (in->code > RT_F_BITS || in->off == RT_VAR_OFF))
+		struct rt_finsn *in = &f->insn[i];
+		switch (in->code) {
+		case RT_F_INT:
+		case RT_F_UINT:
+		case RT_F_BITS:
+			rt_insn_int_form(in);
+			break;
+		case RT_F_FLOAT:
+			in->x = in->size == 4 ? RT_X_F4 : RT_X_F8;
+			break;
+		case RT_F_STR:
+			in->x = RT_X_STR;
+			break;
+		case RT_F_GLOB:
+			rt_insn_glob_form(in, f->pool + in->arg);
+			break;
+		default:
+			in->x = RT_X_BYTES;
+			break;
+		}
+		if (in->code >= RT_F_STR)
+			in->neg = in->cmp == RT_C_NE;
+		if (in->code >= RT_F_STR || in->off == RT_VAR_OFF)
 			f->fixed = 0;
 	}
-	for (uint32_t i = 0; i < f->ninsn && f->fixed; i++)
-		if (rt_insn_range(&f->insn[i], &f->insn[i].rg))
-			f->insn[i].code = RT_F_RANGE;
 }
 
 /*
@@ -1164,9 +1356,16 @@ int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *
 	if (f->ninsn != 1)
 		return 0;
 	const struct rt_finsn *in = &f->insn[0];
-	if (in->off == RT_VAR_OFF || in->code != RT_F_RANGE)
+	if (in->off == RT_VAR_OFF || !in->rg.op)
 		return 0;
 	*fp = in->rg;
 	fp->off = in->off;
+	if (in->next[1] == RT_FACCEPT)
+		return 1;
+	/* `!(test)`: the values outside the range, unless it holds them all */
+	if (fp->span == ~0ull)
+		return rt_fast_none(fp);
+	fp->lo += fp->span + 1;
+	fp->span = ~0ull - fp->span - 1;
 	return 1;
 }
