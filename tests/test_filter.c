@@ -19,7 +19,11 @@
  *
  * `test_filter bench` measures `value & 1` on a one-int record.
  */
+#include <fnmatch.h>
+#include <locale.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 
 #include <ringtrace/filter.h>
 
@@ -497,6 +501,358 @@ static void test_threads(void)
 	free_records();
 }
 
+/* ---- 5. random expressions against a reference -------------------------------------
+ *
+ * Random expressions over every filterable field (&&, ||, ! and
+ * parentheses nested at random) on random records, whole and cut short,
+ * evaluated by ringtrace_filter_match and by the reference below, which
+ * reads the sample's fields as C values and compares them with C's
+ * operators, strcmp and fnmatch. A cut record: a field the evaluation
+ * reaches that does not lie whole inside the record (or any field, when
+ * the fixed part does not) makes the whole expression false.
+ */
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static unsigned rndn(unsigned n)
+{
+	return (unsigned)(rnd() % n);
+}
+
+static const uint64_t int_pool[] = {0,
+				    1,
+				    2,
+				    3,
+				    5,
+				    7,
+				    42,
+				    0x10,
+				    0x1000,
+				    127,
+				    128,
+				    255,
+				    256,
+				    32767,
+				    32768,
+				    65535,
+				    0x7fffffff,
+				    0x80000000u,
+				    0xffffffffu,
+				    (uint64_t)-1,
+				    (uint64_t)-5,
+				    (uint64_t)-128,
+				    (uint64_t)-32768,
+				    (uint64_t)INT32_MIN,
+				    (uint64_t)INT64_MIN,
+				    (uint64_t)INT64_MAX};
+static const double float_pool[] = {0.0,  -0.0, 0.1,    1.5,    -2.25, 0.5,
+				    -3.5, 1e10, 1e-300, 3.4e38, 1e300, -1e300};
+static const char *const str_pool[] = {"",    "eth0", "eth1", "eth",         "wlan0",
+				       "lo0", "e",    "ethx", "\xc3\xa9th0", "eth\xff",
+				       "a?b", "sda1", "eth*", "x*y",         "[e]"};
+static const char *const glob_pool[] = {"eth*", "*",         "**",    "eth0",   "",      "e*0",
+					"*0",   "?th?",      "*lan?", "eth\\*", "[ew]*", "*[0-9]",
+					"e?h*", "\xc3\xa9*", "*\xff", "x\\*y",  "a?b",   "*a*b*",
+					"?",    "???",       "*?*",   "[!e]*",  "eth\\", "\\[e]"};
+
+/* Scalar fields of the schema: index, and how a value is read. */
+enum rk { RK_S, RK_U, RK_F };
+struct rfield {
+	uint32_t fi;
+	enum rk kind;
+	unsigned size;
+};
+static const struct rfield rscalars[] = {
+	{1, RK_S, 1},  {2, RK_U, 1},  {3, RK_S, 2},  {4, RK_U, 2},  {5, RK_S, 4},
+	{6, RK_U, 4},  {7, RK_S, 8},  {8, RK_U, 8},  {9, RK_F, 4},  {10, RK_F, 8},
+	{11, RK_U, 1}, {12, RK_S, 4}, {13, RK_U, 8}, {17, RK_U, 4}, {0, RK_U, 1},
+};
+
+/* A sample's field as the record holds it. */
+static uint64_t sample_int(const struct sample *s, uint32_t fi)
+{
+	switch (fi) {
+	case 0:
+		return s->trunc;
+	case 1:
+		return (uint64_t)(int64_t)s->s8;
+	case 2:
+		return s->u8;
+	case 3:
+		return (uint64_t)(int64_t)s->s16;
+	case 4:
+		return s->u16;
+	case 5:
+		return (uint64_t)(int64_t)s->s32;
+	case 6:
+		return s->u32;
+	case 7:
+		return (uint64_t)s->s64;
+	case 8:
+		return s->u64;
+	case 11:
+		return s->flag;
+	case 12:
+		return (uint64_t)(int64_t)s->color;
+	case 13:
+		return s->ptr;
+	default:
+		return s->tail;
+	}
+}
+
+struct rsample {
+	struct sample s;
+	char name[16], dev[16], blob[8];
+};
+
+static void random_sample(struct rsample *r)
+{
+	struct sample *s = &r->s;
+	uint64_t v[18];
+	for (int i = 0; i < 18; i++)
+		v[i] = rndn(2) ? int_pool[rndn(sizeof(int_pool) / sizeof(int_pool[0]))] : rnd();
+	memset(r, 0, sizeof(*r));
+	s->trunc = (uint8_t)(v[0] & 3);
+	s->s8 = (int8_t)v[1];
+	s->u8 = (uint8_t)v[2];
+	s->s16 = (int16_t)v[3];
+	s->u16 = (uint16_t)v[4];
+	s->s32 = (int32_t)v[5];
+	s->u32 = (uint32_t)v[6];
+	s->s64 = (int64_t)v[7];
+	s->u64 = v[8];
+	unsigned nf = sizeof(float_pool) / sizeof(float_pool[0]);
+	unsigned k = rndn(nf + 2);
+	s->f32 = k < nf ? (float)float_pool[k] : k == nf ? (float)NAN : (float)INFINITY;
+	k = rndn(nf + 2);
+	s->f64 = k < nf ? float_pool[k] : k == nf ? NAN : -INFINITY;
+	s->flag = (uint8_t)(v[11] & 1);
+	s->color = (int32_t)v[12];
+	s->ptr = v[13];
+	s->tail = (uint32_t)v[17];
+	unsigned ns = sizeof(str_pool) / sizeof(str_pool[0]);
+	snprintf(r->name, sizeof(r->name), "%s", str_pool[rndn(ns)]);
+	snprintf(r->dev, sizeof(r->dev), "%s", str_pool[rndn(ns)]);
+	s->blob_len = rndn(4);
+	for (unsigned i = 0; i < s->blob_len; i++)
+		r->blob[i] = "xyz\0"[rndn(4)];
+	s->name = r->name;
+	s->dev = r->dev;
+	s->blob = r->blob;
+}
+
+/* Where each variable-length field ends in the record of sample s. */
+struct rends {
+	size_t name, blob, tail, dev;
+};
+
+static struct rends sample_ends(const struct sample *s)
+{
+	struct rends e;
+	e.name = 70 + strlen(s->name) + 1;
+	e.blob = ((e.name + 3) & ~(size_t)3) + 4 + s->blob_len;
+	e.tail = ((e.blob + 3) & ~(size_t)3) + 4;
+	e.dev = e.tail + strlen(s->dev) + 1;
+	return e;
+}
+
+struct rctx {
+	const struct sample *s;
+	struct rends e;
+	size_t len;
+	int damaged; /* set when the evaluation reached a field it cannot read */
+	char *out;   /* the expression being written */
+	size_t n, cap;
+};
+
+static void emit(struct rctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(struct rctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(c->out + c->n, c->cap - c->n, fmt, ap);
+	va_end(ap);
+	CHECK(k >= 0 && (size_t)k < c->cap - c->n);
+	c->n += (size_t)k;
+}
+
+/* A literal in quotes, with " and \ escaped (the filter decodes them). */
+static void emit_quoted(struct rctx *c, const char *t, size_t n)
+{
+	emit(c, "\"");
+	for (size_t i = 0; i < n; i++) {
+		if (t[i] == '"' || t[i] == '\\')
+			emit(c, "\\");
+		emit(c, "%c", t[i]);
+	}
+	emit(c, "\"");
+}
+
+static int readable(struct rctx *c, size_t end)
+{
+	if (c->len < 70 || end > c->len)
+		c->damaged = 1;
+	return !c->damaged;
+}
+
+static const char *const cmp_text[] = {"==", "!=", "<", "<=", ">", ">="};
+
+#define RCMP(k, a, b)            \
+	((k) == 0   ? (a) == (b) \
+	 : (k) == 1 ? (a) != (b) \
+	 : (k) == 2 ? (a) < (b)  \
+	 : (k) == 3 ? (a) <= (b) \
+	 : (k) == 4 ? (a) > (b)  \
+		    : (a) >= (b))
+
+/*
+ * Write a random predicate and return what it says of the sample (only
+ * meaningful while !c->damaged). `eval`: 0 when short-circuit skips it.
+ */
+static int gen_pred(struct rctx *c, int eval)
+{
+	const struct sample *s = c->s;
+	unsigned kind = rndn(10);
+	size_t end = 0; /* where the field ends, in the record */
+	int v;
+	if (kind < 6) { /* a scalar field */
+		const struct rfield *rf = &rscalars[rndn(sizeof(rscalars) / sizeof(rscalars[0]))];
+		const char *nm = schema[rf->fi].name;
+		end = rf->fi == 17 ? c->e.tail : 0;
+		unsigned k = rndn(6);
+		if (rf->kind == RK_F) {
+			double lit = float_pool[rndn(sizeof(float_pool) / sizeof(float_pool[0]))];
+			emit(c, "%s %s %.17g", nm, cmp_text[k], lit);
+			double x = rf->size == 4 ? (double)s->f32 : s->f64;
+			double l = rf->size == 4 ? (double)(float)lit : lit;
+			v = RCMP(k, x, l);
+		} else {
+			uint64_t x = sample_int(s, rf->fi);
+			uint64_t lit = int_pool[rndn(sizeof(int_pool) / sizeof(int_pool[0]))];
+			if (rndn(4) == 0) { /* & */
+				emit(c, rndn(2) ? "%s & %lld" : "%s & 0x%llx", nm, (long long)lit);
+				v = (x & lit) != 0;
+			} else if (rf->kind == RK_U) {
+				if ((int64_t)lit < 0)
+					lit = (uint64_t)0 - lit;
+				emit(c, "%s %s %llu", nm, cmp_text[k], (unsigned long long)lit);
+				v = RCMP(k, x, lit);
+			} else {
+				emit(c, "%s %s %lld", nm, cmp_text[k], (long long)lit);
+				v = RCMP(k, (int64_t)x, (int64_t)lit);
+			}
+		}
+	} else if (kind < 9) { /* a string: name (fixed offset) or dev (after the bytes) */
+		int dev = rndn(2);
+		const char *str = dev ? s->dev : s->name;
+		end = dev ? c->e.dev : c->e.name;
+		emit(c, "%s ", dev ? "dev" : "name");
+		unsigned op = rndn(4);
+		if (op < 2) {
+			const char *lit = str_pool[rndn(sizeof(str_pool) / sizeof(str_pool[0]))];
+			emit(c, "%s ", op ? "!=" : "==");
+			emit_quoted(c, lit, strlen(lit));
+			v = (strcmp(str, lit) == 0) ^ (int)op;
+		} else {
+			const char *pat = glob_pool[rndn(sizeof(glob_pool) / sizeof(glob_pool[0]))];
+			emit(c, "~ ");
+			emit_quoted(c, pat, strlen(pat));
+			v = fnmatch(pat, str, 0) == 0;
+		}
+	} else {
+		int ne = rndn(2);
+		end = c->e.blob;
+		emit(c, "blob %s ", ne ? "!=" : "==");
+		char lit[4];
+		unsigned n = rndn(4);
+		for (unsigned i = 0; i < n; i++)
+			lit[i] = "xyz"[rndn(3)];
+		emit_quoted(c, lit, n);
+		v = (n == s->blob_len && memcmp(lit, s->blob, n) == 0) ^ ne;
+	}
+	if (eval && !readable(c, end))
+		return 0;
+	return v;
+}
+
+static int gen_expr(struct rctx *c, int depth, int eval)
+{
+	unsigned kind = depth > 0 ? rndn(6) : 0;
+	if (kind < 2)
+		return gen_pred(c, eval);
+	if (kind == 2) {
+		emit(c, "!(");
+		int v = !gen_expr(c, depth - 1, eval);
+		emit(c, ")");
+		return v;
+	}
+	/* a chain of && or ||, in parentheses */
+	int is_or = kind == 3 || (kind == 5 && rndn(2));
+	unsigned n = 2 + rndn(3);
+	emit(c, "(");
+	int v = is_or ? 0 : 1;
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			emit(c, is_or ? " || " : " && ");
+		int live = eval && (is_or ? !v : v);
+		int x = gen_expr(c, depth - 1, live);
+		if (live)
+			v = x;
+	}
+	emit(c, ")");
+	return v;
+}
+
+static void test_random(void)
+{
+	char expr[4096];
+	unsigned rounds = CHECK_SCALE(20000, 4000), cut = 0, accepted = 0;
+	int utf8 = 0;
+	for (unsigned i = 0; i < rounds; i++) {
+		/* The second half in a multibyte locale, where fnmatch compares
+		 * characters (and refuses strings that are not valid UTF-8). */
+		if (i == rounds / 2)
+			utf8 = setlocale(LC_CTYPE, "C.UTF-8") != NULL;
+		struct rsample rs;
+		random_sample(&rs);
+		uint8_t buf[512];
+		size_t full = build(&rs.s, buf);
+		struct rctx c = {&rs.s, sample_ends(&rs.s), full, 0, expr, 0, sizeof(expr)};
+		CHECK_EQ_U64(c.e.dev, full);
+		if (rndn(4) == 0) {
+			c.len = rndn((unsigned)full);
+			cut++;
+		}
+		int want = gen_expr(&c, 1 + rndn(4), 1);
+		if (c.damaged)
+			want = 0;
+		uint8_t *p = malloc(c.len ? c.len : 1); /* exact: ASan sees any read past it */
+		CHECK(p);
+		memcpy(p, buf, c.len);
+		ringtrace_filter *f;
+		int rc = ringtrace_filter_compile(schema, NFIELDS, expr, &f, NULL);
+		CHECKF(rc == 0, "compile \"%s\": %s", expr, ringtrace_last_error());
+		int got = ringtrace_filter_match(f, p, c.len);
+		CHECKF(got == want, "\"%s\" on a record of %zu bytes (of %zu): got %d, want %d",
+		       expr, c.len, full, got, want);
+		accepted += (unsigned)got;
+		ringtrace_filter_free(f);
+		free(p);
+	}
+	setlocale(LC_CTYPE, "C");
+	printf("random: %u expressions, %u on cut records, %u accepted%s\n", rounds, cut, accepted,
+	       utf8 ? " (half in C.UTF-8)" : "");
+}
+
 /* ---- bench ------------------------------------------------------------------------ */
 
 static int bench(void)
@@ -526,6 +882,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(filter_invalid_expressions_refused_with_message_and_column, test_invalid),
 	CHECK_CASE(filter_damaged_records_never_read_past_the_end, test_damaged),
 	CHECK_CASE(filter_compiled_filters_evaluated_by_threads_at_once, test_threads),
+	CHECK_CASE(filter_random_expressions_agree_with_a_reference_evaluator, test_random),
 };
 /* clang-format on */
 
