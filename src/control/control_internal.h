@@ -154,6 +154,8 @@ RT_HIDDEN int rt_configure_list(const char *spec, int from_env,
 
 /* The inline form of a one-predicate filter (1), or 0. */
 RT_HIDDEN int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *fp);
+/* The program in the inline form (RINGTRACE_FP_PROG), or NULL. */
+RT_HIDDEN const struct ringtrace_fast_pred_ *rt_filter_inline_prog(const ringtrace_filter *f);
 
 /* ---- event_filter.c ---- */
 

@@ -68,12 +68,15 @@ struct ringtrace_event_ctl_ *rt_build_ctl(struct rt_entry *e, int *err)
 		return NULL;
 	}
 	c->filter = x->filter;
-	if (x->filter)
-		rt_filter_fast_form(x->filter, &c->fast);
+	if (x->filter && !rt_filter_fast_form(x->filter, &c->fast)) {
+		c->prog = rt_filter_inline_prog(x->filter);
+		if (c->prog)
+			c->fast.op = RINGTRACE_FP_PROG;
+	}
 	c->slot = x->slot;
 	c->overflow = &x->overflow;
 	c->ntriggers = x->ntinsts;
-	c->inline_ok = c->filter && !c->ntriggers;
+	c->entry = !c->filter || c->ntriggers ? 0 : c->fast.op ? c->fast.op : RINGTRACE_FP_CALL;
 	struct rt_tinst **arr = (struct rt_tinst **)(void *)(c + 1);
 	for (uint32_t i = 0; i < x->ntinsts; i++)
 		arr[i] = x->tinsts[i];

@@ -51,8 +51,7 @@ enum rt_fcode {
  * How a predicate is run (chosen when the filter is compiled). The
  * integer ones load the field sign-extended (S) or zero-extended (U) to 64
  * bits and test ((v & mask) - lo) <= span: every comparison and `&` is a
- * range of the wrapped difference (ringtrace_fast_pred_ without the bias,
- * which the signed load makes unnecessary).
+ * range of the wrapped difference (as ringtrace_fast_pred_ does).
  */
 enum rt_fexec {
 	RT_X_S1,
@@ -119,6 +118,11 @@ struct ringtrace_filter {
 	uint32_t var_field; /* first variable-length field (nfields if none) */
 	uint32_t nfields;
 	uint32_t fixed; /* only scalar tests at fixed offsets: rt_fmatch_fixed */
+	/* Integer and float tests at fixed offsets only, as up to 253 ranges:
+	 * the program in the tracepoint's inline form (RINGTRACE_FP_PROG), of
+	 * niprog ranges; else NULL. */
+	struct ringtrace_fast_pred_ *iprog;
+	uint32_t niprog;
 	const struct rt_flayout *layout;
 	const char *pool; /* NUL-terminated literals */
 	struct rt_finsn insn[];
@@ -247,10 +251,21 @@ static __attribute__((noinline)) int rt_fmatch_fixed(const ringtrace_filter *f, 
 	}
 }
 
+/* Whether n bytes of a and b are equal (short literals: no call). */
+static inline int rt_fsame(const char *a, const char *b, size_t n)
+{
+	if (n > 16)
+		return memcmp(a, b, n) == 0;
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /*
  * The length of the string at s, looking at most `max` bytes, or SIZE_MAX
  * if there is no NUL among them; *high gets the OR of its bytes (bit 7
- * set: not ASCII).
+ * set: not ASCII). (Strings in records are short: a loop, no call.)
  */
 static inline size_t rt_fstrlen(const char *s, size_t max, unsigned *high)
 {
@@ -291,24 +306,26 @@ static int rt_fglob_qs(const char *pat, size_t plen, const char *s, size_t n)
 }
 
 /* A string test (RT_X_STR .. RT_X_GLOB) on the string at s, which has n
- * bytes before its NUL; `high`: the OR of its bytes. */
+ * bytes before its NUL, all ASCII or not. */
 static int rt_ftext(const struct ringtrace_filter *f, const struct rt_finsn *in, const char *s,
-		    size_t n, unsigned high)
+		    size_t n, int ascii)
 {
 	const char *lit = f->pool + in->arg;
 	int m;
 	switch (in->x) {
 	case RT_X_STR:
-		m = n == in->arglen && memcmp(s, lit, n) == 0;
+		m = n == in->arglen && rt_fsame(s, lit, n);
 		break;
 	case RT_X_PREFIX:
-		/* (a string with other bytes goes to fnmatch: in a multibyte
-		 * locale it may refuse the string as a whole) */
-		m = high < 0x80 ? n >= in->arglen && memcmp(s, lit, in->arglen) == 0
-				: fnmatch(lit, s, 0) == 0;
+		/* A string that does not start with the prefix's bytes does not
+		 * start with its characters in any locale; one that does but has
+		 * other bytes than ASCII goes to fnmatch, which in a multibyte
+		 * locale may refuse the string as a whole. */
+		m = n >= in->arglen && rt_fsame(s, lit, in->arglen) &&
+		    (ascii || fnmatch(lit, s, 0) == 0);
 		break;
 	case RT_X_GLOB_QS:
-		m = high < 0x80 ? rt_fglob_qs(lit, in->arglen, s, n) : fnmatch(lit, s, 0) == 0;
+		m = ascii ? rt_fglob_qs(lit, in->arglen, s, n) : fnmatch(lit, s, 0) == 0;
 		break;
 	default:
 		m = fnmatch(lit, s, 0) == 0;
@@ -317,13 +334,10 @@ static int rt_ftext(const struct ringtrace_filter *f, const struct rt_finsn *in,
 	return m ^ in->neg;
 }
 
-int ringtrace_filter_match(const ringtrace_filter *f, const void *payload, size_t len)
+/* Any program: fields found as the record says, strings compared. */
+static __attribute__((noinline)) int rt_fmatch_general(const ringtrace_filter *f, const char *p,
+						       size_t len)
 {
-	const char *p = payload;
-	if (rt_unlikely(len < f->min_len))
-		return 0;
-	if (f->fixed)
-		return rt_fmatch_fixed(f, p);
 	const struct rt_finsn *in = f->insn;
 	for (;;) {
 		size_t o = in->off;
@@ -351,13 +365,20 @@ int ringtrace_filter_match(const ringtrace_filter *f, const void *payload, size_
 			size_t n = rt_fstrlen(p + o, len - o, &high);
 			if (n == SIZE_MAX)
 				return 0;
-			m = rt_ftext(f, in, p + o, n, high);
+			m = rt_ftext(f, in, p + o, n, high < 0x80);
 		}
 		uint32_t nx = in->next[m];
 		if (nx >= RT_FREJECT)
 			return (int)(nx & 1);
 		in = f->insn + nx;
 	}
+}
+
+int ringtrace_filter_match(const ringtrace_filter *f, const void *payload, size_t len)
+{
+	if (rt_unlikely(len < f->min_len))
+		return 0;
+	return f->fixed ? rt_fmatch_fixed(f, payload) : rt_fmatch_general(f, payload, len);
 }
 
 void ringtrace_filter_free(ringtrace_filter *f)
@@ -1162,7 +1183,8 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 	/* One block: the filter, its program, the layout and the literals. */
 	size_t isz = (size_t)P.ninsn * sizeof(struct rt_finsn);
 	size_t lsz = (size_t)nfields * sizeof(struct rt_flayout);
-	struct ringtrace_filter *f = malloc(sizeof(*f) + isz + lsz + P.npool + 1);
+	size_t psz = (size_t)P.ninsn * 2 * sizeof(struct ringtrace_fast_pred_);
+	struct ringtrace_filter *f = malloc(sizeof(*f) + isz + psz + lsz + P.npool + 1);
 	if (!f) {
 		rc = rt_error(RINGTRACE_ENOMEM, "filter: out of memory");
 		goto done;
@@ -1174,7 +1196,9 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 	rt_fpatch(&P, ex.t, RT_FACCEPT);
 	rt_fpatch(&P, ex.f, RT_FREJECT);
 	memcpy(f->insn, P.insn, isz);
-	char *tail = (char *)f->insn + isz;
+	/* (struct rt_finsn's size keeps the inline form 8-aligned) */
+	f->iprog = (struct ringtrace_fast_pred_ *)(void *)((char *)f->insn + isz);
+	char *tail = (char *)f->iprog + psz;
 	memcpy(tail, layout, lsz);
 	f->layout = (const struct rt_flayout *)tail;
 	if (P.npool)
@@ -1216,21 +1240,21 @@ static int rt_insn_range(const struct rt_finsn *in, struct ringtrace_fast_pred_ 
 	const uint64_t bits = in->size >= 8 ? all : (1ull << (8 * in->size)) - 1;
 	fp->op = 1;
 	fp->sh = (uint8_t)(64 - 8 * in->size);
-	fp->mask = all;
 	if (in->code == RT_F_BITS) {
 		/* (v & m) != 0: sign-extended first when the field is signed */
-		fp->ext = in->is_signed ? all : bits;
-		fp->mask = in->v.u;
+		fp->mask = in->v.u & (in->is_signed ? all : bits);
 		fp->lo = 1;
 		fp->span = all - 1;
 		return 1;
 	}
+	/* On the value zero-extended if unsigned, biased so that signed order
+	 * becomes unsigned order if signed (^ 2^63): each comparison as one
+	 * range [lo, lo + span]; the two that can be empty (v < min, v > max)
+	 * keep their code. Then the bias goes into lo and the zero extension
+	 * into the mask: ((v ^ b) & ~0) - lo == v - (lo ^ b), mod 2^64. */
 	int is_signed = in->code == RT_F_INT;
-	fp->ext = is_signed ? all : bits;
-	fp->bias = is_signed ? 1ull << 63 : 0;
-	uint64_t k = in->v.u ^ fp->bias; /* the literal, in the biased order */
-	/* Each comparison as one range [lo, lo + span] of the biased value;
-	 * the two that can be empty (v < min, v > max) keep their code. */
+	uint64_t bias = is_signed ? 1ull << 63 : 0;
+	uint64_t k = in->v.u ^ bias; /* the literal, in the biased order */
 	switch (in->cmp) {
 	case RT_C_EQ:
 		fp->lo = k;
@@ -1261,6 +1285,8 @@ static int rt_insn_range(const struct rt_finsn *in, struct ringtrace_fast_pred_ 
 		fp->span = all - k;
 		break; /* >= */
 	}
+	fp->lo ^= bias;
+	fp->mask = is_signed ? all : bits;
 	return 1;
 }
 
@@ -1273,10 +1299,8 @@ static void rt_insn_int_form(struct rt_finsn *in)
 	static const uint8_t xu[9] = {0, RT_X_U1, RT_X_U2, 0, RT_X_U4, 0, 0, 0, RT_X_S8};
 	in->x = sgn ? xs[in->size] : xu[in->size];
 	if (rt_insn_range(in, &in->rg)) {
-		/* ((v ^ bias) & mask) - lo == (v & mask) - (lo ^ bias): bias is 0
-		 * where the mask is not all ones (BITS) */
 		in->mask = in->rg.mask;
-		in->lo = in->rg.lo ^ in->rg.bias;
+		in->lo = in->rg.lo;
 		in->span = in->rg.span;
 	} else {
 		in->mask = 0;
@@ -1308,6 +1332,227 @@ static void rt_insn_glob_form(struct rt_finsn *in, const char *pat)
 	} else {
 		in->x = RT_X_GLOB_QS;
 	}
+}
+
+/*
+ * Float comparisons in the inline form: a range of the field's bits,
+ * loaded sign-extended to 64 (b). Zero and positive values, +inf and the
+ * positive NaNs have b >= 0, in the order of their values, NaNs above
+ * +inf (b = INF); -0, negative values, -inf and the negative NaNs have
+ * b = MIN + their magnitude's bits, in the reverse order of their values.
+ * So a comparison with a literal k (never a NaN) holds on the magnitudes
+ * of one side or two, each a range of b: P(a, z) on the positive side,
+ * N(a, z) on the negative one; no range reaches a NaN. -0 and +0 are the
+ * same value.
+ */
+struct rt_frange_ctx {
+	int f4;
+	uint64_t min, inf;
+	struct ringtrace_fast_pred_ *fp;
+	int n;
+};
+
+static void rt_frange(struct rt_frange_ctx *c, uint64_t base, uint64_t a, uint64_t z)
+{
+	struct ringtrace_fast_pred_ *fp = &c->fp[c->n++];
+	memset(fp, 0, sizeof(*fp));
+	fp->op = RINGTRACE_FP_ONE;
+	fp->sh = (uint8_t)(c->f4 ? 32 : 0);
+	fp->mask = ~0ull;
+	if (a > z) { /* empty: nothing passes */
+		fp->mask = 0;
+		fp->lo = 1;
+		return;
+	}
+	fp->lo = base + a;
+	fp->span = z - a;
+}
+
+#define RT_FP_P(c, a, z) rt_frange(c, 0, a, z)
+#define RT_FP_N(c, a, z) rt_frange(c, (c)->min, a, z)
+
+/* The 1 or 2 ranges (either passes) of a float test: their count. */
+static int rt_insn_float_ranges(const struct rt_finsn *in, struct ringtrace_fast_pred_ fp[2])
+{
+	struct rt_frange_ctx c = {in->x == RT_X_F4, 0, 0, fp, 0};
+	uint64_t m;
+	int neg;
+	if (c.f4) {
+		float k = (float)in->v.d; /* exact: the literal was rounded to float */
+		uint32_t u;
+		memcpy(&u, &k, 4);
+		m = u & 0x7fffffffu;
+		neg = (int)(u >> 31);
+		c.min = 0xffffffff80000000ull;
+		c.inf = 0x7f800000u;
+	} else {
+		uint64_t u;
+		memcpy(&u, &in->v.d, 8);
+		m = u & 0x7fffffffffffffffull;
+		neg = (int)(u >> 63);
+		c.min = 0x8000000000000000ull;
+		c.inf = 0x7ff0000000000000ull;
+	}
+	if (m == 0)
+		neg = 0;
+	switch (in->cmp) {
+	case RT_C_EQ:
+	case RT_C_NE:
+		rt_frange(&c, neg ? c.min : 0, m, m);
+		if (m == 0) /* -0 too: the bits below the sign are 0 */
+			fp[0].mask = c.f4 ? 0x7fffffffu : 0x7fffffffffffffffull;
+		if (in->cmp == RT_C_NE) { /* everything else, NaNs included */
+			fp[0].lo += 1;
+			fp[0].span = ~0ull - 1;
+		}
+		break;
+	case RT_C_GT:
+		if (!neg) {
+			RT_FP_P(&c, m + 1, c.inf);
+		} else {
+			RT_FP_N(&c, 0, m - 1);
+			RT_FP_P(&c, 0, c.inf);
+		}
+		break;
+	case RT_C_GE:
+		if (!neg && m) {
+			RT_FP_P(&c, m, c.inf);
+		} else {
+			RT_FP_N(&c, 0, m);
+			RT_FP_P(&c, 0, c.inf);
+		}
+		break;
+	case RT_C_LT:
+		if (neg || !m) {
+			RT_FP_N(&c, m + 1, c.inf);
+		} else {
+			RT_FP_N(&c, 0, c.inf);
+			RT_FP_P(&c, 0, m - 1);
+		}
+		break;
+	default: /* <= */
+		if (neg) {
+			RT_FP_N(&c, m, c.inf);
+		} else {
+			RT_FP_N(&c, 0, c.inf);
+			RT_FP_P(&c, 0, m);
+		}
+		break;
+	}
+	return c.n;
+}
+
+/* The ranges (1 or 2, either passes) of a scalar test in the inline form
+ * (off 0, no successors): their count, 0 if it has none. */
+static int rt_insn_ranges(const struct rt_finsn *in, struct ringtrace_fast_pred_ fp[2])
+{
+	if (in->x == RT_X_F4 || in->x == RT_X_F8)
+		return rt_insn_float_ranges(in, fp);
+	if (in->x > RT_X_U4)
+		return 0;
+	if (in->rg.op) {
+		fp[0] = in->rg;
+	} else { /* a comparison no value passes */
+		memset(fp, 0, sizeof(*fp));
+		fp->op = RINGTRACE_FP_ONE;
+		fp->sh = (uint8_t)(64 - 8 * in->size);
+		fp->lo = 1;
+	}
+	return 1;
+}
+
+/* A successor in the inline form: test i's first range, or a verdict. */
+static uint8_t rt_fp_next(const uint32_t *first, uint32_t nx)
+{
+	return (uint8_t)(nx == RT_FACCEPT   ? RINGTRACE_FP_ACCEPT
+			 : nx == RT_FREJECT ? RINGTRACE_FP_REJECT
+					    : first[nx]);
+}
+
+/*
+ * a && b where both test the same field the same way (offset, load, mask)
+ * and fail to the same place: one range, if the two ranges meet in one.
+ * Each range is an arc [lo, lo + span] of the 2^64 values; two arcs that
+ * both start and end inside one half-turn from 0 or from 2^63 meet in one
+ * arc or none. 1 if a now tests both (and goes where b went).
+ */
+static int rt_fp_and(struct ringtrace_fast_pred_ *a, const struct ringtrace_fast_pred_ *b)
+{
+	if (a->off != b->off || a->sh != b->sh || a->mask != b->mask || !a->mask)
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		uint64_t o = k ? 1ull << 63 : 0, x = a->lo - o, y = b->lo - o;
+		if (x > ~0ull - a->span || y > ~0ull - b->span)
+			continue; /* an arc wraps around from this origin */
+		uint64_t lo = x > y ? x : y;
+		uint64_t hi = x + a->span < y + b->span ? x + a->span : y + b->span;
+		if (lo > hi) { /* nothing passes both */
+			a->mask = 0;
+			a->lo = 1;
+			a->span = 0;
+		} else {
+			a->lo = lo + o;
+			a->span = hi - lo;
+		}
+		a->next[1] = b->next[1];
+		return 1;
+	}
+	return 0;
+}
+
+/* Join the tests of && chains that rt_fp_and can join (the test that was
+ * joined in stays, for the other ways to it). */
+static void rt_fprogram_join(struct ringtrace_fast_pred_ *prog, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct ringtrace_fast_pred_ *a = &prog[i];
+		while (a->next[1] < RINGTRACE_FP_REJECT && a->next[0] == prog[a->next[1]].next[0] &&
+		       rt_fp_and(a, &prog[a->next[1]]))
+			;
+	}
+}
+
+/*
+ * The program in the tracepoint's inline form, if it has one (iprog): a
+ * test of two ranges becomes two, the first failing over to the second.
+ */
+static void rt_fprogram_inline(struct ringtrace_filter *f)
+{
+	uint32_t first[RINGTRACE_FP_REJECT], n = 0;
+	struct ringtrace_fast_pred_ fp[2];
+	if (!f->fixed || f->ninsn >= RINGTRACE_FP_REJECT) {
+		f->iprog = NULL;
+		return;
+	}
+	for (uint32_t i = 0; i < f->ninsn; i++) {
+		int k = rt_insn_ranges(&f->insn[i], fp);
+		first[i] = n;
+		n += (uint32_t)k;
+		if (!k || n >= RINGTRACE_FP_REJECT) {
+			f->iprog = NULL;
+			return;
+		}
+	}
+	f->niprog = n;
+	for (uint32_t i = 0; i < f->ninsn; i++) {
+		const struct rt_finsn *in = &f->insn[i];
+		int k = rt_insn_ranges(in, fp);
+		for (int j = 0; j < k; j++) {
+			struct ringtrace_fast_pred_ *t = &f->iprog[first[i] + (uint32_t)j];
+			*t = fp[j];
+			t->off = in->off;
+			t->next[1] = rt_fp_next(first, in->next[1]);
+			t->next[0] = j + 1 < k ? (uint8_t)(first[i] + (uint32_t)j + 1)
+					       : rt_fp_next(first, in->next[0]);
+		}
+	}
+	rt_fprogram_join(f->iprog, n);
+}
+
+/* The program in the inline form (RINGTRACE_FP_PROG), or NULL. */
+const struct ringtrace_fast_pred_ *rt_filter_inline_prog(const ringtrace_filter *f)
+{
+	return f->iprog;
 }
 
 /*
@@ -1343,6 +1588,7 @@ static void rt_fprogram_forms(struct ringtrace_filter *f)
 		if (in->code >= RT_F_STR || in->off == RT_VAR_OFF)
 			f->fixed = 0;
 	}
+	rt_fprogram_inline(f);
 }
 
 /*
@@ -1353,14 +1599,14 @@ static void rt_fprogram_forms(struct ringtrace_filter *f)
 int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *fp)
 {
 	memset(fp, 0, sizeof(*fp));
-	if (f->ninsn != 1)
+	/* one test, or a first test that decides (the rest joined into it) */
+	const struct ringtrace_fast_pred_ *t = f->iprog;
+	if (!t || t->next[0] < RINGTRACE_FP_REJECT || t->next[1] < RINGTRACE_FP_REJECT ||
+	    t->next[0] == t->next[1])
 		return 0;
-	const struct rt_finsn *in = &f->insn[0];
-	if (in->off == RT_VAR_OFF || !in->rg.op)
-		return 0;
-	*fp = in->rg;
-	fp->off = in->off;
-	if (in->next[1] == RT_FACCEPT)
+	*fp = *t;
+	fp->next[0] = fp->next[1] = 0;
+	if (t->next[1] == RINGTRACE_FP_ACCEPT)
 		return 1;
 	/* `!(test)`: the values outside the range, unless it holds them all */
 	if (fp->span == ~0ull)

@@ -292,35 +292,52 @@ static inline void ringtrace_events_note_(ringtrace_rb *rb, unsigned nested)
 struct ringtrace_filter;
 
 /*
- * A filter that is one integer predicate on a fixed-offset field
- * (`value & 1`, `pid == 42`, `len > 64`), in a form evaluated inline with
- * no data-dependent branch: load the field at `off`, extend it to 64 bits
- * (shift left by `sh`, then arithmetic right, then `& ext`: zero-extended
- * if unsigned), then
- *     t = (v ^ bias) & mask;  match = (t - lo) <= span
- * Every comparison is a range test [lo, lo + span] on values biased so that
- * signed order becomes unsigned order (bias = 2^63); `v != k` is the range
- * that starts after k and wraps around to just before it; `v & m` is
- * `(v & m) - 1 <= ~0 - 1`.
+ * A filter that is one integer or float predicate on a fixed-offset field
+ * (`value & 1`, `pid == 42`, `len > 64`, `ratio < 0.5`), in a form
+ * evaluated inline with no data-dependent branch: load the field at
+ * `off`, sign-extend it to 64 bits (shift left by `sh`, then arithmetic
+ * right), then
+ *     match = ((v & mask) - lo) <= span
+ * Every comparison is a range test [lo, lo + span] of the wrapped
+ * difference: the mask zero-extends an unsigned field (or is `&`'s
+ * operand); signed order needs nothing more (lo is the signed lower
+ * bound); `v != k` is the range that starts after k and wraps around to
+ * just before it; `v & m` is `(v & m) - 1 <= ~0 - 1`. A float comparison
+ * is one range (or two: a program) of the field's bits.
  */
 struct ringtrace_fast_pred_ {
-	uint8_t op; /* 0: not that simple (call ringtrace_filter_match) */
+	uint8_t op; /* RINGTRACE_FP_* (in ctl->fast; 1 in a program's tests) */
 	uint8_t sh; /* 64 - 8 * field size */
-	uint8_t pad[2];
+	/* In a program (RINGTRACE_FP_PROG): the test to run next if this one
+	 * fails [0] or holds [1], or a verdict (RINGTRACE_FP_ACCEPT, _REJECT). */
+	uint8_t next[2];
 	uint32_t off; /* in the payload; off + size <= the fixed prefix */
-	uint64_t ext; /* after an arithmetic extension: ~0 (signed) or the field's bits */
-	uint64_t bias, mask, lo, span;
+	uint64_t mask, lo, span;
 };
+/* ctl->fast.op: not that simple (call ringtrace_filter_match); the test is
+ * the filter; the filter is the program of such tests at ctl->prog (a
+ * filter of integer tests on fixed-offset fields joined by &&, ||, !). */
+#define RINGTRACE_FP_NONE 0
+#define RINGTRACE_FP_ONE 1
+#define RINGTRACE_FP_PROG 2
+#define RINGTRACE_FP_CALL 3 /* ctl->entry only */
+#define RINGTRACE_FP_REJECT 0xfe
+#define RINGTRACE_FP_ACCEPT 0xff /* odd: accepts */
 
 struct ringtrace_event_ctl_ {
 	const struct ringtrace_filter *filter; /* NULL: every call is recorded */
 	struct ringtrace_fast_pred_ fast;
 	uint32_t slot; /* counter slot, or RINGTRACE_COUNT_SLOTS: use *overflow */
 	uint32_t ntriggers;
-	uint32_t inline_ok; /* filter && !ntriggers: the call's entry may filter fixed-size records */
+	/* What the call's entry does with a fixed-size record: 0 nothing (the
+	 * general path: triggers, or no filter), RINGTRACE_FP_ONE or _PROG
+	 * (filter it inline), RINGTRACE_FP_CALL (filter it out of line). */
+	uint32_t entry;
 	uint32_t pad;
 	uint64_t *overflow; /* rejected count when no slot was free (atomic add) */
 	void *triggers;     /* the library's trigger list */
+	/* fast.op == RINGTRACE_FP_PROG: the program, test 0 first (inside the filter) */
+	const struct ringtrace_fast_pred_ *prog;
 };
 
 /* ringtrace/filter.h; declared here too for the inline evaluation below. */
@@ -354,18 +371,34 @@ static inline __attribute__((always_inline)) int ringtrace_fast_pred_(
 		memcpy(&x, p, 1);
 		raw = x;
 	}
-	uint64_t v = (uint64_t)((int64_t)(raw << fp->sh) >> fp->sh) & fp->ext;
-	uint64_t t = (v ^ fp->bias) & fp->mask;
-	return (t - fp->lo) <= fp->span;
+	uint64_t v = (uint64_t)((int64_t)(raw << fp->sh) >> fp->sh);
+	return ((v & fp->mask) - fp->lo) <= fp->span;
 }
 
-/* A compiled filter on a staged record: inline when it has a fast form. */
+/*
+ * A program of tests (RINGTRACE_FP_PROG) on a staged record: each test
+ * names the one to run next, or the verdict; every successor comes after
+ * its test, so the loop ends.
+ */
+static inline __attribute__((always_inline)) int ringtrace_fast_prog_(
+	const struct ringtrace_fast_pred_ *prog, const void *payload)
+{
+	const struct ringtrace_fast_pred_ *t = prog;
+	for (;;) {
+		unsigned nx = t->next[ringtrace_fast_pred_(t, payload)];
+		if (nx >= RINGTRACE_FP_REJECT)
+			return (int)(nx & 1);
+		t = prog + nx;
+	}
+}
+
+/* A compiled filter on a staged record: inline when it is one test. */
 static inline __attribute__((always_inline)) int ringtrace_filter_eval_(
 	const struct ringtrace_filter *f, const struct ringtrace_fast_pred_ *fast,
 	const void *payload, size_t len)
 {
-	return fast->op ? ringtrace_fast_pred_(fast, payload)
-			: ringtrace_filter_match(f, payload, len);
+	return fast->op == RINGTRACE_FP_ONE ? ringtrace_fast_pred_(fast, payload)
+					    : ringtrace_filter_match(f, payload, len);
 }
 
 /* Count one call rejected by ctl's filter. `nested`: the token of the
@@ -381,6 +414,19 @@ static inline __attribute__((always_inline)) void ringtrace_ctl_count_(
 					 __ATOMIC_RELAXED);
 		else
 			__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+	} else {
+		__atomic_fetch_add(ctl->overflow, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* The same, in the outermost read-side section, entered with node n. */
+static inline __attribute__((always_inline)) void ringtrace_ctl_count_in_(
+	const struct ringtrace_event_ctl_ *ctl, struct ringtrace_reader_node *n)
+{
+	uint32_t slot = ctl->slot;
+	if (__builtin_expect(slot < RINGTRACE_COUNT_SLOTS, 1)) {
+		uint64_t *c = &n->count[0][slot];
+		__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	} else {
 		__atomic_fetch_add(ctl->overflow, 1, __ATOMIC_RELAXED);
 	}

@@ -401,7 +401,7 @@
 	/*                                                                                 \
 	 * What the call site calls when the state is not recording only (and     \
 	 * recording only again by now: straight to the code above).               \
-	 * A fixed-size event with a one-predicate filter and no trigger: the             \
+	 * A fixed-size event with a filter of integer or float tests and no trigger: the \
 	 * record is staged in a local and filtered inline, and a rejected call           \
 	 * returns from here having touched no callee-saved register (so the              \
 	 * compiler saves none); a passed one goes on to the recording code.              \
@@ -421,26 +421,31 @@
 		    ringtrace_read_lock_fast_(&ringtrace_i_n)) {                                     \
 			const struct ringtrace_event_ctl_ *ringtrace_i_ctl = __atomic_load_n(        \
 				&ringtrace_i_ev->ctl, __ATOMIC_ACQUIRE);                             \
-			if (ringtrace_i_ctl && ringtrace_i_ctl->inline_ok) {                         \
-				if (!ringtrace_i_ctl->fast.op) {                                     \
-					/* Needs the interpreter: out of line, still in the    \
-					 * section. */     \
-					ringtrace_cfilt_##name RINGTRACE_I_PREPEND(                  \
-						ringtrace_i_state, RINGTRACE_I_UNPAREN args);        \
-					return;                                                      \
-				}                                                                    \
+			uint32_t ringtrace_i_e = ringtrace_i_ctl ? ringtrace_i_ctl->entry : 0;       \
+			if (__builtin_expect(ringtrace_i_e == RINGTRACE_FP_ONE, 1) ||                \
+			    ringtrace_i_e == RINGTRACE_FP_PROG) {                                    \
 				RINGTRACE_I_STAGE_(fields)                                           \
 				(void)ringtrace_i_sz;                                                \
-				if (!ringtrace_fast_pred_(&ringtrace_i_ctl->fast,                    \
-							  ringtrace_i_p)) {                          \
-					ringtrace_ctl_count_(ringtrace_i_ctl, 0);                    \
-					ringtrace_read_unlock(0);                                    \
+				if (!(__builtin_expect(ringtrace_i_e == RINGTRACE_FP_ONE, 1)         \
+					      ? ringtrace_fast_pred_(&ringtrace_i_ctl->fast,         \
+								     ringtrace_i_p)                  \
+					      : ringtrace_fast_prog_(ringtrace_i_ctl->prog,          \
+								     ringtrace_i_p))) {              \
+					ringtrace_ctl_count_in_(ringtrace_i_ctl, ringtrace_i_n);     \
+					ringtrace_read_unlock_fast_(ringtrace_i_n);                  \
 					return;                                                      \
 				}                                                                    \
 				/* Passed: recorded, in the same section, by another           \
 				 * function: a rejected call then returns from this one        \
 				 * having saved no register. */     \
 				ringtrace_recin_##name RINGTRACE_I_PREPEND(                          \
+					ringtrace_i_state, RINGTRACE_I_UNPAREN args);                \
+				return;                                                              \
+			}                                                                            \
+			if (ringtrace_i_e == RINGTRACE_FP_CALL) {                                    \
+				/* Needs the interpreter: out of line, still in the            \
+				 * section. */     \
+				ringtrace_cfilt_##name RINGTRACE_I_PREPEND(                          \
 					ringtrace_i_state, RINGTRACE_I_UNPAREN args);                \
 				return;                                                              \
 			}                                                                            \
