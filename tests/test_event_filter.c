@@ -342,6 +342,142 @@ static void test_table(ringtrace_rb *rb)
 	printf("table: %d + %zu filters ok\n", ncases, sizeof(str_cases) / sizeof(str_cases[0]));
 }
 
+/*
+ * 2b. Random filters of integer tests joined by &&, || and ! (the
+ * tracepoint's inline program), with a float test now and then (the
+ * out-of-line path), on random calls: each call is rejected (the event's
+ * counter moves by one) exactly when C's operators say the expression is
+ * false.
+ */
+static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static unsigned rndn(unsigned n)
+{
+	return (unsigned)(rnd() % n);
+}
+
+static const int64_t rpool[] = {0,         1,         -1,        2,        5,    42,
+				127,       128,       255,       256,      -128, 0x10000,
+				INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
+
+struct rcall {
+	int32_t value;
+	uint8_t small;
+	int64_t big;
+	uint64_t seq;
+};
+
+#define RCMP(k, a, b)            \
+	((k) == 0   ? (a) == (b) \
+	 : (k) == 1 ? (a) != (b) \
+	 : (k) == 2 ? (a) < (b)  \
+	 : (k) == 3 ? (a) <= (b) \
+	 : (k) == 4 ? (a) > (b)  \
+		    : (a) >= (b))
+
+/* Append a random expression to buf (at *n) and return its value for each
+ * of the calls in c (bit i: call i). */
+static uint32_t rgen(char *buf, size_t *n, size_t cap, int depth, const struct rcall *c, int ncalls)
+{
+	static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
+	uint32_t v = 0;
+	unsigned kind = depth > 0 ? rndn(5) : 0;
+	if (kind < 2) {
+		unsigned f = rndn(13), k = rndn(6);
+		int64_t lit = rpool[rndn(sizeof(rpool) / sizeof(rpool[0]))];
+		if (f == 12) { /* half = value / 2.0: a float test */
+			size_t at = *n + 5 + strlen(ops[k]) + 1; /* the literal */
+			*n += (size_t)snprintf(buf + *n, cap - *n, "half %s %lld.5", ops[k],
+					       (long long)(lit / 4));
+			double d = strtod(buf + at, NULL);
+			for (int i = 0; i < ncalls; i++)
+				v |= (uint32_t)RCMP(k, c[i].value / 2.0, d) << i;
+			return v;
+		}
+		static const char *const names[] = {"value", "small", "big", "seq"};
+		unsigned fi = f % 4, band = f >= 8;
+		if ((fi == 1 || fi == 3) && lit < 0 && !band)
+			lit = lit == INT64_MIN ? INT64_MAX : -lit;
+		if (band)
+			*n += (size_t)snprintf(buf + *n, cap - *n, "%s & %lld", names[fi],
+					       (long long)lit);
+		else if (fi == 1 || fi == 3)
+			*n += (size_t)snprintf(buf + *n, cap - *n, "%s %s %llu", names[fi], ops[k],
+					       (unsigned long long)lit);
+		else
+			*n += (size_t)snprintf(buf + *n, cap - *n, "%s %s %lld", names[fi], ops[k],
+					       (long long)lit);
+		for (int i = 0; i < ncalls; i++) {
+			int64_t s = fi == 0 ? c[i].value : fi == 1 ? c[i].small : c[i].big;
+			uint64_t u = fi == 3 ? c[i].seq : (uint64_t)s;
+			int m = band                 ? (u & (uint64_t)lit) != 0
+				: fi == 1 || fi == 3 ? RCMP(k, u, (uint64_t)lit)
+						     : RCMP(k, s, lit);
+			v |= (uint32_t)m << i;
+		}
+		return v;
+	}
+	if (kind == 2) {
+		*n += (size_t)snprintf(buf + *n, cap - *n, "!(");
+		v = ~rgen(buf, n, cap, depth - 1, c, ncalls);
+		*n += (size_t)snprintf(buf + *n, cap - *n, ")");
+		return v & ((1u << ncalls) - 1);
+	}
+	int is_or = kind == 3;
+	unsigned terms = 2 + rndn(3);
+	*n += (size_t)snprintf(buf + *n, cap - *n, "(");
+	v = is_or ? 0 : (1u << ncalls) - 1;
+	for (unsigned t = 0; t < terms; t++) {
+		if (t)
+			*n += (size_t)snprintf(buf + *n, cap - *n, is_or ? " || " : " && ");
+		uint32_t x = rgen(buf, n, cap, depth - 1, c, ncalls);
+		v = is_or ? v | x : v & x;
+	}
+	*n += (size_t)snprintf(buf + *n, cap - *n, ")");
+	return v;
+}
+
+static void test_random_inline(void)
+{
+	enum { NCALLS = 16 };
+	char expr[8192];
+	unsigned rounds = CHECK_SCALE(600, 150), calls = 0, kept = 0;
+	for (unsigned r = 0; r < rounds; r++) {
+		struct rcall c[NCALLS];
+		for (int i = 0; i < NCALLS; i++) {
+			c[i].value = (int32_t)(rndn(2) ? rpool[rndn(16)] : (int64_t)rnd());
+			c[i].small = (uint8_t)(rndn(2) ? rpool[rndn(16)] : (int64_t)rnd());
+			c[i].big = rndn(2) ? rpool[rndn(16)] : (int64_t)rnd();
+			c[i].seq = rndn(2) ? (uint64_t)rpool[rndn(16)] : rnd();
+		}
+		size_t n = 0;
+		uint32_t want = rgen(expr, &n, sizeof(expr), 1 + rndn(3), c, NCALLS);
+		CHECK(n < sizeof(expr) - 1);
+		set_filter("ft_int", expr, 1);
+		for (int i = 0; i < NCALLS; i++) {
+			uint64_t r0 = rejected("ft_int");
+			trace_ft_int(c[i].value, c[i].small, c[i].big, c[i].seq);
+			int pass = rejected("ft_int") == r0;
+			CHECKF(pass == (int)((want >> i) & 1),
+			       "\"%s\" on value=%d small=%u big=%lld seq=%llu: %s", expr,
+			       c[i].value, c[i].small, (long long)c[i].big,
+			       (unsigned long long)c[i].seq, pass ? "recorded" : "rejected");
+			calls++;
+			kept += (unsigned)pass;
+		}
+	}
+	set_filter("ft_int", NULL, 1);
+	printf("random inline: %u filters, %u calls, %u recorded\n", rounds, calls, kept);
+}
+
 /* ---- 3 ----------------------------------------------------------------------- */
 
 static void expect_error(const char *pattern, const char *expr, int code, unsigned col,
@@ -816,6 +952,13 @@ static void case_table(void)
 	evu_buffer_done(rb);
 }
 
+static void case_random_inline(void)
+{
+	ringtrace_rb *rb = ft_int_buffer();
+	test_random_inline();
+	evu_buffer_done(rb);
+}
+
 static void case_errors(void)
 {
 	ringtrace_rb *rb = ft_int_buffer();
@@ -852,6 +995,7 @@ static void case_env(void)
 static const struct check_case cases[] = {
 	CHECK_CASE(event_filter_records_matching_calls_counts_the_rest_rejected, case_basic),
 	CHECK_CASE(event_filter_table_agrees_with_c_predicates_on_every_field_kind, case_table),
+	CHECK_CASE(event_filter_random_integer_programs_agree_with_c_at_the_tracepoint, case_random_inline),
 	CHECK_CASE(event_filter_errors_name_event_and_column_and_keep_old_filter, case_errors),
 	CHECK_CASE(event_filter_replaced_under_concurrent_calls_every_call_counted, case_concurrency),
 	CHECK_CASE(event_filter_triggers_fire_with_conditions_and_counts, case_triggers),

@@ -26,6 +26,7 @@
 #include <stdarg.h>
 
 #include <ringtrace/filter.h>
+#include <ringtrace/static/event.h>
 
 #include "testutil.h"
 
@@ -501,6 +502,11 @@ static void test_threads(void)
 	free_records();
 }
 
+/* The library's inline forms of a compiled filter (src/control; the test
+ * links the static library). */
+int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *fp);
+const struct ringtrace_fast_pred_ *rt_filter_inline_prog(const ringtrace_filter *f);
+
 /* ---- 5. random expressions against a reference -------------------------------------
  *
  * Random expressions over every filterable field (&&, ||, ! and
@@ -571,9 +577,9 @@ struct rfield {
 	unsigned size;
 };
 static const struct rfield rscalars[] = {
-	{1, RK_S, 1},  {2, RK_U, 1},  {3, RK_S, 2},  {4, RK_U, 2},  {5, RK_S, 4},
-	{6, RK_U, 4},  {7, RK_S, 8},  {8, RK_U, 8},  {9, RK_F, 4},  {10, RK_F, 8},
-	{11, RK_U, 1}, {12, RK_S, 4}, {13, RK_U, 8}, {17, RK_U, 4}, {0, RK_U, 1},
+	{1, RK_S, 1},  {2, RK_U, 1},  {3, RK_S, 2},  {4, RK_U, 2}, {5, RK_S, 4},
+	{6, RK_U, 4},  {7, RK_S, 8},  {8, RK_U, 8},  {9, RK_F, 4}, {10, RK_F, 8},
+	{11, RK_U, 1}, {12, RK_S, 4}, {13, RK_U, 8}, {0, RK_U, 1}, {17, RK_U, 4},
 };
 
 /* A sample's field as the record holds it. */
@@ -670,6 +676,8 @@ struct rctx {
 	struct rends e;
 	size_t len;
 	int damaged; /* set when the evaluation reached a field it cannot read */
+	int fixed;   /* scalar fields of the fixed part only */
+	int field;   /* >= 0: that one only (an index in rscalars) */
 	char *out;   /* the expression being written */
 	size_t n, cap;
 };
@@ -721,11 +729,13 @@ static const char *const cmp_text[] = {"==", "!=", "<", "<=", ">", ">="};
 static int gen_pred(struct rctx *c, int eval)
 {
 	const struct sample *s = c->s;
-	unsigned kind = rndn(10);
+	unsigned kind = c->fixed ? 0 : rndn(10);
 	size_t end = 0; /* where the field ends, in the record */
 	int v;
 	if (kind < 6) { /* a scalar field */
-		const struct rfield *rf = &rscalars[rndn(sizeof(rscalars) / sizeof(rscalars[0]))];
+		unsigned nr = sizeof(rscalars) / sizeof(rscalars[0]);
+		const struct rfield *rf = /* tail last */
+			&rscalars[c->field >= 0 ? (unsigned)c->field : rndn(c->fixed ? nr - 1 : nr)];
 		const char *nm = schema[rf->fi].name;
 		end = rf->fi == 17 ? c->e.tail : 0;
 		unsigned k = rndn(6);
@@ -815,7 +825,8 @@ static int gen_expr(struct rctx *c, int depth, int eval)
 static void test_random(void)
 {
 	char expr[4096];
-	unsigned rounds = CHECK_SCALE(20000, 4000), cut = 0, accepted = 0;
+	unsigned rounds = CHECK_SCALE(20000, 4000), cut = 0, accepted = 0, inline_one = 0,
+		 inline_prog = 0;
 	int utf8 = 0;
 	for (unsigned i = 0; i < rounds; i++) {
 		/* The second half in a multibyte locale, where fnmatch compares
@@ -826,7 +837,12 @@ static void test_random(void)
 		random_sample(&rs);
 		uint8_t buf[512];
 		size_t full = build(&rs.s, buf);
-		struct rctx c = {&rs.s, sample_ends(&rs.s), full, 0, expr, 0, sizeof(expr)};
+		/* every other one: fixed-part scalars only (the inline forms), and
+		 * of those, every other one on one field (ranges joined) */
+		int onef = (i & 3) == 3 ? (int)rndn(sizeof(rscalars) / sizeof(rscalars[0]) - 1)
+					: -1;
+		struct rctx c = {&rs.s, sample_ends(&rs.s), full, 0, (int)(i & 1), onef, expr,
+				 0,     sizeof(expr)};
 		CHECK_EQ_U64(c.e.dev, full);
 		if (rndn(4) == 0) {
 			c.len = rndn((unsigned)full);
@@ -844,13 +860,29 @@ static void test_random(void)
 		int got = ringtrace_filter_match(f, p, c.len);
 		CHECKF(got == want, "\"%s\" on a record of %zu bytes (of %zu): got %d, want %d",
 		       expr, c.len, full, got, want);
+		/* The tracepoint's inline forms, where the filter has them (they
+		 * are used on records that hold the fixed part). */
+		struct ringtrace_fast_pred_ one;
+		const struct ringtrace_fast_pred_ *prog = rt_filter_inline_prog(f);
+		if (c.len >= 70 && rt_filter_fast_form(f, &one)) {
+			CHECKF(ringtrace_fast_pred_(&one, p) == want, "\"%s\": inline test says %d",
+			       expr, !want);
+			inline_one++;
+		}
+		if (c.len >= 70 && prog) {
+			CHECKF(ringtrace_fast_prog_(prog, p) == want,
+			       "\"%s\": inline program says %d", expr, !want);
+			inline_prog++;
+		}
 		accepted += (unsigned)got;
 		ringtrace_filter_free(f);
 		free(p);
 	}
 	setlocale(LC_CTYPE, "C");
-	printf("random: %u expressions, %u on cut records, %u accepted%s\n", rounds, cut, accepted,
-	       utf8 ? " (half in C.UTF-8)" : "");
+	printf("random: %u expressions, %u on cut records, %u accepted%s; inline: %u single tests, "
+	       "%u programs\n",
+	       rounds, cut, accepted, utf8 ? " (half in C.UTF-8)" : "", inline_one, inline_prog);
+	CHECK(inline_one > rounds / 50 && inline_prog > rounds / 10);
 }
 
 /* ---- bench ------------------------------------------------------------------------ */
