@@ -28,6 +28,10 @@ RINGTRACE_EVENT(bench_named, RINGTRACE_PROTO(int value, const char *name),
 					 ringtrace_string(name, name)),
 		RINGTRACE_PRINT("value=%d name=%s"))
 
+/* `filter`: a double, for a filter's float comparison. */
+RINGTRACE_EVENT(bench_real, RINGTRACE_PROTO(double x), RINGTRACE_ARGS(x),
+		RINGTRACE_FIELDS(ringtrace_float(double, x, x)), RINGTRACE_PRINT("x=%g"))
+
 /*
  * `event`: the kernel's trace_benchmark: the string carries the
  * timing statistics of the previous calls.

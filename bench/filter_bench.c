@@ -24,6 +24,12 @@
  *   glob rejected     `value & 1 || value > 2000000000 || name ~ "eth*"
  *                     && value != 3` on bench_named: ||, && and a string
  *                     glob (the interpreter), every call rejected
+ *   range rejected    `value >= -2000 && value <= -1000` (two tests)
+ *   string == rejected, prefix rejected, glob general rejected:
+ *                     `name == "eth0"`, `name ~ "eth*"`, `name ~ "*eth?"`
+ *                     on bench_named (name "lo0")
+ *   real recorded     bench_real(double x), no filter: the baseline of
+ *   float rejected    `x > 1e18` on bench_real
  * then "filter rejected / recorded" and "filter passed / recorded".
  * Targets (docs/benchmarks.md): rejected <= 1/3 of recorded; passed <= 1.2 x
  * recorded.
@@ -97,6 +103,15 @@ static __attribute__((noinline)) void loop_named(uint64_t n)
 	}
 }
 
+/* doubles below 1e18: rejected by `x > 1e18` */
+static __attribute__((noinline)) void loop_real(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		trace_bench_real((double)i * 0.5);
+		FB_KEEP(i);
+	}
+}
+
 /*
  * The cases, run in this order each round. `want`: recorded calls per 2
  * calls (2 all, 1 half, 0 none). The last two are the string event's
@@ -108,7 +123,23 @@ struct fb_case {
 	uint64_t want;
 };
 
-enum { C_RECORDED, C_PASSED, C_REJECTED, C_MIXED, C_GT, C_COMPLEX, C_NRECORDED, C_GLOB, C_COUNT };
+enum {
+	C_RECORDED,
+	C_PASSED,
+	C_REJECTED,
+	C_MIXED,
+	C_GT,
+	C_COMPLEX,
+	C_NRECORDED,
+	C_GLOB,
+	C_RANGE,
+	C_STREQ,
+	C_PREFIX,
+	C_GLOBQ,
+	C_RRECORDED,
+	C_FLOAT,
+	C_COUNT
+};
 
 static const struct fb_case fb_cases[C_COUNT] = {
 	[C_RECORDED] = {"recorded", "bench_value", NULL, loop_mixed, 2},
@@ -122,6 +153,13 @@ static const struct fb_case fb_cases[C_COUNT] = {
 	[C_GLOB] = {"glob rejected", "bench_named",
 		    "value & 1 || value > 2000000000 || name ~ \"eth*\" && value != 3", loop_named,
 		    0},
+	[C_RANGE] = {"range rejected", "bench_value", "value >= -2000 && value <= -1000", loop_even,
+		     0},
+	[C_STREQ] = {"string == rejected", "bench_named", "name == \"eth0\"", loop_named, 0},
+	[C_PREFIX] = {"prefix rejected", "bench_named", "name ~ \"eth*\"", loop_named, 0},
+	[C_GLOBQ] = {"glob general rejected", "bench_named", "name ~ \"*eth?\"", loop_named, 0},
+	[C_RRECORDED] = {"real recorded", "bench_real", NULL, loop_real, 2},
+	[C_FLOAT] = {"float rejected", "bench_real", "x > 1e18", loop_real, 0},
 };
 
 static int fb_failed;
@@ -210,7 +248,9 @@ static void fb_usage(FILE *f)
 		"  --case NAME          run only this case, once per run (for an instruction count under\n"
 		"                       valgrind: bench/filter_count): recorded, filter-passed,\n"
 		"                       filter-rejected, filter-mixed, compare-rejected, complex-rejected,\n"
-		"                       string-recorded, glob-rejected\n"
+		"                       string-recorded, glob-rejected, range-rejected,\n"
+		"                       string-==-rejected, prefix-rejected, glob-general-rejected,\n"
+		"                       real-recorded, float-rejected\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"exit status: 0 ok, 1 accounting mismatch or setup failed, 2 usage error\n");
@@ -308,7 +348,8 @@ int filter_bench_main(int argc, char **argv)
 		return BENCH_EXIT_FAIL;
 	}
 	if (ringtrace_event_enable("bench_value") < 0 ||
-	    ringtrace_event_enable("bench_named") < 0 || ringtrace_events_set_buffer(rb) < 0) {
+	    ringtrace_event_enable("bench_named") < 0 || ringtrace_event_enable("bench_real") < 0 ||
+	    ringtrace_events_set_buffer(rb) < 0) {
 		fprintf(stderr, "ringtrace-bench filter: setup: %s\n", ringtrace_last_error());
 		ringtrace_rb_destroy(rb);
 		return BENCH_EXIT_FAIL;
@@ -332,6 +373,7 @@ int filter_bench_main(int argc, char **argv)
 	}
 	set_filter("bench_value", NULL);
 	set_filter("bench_named", NULL);
+	set_filter("bench_real", NULL);
 	ringtrace_events_set_buffer(NULL);
 	ringtrace_rb_destroy(rb);
 	double med[C_COUNT];
@@ -346,6 +388,16 @@ int filter_bench_main(int argc, char **argv)
 		printf("%s: %.2f ns\n", fb_cases[k].name, med[k]);
 	printf("filter rejected / recorded: %.2f\n", med[C_REJECTED] / med[C_RECORDED]);
 	printf("filter passed / recorded: %.2f\n", med[C_PASSED] / med[C_RECORDED]);
+	/* each rejection against the recording of its own event */
+	for (int k = 0; k < C_COUNT; k++) {
+		if (fb_cases[k].want)
+			continue;
+		const char *ev = fb_cases[k].event;
+		int base = strcmp(ev, "bench_named") == 0  ? C_NRECORDED
+			   : strcmp(ev, "bench_real") == 0 ? C_RRECORDED
+							   : C_RECORDED;
+		printf("%s / recorded: %.2f\n", fb_cases[k].name, med[k] / med[base]);
+	}
 	free(v);
 	return fb_failed ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
 }
