@@ -1095,6 +1095,31 @@ static int rt_fexpr(struct rt_fparser *P, const uint32_t *fixed_off, struct rt_f
 
 static void rt_fprogram_forms(struct ringtrace_filter *f);
 
+/* One block: the filter, its program (successors patched) and its
+ * inline form, the layout and the literals; NULL when out of memory. */
+static struct ringtrace_filter *rt_fblock(const struct rt_fparser *P,
+					  const struct rt_flayout *layout, uint32_t nfields)
+{
+	size_t isz = (size_t)P->ninsn * sizeof(struct rt_finsn);
+	size_t lsz = (size_t)nfields * sizeof(struct rt_flayout);
+	size_t psz = (size_t)P->ninsn * 2 * sizeof(struct ringtrace_fast_pred_);
+	struct ringtrace_filter *f = malloc(sizeof(*f) + isz + psz + lsz + P->npool + 1);
+	if (!f)
+		return NULL;
+	f->ninsn = P->ninsn;
+	f->nfields = nfields;
+	memcpy(f->insn, P->insn, isz);
+	/* (struct rt_finsn's size keeps the inline form 8-aligned) */
+	f->iprog = (struct ringtrace_fast_pred_ *)(void *)((char *)f->insn + isz);
+	char *tail = (char *)f->iprog + psz;
+	memcpy(tail, layout, lsz);
+	f->layout = (const struct rt_flayout *)tail;
+	if (P->npool)
+		memcpy(tail + lsz, P->pool, P->npool);
+	f->pool = tail + lsz;
+	return f;
+}
+
 int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t nfields,
 			     const char *expr, ringtrace_filter **out, unsigned *err_column)
 {
@@ -1180,30 +1205,15 @@ int ringtrace_filter_compile(const struct ringtrace_field_desc *fields, uint32_t
 		goto perr;
 	}
 
-	/* One block: the filter, its program, the layout and the literals. */
-	size_t isz = (size_t)P.ninsn * sizeof(struct rt_finsn);
-	size_t lsz = (size_t)nfields * sizeof(struct rt_flayout);
-	size_t psz = (size_t)P.ninsn * 2 * sizeof(struct ringtrace_fast_pred_);
-	struct ringtrace_filter *f = malloc(sizeof(*f) + isz + psz + lsz + P.npool + 1);
+	rt_fpatch(&P, ex.t, RT_FACCEPT);
+	rt_fpatch(&P, ex.f, RT_FREJECT);
+	struct ringtrace_filter *f = rt_fblock(&P, layout, nfields);
 	if (!f) {
 		rc = rt_error(RINGTRACE_ENOMEM, "filter: out of memory");
 		goto done;
 	}
-	f->ninsn = P.ninsn;
 	f->min_len = min_len;
 	f->var_field = var_field;
-	f->nfields = nfields;
-	rt_fpatch(&P, ex.t, RT_FACCEPT);
-	rt_fpatch(&P, ex.f, RT_FREJECT);
-	memcpy(f->insn, P.insn, isz);
-	/* (struct rt_finsn's size keeps the inline form 8-aligned) */
-	f->iprog = (struct ringtrace_fast_pred_ *)(void *)((char *)f->insn + isz);
-	char *tail = (char *)f->iprog + psz;
-	memcpy(tail, layout, lsz);
-	f->layout = (const struct rt_flayout *)tail;
-	if (P.npool)
-		memcpy(tail + lsz, P.pool, P.npool);
-	f->pool = tail + lsz;
 	rt_fprogram_forms(f);
 	*out = f;
 	rt_error_clear();
