@@ -3,7 +3,9 @@
  * expression against a fixed schema (every filterable type, fields after
  * a byte sequence); when it compiles, it is evaluated against a few
  * records, whole and cut short. Compiling must never crash or read past
- * the input; evaluating must never read past a record.
+ * the input; evaluating must never read past a record; the inline forms
+ * the tracepoint would run (one test, a program) must agree with the
+ * interpreter on the whole records.
  *
  * The same input is also parsed as a trigger spec (`EVENT [if EXPR]:
  * ACTION[:N]`) for the event fz_ev defined here; a trigger that is added
@@ -44,6 +46,11 @@ static const struct ringtrace_field_desc schema[] = {
 	{"z", RINGTRACE_FT_STRING, 1, 0, 1, 64, NULL},
 };
 #define NF ((uint32_t)(sizeof(schema) / sizeof(schema[0])))
+
+/* The library's inline forms of a compiled filter (src/control; the
+ * harness links the static library). */
+int rt_filter_fast_form(const ringtrace_filter *f, struct ringtrace_fast_pred_ *fp);
+const struct ringtrace_fast_pred_ *rt_filter_inline_prog(const ringtrace_filter *f);
 
 /* Records: the fixed part (64 bytes), then s, y, t, z. */
 static size_t build(uint8_t *buf, unsigned seed, const char *s, const char *y, uint32_t yl,
@@ -93,8 +100,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lens[2] = build(buf, 3, "wlan*", "\0\1\2", 3, "sda");
 		recs[2] = malloc(lens[2]);
 		memcpy(recs[2], buf, lens[2]);
+		struct ringtrace_fast_pred_ one;
+		int has_one = rt_filter_fast_form(f, &one);
+		const struct ringtrace_fast_pred_ *prog = rt_filter_inline_prog(f);
 		for (int r = 0; r < 3; r++) {
-			(void)ringtrace_filter_match(f, recs[r], lens[r]);
+			int m = ringtrace_filter_match(f, recs[r], lens[r]);
+			/* The tracepoint's inline forms say what the interpreter says
+			 * (on a whole record: the call's entry stages whole ones). */
+			if ((has_one && ringtrace_fast_pred_(&one, recs[r]) != m) ||
+			    (prog && ringtrace_fast_prog_(prog, recs[r]) != m))
+				abort();
 			/* Cut short at a few places, copied to an exact-size block. */
 			for (size_t cut = 0; cut < lens[r]; cut += 7) {
 				uint8_t *p = malloc(cut ? cut : 1);
