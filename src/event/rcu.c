@@ -6,16 +6,14 @@
  * data) or detach and destroy the buffer. The tracepoint must not pay for
  * a lock or an atomic read-modify-write, so the updater does the waiting.
  *
- * Each thread owns a reader node. Entering a section stores the global
- * grace-period counter (always odd) into the node; leaving stores 0 (one
- * plain store each; nesting, e.g. a signal handler's tracepoint inside
- * another, only counts). An updater publishes the new state (probe set,
- * buffer pointer), then calls ringtrace_synchronize(), which
+ * Each thread owns a reader node. Entering a section stores the constant
+ * RINGTRACE_RCU_IN_ (odd) into the node; leaving stores 0 (one plain
+ * store each, and the entry loads nothing for its value; nesting, e.g. a
+ * signal handler's tracepoint inside another, only counts). An updater
+ * publishes the new state (probe set, buffer pointer), then calls
+ * ringtrace_synchronize(), which
  *
- *   1. advances the grace-period counter by 2. A reader that loads the new
- *      value loads the new state after it (acquire): it need not be waited
- *      for.
- *   2. runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every running
+ *   1. runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every running
  *      thread executes a full barrier. Afterwards, a reader whose entry
  *      store is not visible to us cannot have loaded the old state: its
  *      load comes after that barrier, which comes after our publication.
@@ -23,11 +21,26 @@
  *      ringtrace_rcu_fence_, and RINGTRACE_EVC_FENCE in the events
  *      cookie sends the recording fast path, which does not fence, the
  *      general way.)
- *   3. for every node holding an odd value other than the new counter,
- *      waits until the value changes: that reader has left the section
- *      that might have seen the old state. New sections carry the new
- *      counter, so a thread that keeps entering sections cannot hold the
- *      updater up.
+ *   2. for every node inside a section (RINGTRACE_RCU_IN_), marks that
+ *      section: a compare-and-swap from RINGTRACE_RCU_IN_ to RT_RCU_MARKED,
+ *      and waits until the node holds something else. Only the reader's
+ *      exit changes a marked value (to 0; its next entry stores
+ *      RINGTRACE_RCU_IN_, never the mark), so the wait ends when the
+ *      section that was open at the swap ends: every section that might
+ *      have seen the old state was open then or had ended. A node that
+ *      holds 0 is outside any section, and its next one sees the new
+ *      state.
+ *
+ * Why it is bounded: each node holds the updater up for one section at
+ * most, the one it marked; the sections that follow store a value it
+ * does not wait on, so a thread that keeps entering sections cannot hold
+ * the updater up (a waiter that compared only "inside or not" could miss
+ * every exit of a thread that records in a loop). The reader needs no
+ * atomic operation: the swap fails if the reader has stored 0 in between
+ * (nothing to wait for) and, if the reader has left and entered again in
+ * between, marks the newer section, which is waited for needlessly but
+ * ends as well. The reader's own tests see a marked node as inside a
+ * section (non-zero, odd), as they should.
  *
  * No section can have begun before a thread takes its first node, and the
  * process registers for membarrier only then (ringtrace_read_register_,
@@ -59,7 +72,9 @@ __thread struct ringtrace_thr_ ringtrace_thr_ __attribute__((tls_model("initial-
 	.cookie = RINGTRACE_THR_NO_COOKIE_,
 };
 int ringtrace_rcu_fence_;
-uint64_t ringtrace_rcu_gp_ = 3;
+
+/* A section that a grace period waits for (odd, as RINGTRACE_RCU_IN_). */
+#define RT_RCU_MARKED 3u
 
 /* Readers fence themselves from now on; for good. */
 static void rt_readers_fence(void)
@@ -246,8 +261,6 @@ got:
 void ringtrace_synchronize(void)
 {
 	pthread_mutex_lock(&rt_sync_lock);
-	uint64_t gp = __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_RELAXED) + 2;
-	__atomic_store_n(&ringtrace_rcu_gp_, gp, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/*
 	 * No thread has taken a node: no section has begun, and one that
@@ -279,10 +292,15 @@ void ringtrace_synchronize(void)
 	}
 	for (struct ringtrace_reader_node *n = __atomic_load_n(&rt_nodes, __ATOMIC_ACQUIRE); n;
 	     n = n->next) {
-		uint64_t s = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
-		if (!(s & 1) || s == gp)
+		uint64_t s = RINGTRACE_RCU_IN_;
+		/* (a failed swap leaves the value seen in s: 0, outside; or a
+		 * mark left by a grace period of a forked parent: wait for it) */
+		if (!__atomic_compare_exchange_n(&n->seq, &s, RT_RCU_MARKED, 0, __ATOMIC_SEQ_CST,
+						 __ATOMIC_ACQUIRE) &&
+		    s != RT_RCU_MARKED)
 			continue;
-		for (unsigned spins = 0; __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s; spins++) {
+		for (unsigned spins = 0;
+		     __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == RT_RCU_MARKED; spins++) {
 			if (spins < 100) {
 				sched_yield();
 			} else {

@@ -127,7 +127,7 @@ struct ringtrace_event_desc {
 #define RINGTRACE_COUNT_SLOTS 256u
 
 struct ringtrace_reader_node {
-	uint64_t seq;  /* odd (the grace-period counter | 1) inside a section, else 0 */
+	uint64_t seq;  /* RINGTRACE_RCU_IN_ (or the waiter's mark) inside a section, else 0 */
 	uint32_t nest; /* sections nested inside the outermost (signal handlers) */
 	uint32_t in_use;
 	struct ringtrace_reader_node *next;
@@ -146,10 +146,12 @@ extern struct ringtrace_reader_node ringtrace_rnode_none_
 /* Readers must fence themselves (no membarrier); set for good. */
 extern int ringtrace_rcu_fence_ RINGTRACE_LAYOUT_SYM_(ringtrace_rcu_fence_);
 /*
- * The grace-period counter, kept odd (advanced by 2 per grace period): a
- * section's entry stores it into the thread's node as it is.
+ * What a section's entry stores into the thread's node: a constant, so
+ * that the entry loads nothing for it. Odd; the grace-period waiter marks a
+ * section it waits for by changing it to another odd value
+ * (src/event/rcu.c explains why that wait is bounded).
  */
-extern uint64_t ringtrace_rcu_gp_ RINGTRACE_LAYOUT_SYM_(ringtrace_rcu_gp_);
+#define RINGTRACE_RCU_IN_ 1u
 /*
  * The events buffer (read under a read-side section; NULL for none). What
  * a tracepoint does with it is said by ringtrace_events_cookie_.
@@ -190,10 +192,10 @@ void ringtrace_events_cache_(ringtrace_rb *rb) RINGTRACE_LAYOUT_SYM_(ringtrace_e
 /*
  * Enter/leave a read-side section: what tracepoints do around their
  * probes and recording. Nests (the token says whether this one is nested);
- * async-signal-safe. The outermost entry stores the current grace-period
- * counter (odd) into the thread's node and the exit stores 0: no
- * value depends on the thread's previous store, so back-to-back sections
- * do not wait on store forwarding.
+ * async-signal-safe. The outermost entry stores RINGTRACE_RCU_IN_ into
+ * the thread's node and the exit stores 0: no value depends on the
+ * thread's previous store, so back-to-back sections do not wait on store
+ * forwarding.
  */
 static inline unsigned ringtrace_read_lock(void)
 {
@@ -204,8 +206,7 @@ static inline unsigned ringtrace_read_lock(void)
 		n->nest++;
 		return 1;
 	}
-	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE),
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&n->seq, RINGTRACE_RCU_IN_, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (__builtin_expect(ringtrace_rcu_fence_, 0))
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -228,8 +229,7 @@ static inline __attribute__((always_inline)) int ringtrace_read_enter_rec_(
 	struct ringtrace_reader_node *n = ringtrace_thr_.rnode;
 	if (__builtin_expect(__atomic_load_n(&n->seq, __ATOMIC_RELAXED) != 0, 0))
 		return 0;
-	__atomic_store_n(&n->seq, __atomic_load_n(&ringtrace_rcu_gp_, __ATOMIC_ACQUIRE),
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&n->seq, RINGTRACE_RCU_IN_, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*np = n;
 	return 1;

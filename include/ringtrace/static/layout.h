@@ -42,7 +42,7 @@
 #ifndef RINGTRACE_STATIC_LAYOUT_H
 #define RINGTRACE_STATIC_LAYOUT_H
 
-#define RINGTRACE_LAYOUT_VERSION 2
+#define RINGTRACE_LAYOUT_VERSION 3
 
 #define RINGTRACE_LAYOUT_STR2_(x) #x
 #define RINGTRACE_LAYOUT_STR_(x) RINGTRACE_LAYOUT_STR2_(x)
@@ -50,7 +50,7 @@
  * The link-time name of a symbol that static/ code refers to: an assembler
  * name after its declarator (before any attribute), e.g.
  *     extern int ringtrace_x_ RINGTRACE_LAYOUT_SYM_(ringtrace_x_);
- * names it ringtrace_x__layout1. (ELF: a C name is its symbol's name,
+ * names it ringtrace_x__layout3. (ELF: a C name is its symbol's name,
  * with no prefix.)
  */
 #define RINGTRACE_LAYOUT_SYM_(name) \
