@@ -22,6 +22,7 @@ struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {0,
 								0,
 								0,
 								RINGTRACE_KIND_INSTANT,
+								0,
 								"ringtrace_printf",
 								"site=%u args=%s",
 								__FILE__,
@@ -30,8 +31,7 @@ struct ringtrace_event_desc ringtrace_event_ringtrace_printf = {0,
 								0,
 								NULL,
 								NULL,
-								NULL,
-								0};
+								NULL};
 
 __attribute__((constructor(102))) static void rt_printf_init(void)
 {

@@ -49,7 +49,8 @@ extern "C" {
 extern const int ringtrace_runtime_ RINGTRACE_LAYOUT_SYM_(ringtrace_runtime_);
 
 struct ringtrace_reader_node;
-struct ringtrace_thr_ {
+/* (aligned to 32: in one cache line) */
+struct __attribute__((aligned(32))) ringtrace_thr_ {
 	struct ringtrace_reader_node *rnode;
 	uint64_t cookie;
 	struct ringtrace_wtls_ *last_t;
@@ -87,8 +88,12 @@ struct ringtrace_probe_set {
 
 struct ringtrace_event_ctl_;
 
-/* One per event, defined by RINGTRACE_EVENT in the CREATE_EVENTS file. */
-struct ringtrace_event_desc {
+/*
+ * One per event, defined by RINGTRACE_EVENT in the CREATE_EVENTS file.
+ * What a recorded event reads of it (state, id_hdr) lies in its first 32
+ * bytes, and it is aligned to 32: one cache line.
+ */
+struct __attribute__((aligned(32))) ringtrace_event_desc {
 	/*
 	 * RINGTRACE_EV_* bits; the one word a call site reads (non-zero:
 	 * call in). Changed only by atomic read-modify-writes of single bits
@@ -100,6 +105,9 @@ struct ringtrace_event_desc {
 	uint32_t id; /* assigned at registration */
 	uint32_t flags;
 	uint32_t kind; /* enum ringtrace_event_kind */
+	/* (uint64_t)id << 32, set with id: the id as it sits in an event
+	 * header word, so that the recording code ORs it in with one load. */
+	uint64_t id_hdr;
 	const char *name;
 	const char *print_fmt;
 	const char *file;
@@ -109,9 +117,6 @@ struct ringtrace_event_desc {
 	const struct ringtrace_probe_set *probes;
 	const struct ringtrace_event_ctl_ *ctl; /* filter and triggers (RCU) */
 	void *reg;                              /* registry entry (internal) */
-	/* (uint64_t)id << 32, set with id: the id as it sits in an event
-	 * header word, so that the recording code ORs it in with one load. */
-	uint64_t id_hdr;
 };
 
 /* ---- read-side critical sections (a small RCU) ---------------------------- */

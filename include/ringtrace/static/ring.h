@@ -84,25 +84,29 @@ struct ringtrace_rb_head_ {
 /* How many lines a page switch's warm-up asks for (ringtrace_wtls_.warm_off). */
 #define RINGTRACE_WARM_LINES_ 10 /* (ringtrace_warm_ names each) */
 
-/* A thread's private state for one buffer. */
-struct ringtrace_wtls_ {
-	uint64_t epoch; /* == the buffer's epoch while this thread writes there */
+/*
+ * A thread's private state for one buffer. What the inline path reads and
+ * writes on every event comes first, in 32 bytes, and an entry is aligned
+ * to 32: one cache line; the raw API's epoch test is in the next 32.
+ */
+struct __attribute__((aligned(32))) ringtrace_wtls_ {
 	struct ringtrace_slot_head_ *slot; /* its writer slot */
 	char *page;                        /* current page, NULL if none */
-	uint32_t off;          /* where the next event starts: the committed end rounded up to 8 */
-	uint32_t limit;        /* page size, 0 when there is no page */
-	uint32_t res_end;      /* the payload end of ringtrace_rb_reserve's event (its commit) */
-	uint32_t noslot_epoch; /* (low bits of) the epoch of the buffer noslot_skip is for */
+	uint32_t off;   /* where the next event starts: the committed end rounded up to 8 */
+	uint32_t limit; /* page size, 0 when there is no page */
 	/* the timestamp of the previous event, as the counter's two halves:
 	 * the inline path compares and stores each as it comes from the
 	 * counter (ringtrace_hw_ticks_halves_); ringtrace_last_ts_() joins them */
 	uint32_t last_lo, last_hi;
-	uint64_t seq;         /* packet_seq_num of the next page */
-	uint32_t noslot_skip; /* events to drop before retrying a slot claim */
-	uint32_t attaching;   /* in attach or retire: a signal handler's event is dropped */
-	int drop_reason;      /* why the last reserve returned NULL (RINGTRACE_E*) */
-	uint32_t slot_w;      /* the slot's state word this thread published (ACTIVE) */
-	uint32_t end;         /* the page's size, 0 when there is no page; limit is below
+	uint64_t epoch;        /* == the buffer's epoch while this thread writes there */
+	uint32_t res_end;      /* the payload end of ringtrace_rb_reserve's event (its commit) */
+	uint32_t noslot_epoch; /* (low bits of) the epoch of the buffer noslot_skip is for */
+	uint64_t seq;          /* packet_seq_num of the next page */
+	uint32_t noslot_skip;  /* events to drop before retrying a slot claim */
+	uint32_t attaching;    /* in attach or retire: a signal handler's event is dropped */
+	int drop_reason;       /* why the last reserve returned NULL (RINGTRACE_E*) */
+	uint32_t slot_w;       /* the slot's state word this thread published (ACTIVE) */
+	uint32_t end;          /* the page's size, 0 when there is no page; limit is below
 				  it until the warm-up mark is passed */
 	/*
 	 * The timestamp an inline reservation read before it declined (a page

@@ -239,6 +239,7 @@
 		0,                                                                                   \
 		0,                                                                                   \
 		(uint32_t)(kind),                                                                    \
+		0,                                                                                   \
 		#name,                                                                               \
 		fmt,                                                                                 \
 		__FILE__,                                                                            \
@@ -248,8 +249,7 @@
 		0,                                                                                   \
 		NULL,                                                                                \
 		NULL,                                                                                \
-		NULL,                                                                                \
-		0};                                                                                  \
+		NULL};                                                                               \
 	RINGTRACE_I_C_END                                                                            \
 	/* Links the tracing runtime into a static link (ringtrace_runtime_). */                     \
 	static const int *const ringtrace_i_anchor_##name                                            \
