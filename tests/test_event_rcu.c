@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/time.h>
 
@@ -28,10 +29,14 @@
 
 #include "testutil.h"
 
+/* Grace periods per case: the first case's sections are long, and a
+ * reader preempted inside one holds a grace period up for its time slice. */
 #ifdef RINGTRACE_SANITIZED
-#define ROUNDS 300u
+#define ROUNDS_LONG 60u
+#define ROUNDS_SHORT 300u
 #else
-#define ROUNDS 3000u
+#define ROUNDS_LONG 300u
+#define ROUNDS_SHORT 3000u
 #endif
 #define NOBJ 8u
 #define POISON 0u
@@ -92,7 +97,7 @@ static void *reader_main(void *arg)
 			r->violations += (uint64_t)read_twice();
 			ringtrace_read_unlock(rd);
 		}
-		r->sections++;
+		__atomic_store_n(&r->sections, r->sections + 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -125,6 +130,10 @@ static void readers_start(int signals)
 		CHECK(pthread_create(&readers[i].th, NULL, reader_main, &readers[i]) == 0);
 	}
 	CHECK(pthread_sigmask(SIG_BLOCK, &alrm, NULL) == 0);
+	/* The updates begin once every reader is entering sections. */
+	for (unsigned i = 0; i < NREADERS; i++)
+		while (__atomic_load_n(&readers[i].sections, __ATOMIC_RELAXED) == 0)
+			sched_yield();
 	if (signals) {
 		struct itimerval it = {{0, 200}, {0, 200}};
 		CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
@@ -146,10 +155,10 @@ static void readers_stop(void)
 	CHECK(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL) == 0);
 }
 
-/* Publish a new object, wait a grace period, poison the old one: ROUNDS times. */
-static void update_rounds(void)
+/* Publish a new object, wait a grace period, poison the old one: `rounds` times. */
+static void update_rounds(uint32_t rounds)
 {
-	for (uint32_t k = 1; k <= ROUNDS; k++) {
+	for (uint32_t k = 1; k <= rounds; k++) {
 		struct obj *old = __atomic_load_n(&cur, __ATOMIC_RELAXED);
 		struct obj *next = &objs[k % NOBJ];
 		/* (next was poisoned a grace period ago: no section holds it) */
@@ -164,7 +173,7 @@ static void test_retired_never_read(void)
 {
 	spin_inside = 200;
 	readers_start(1);
-	update_rounds();
+	update_rounds(ROUNDS_LONG);
 	readers_stop();
 	uint64_t sections = __atomic_load_n(&h_sections, __ATOMIC_RELAXED);
 	uint64_t violations = __atomic_load_n(&h_violations, __ATOMIC_RELAXED);
@@ -178,7 +187,7 @@ static void test_retired_never_read(void)
 		violations += readers[i].violations;
 	}
 	printf("  handlers: %" PRIu64 " sections; %u grace periods\n",
-	       __atomic_load_n(&h_sections, __ATOMIC_RELAXED), ROUNDS);
+	       __atomic_load_n(&h_sections, __ATOMIC_RELAXED), ROUNDS_LONG);
 	CHECKF(violations == 0,
 	       "%" PRIu64 " of %" PRIu64 " sections read an object after its grace period",
 	       violations, sections);
@@ -190,7 +199,7 @@ static void test_ends_under_back_to_back_sections(void)
 {
 	spin_inside = 0;
 	readers_start(0);
-	update_rounds();
+	update_rounds(ROUNDS_SHORT);
 	readers_stop();
 	uint64_t violations = 0;
 	for (unsigned i = 0; i < NREADERS; i++) {
@@ -199,7 +208,8 @@ static void test_ends_under_back_to_back_sections(void)
 	}
 	printf("  %u grace periods ended while %u threads entered %" PRIu64 ", %" PRIu64
 	       " and %" PRIu64 " sections\n",
-	       ROUNDS, NREADERS, readers[0].sections, readers[1].sections, readers[2].sections);
+	       ROUNDS_SHORT, NREADERS, readers[0].sections, readers[1].sections,
+	       readers[2].sections);
 	CHECK_EQ_U64(violations, 0);
 }
 
