@@ -272,6 +272,32 @@ static int fb_case_index(const char *name)
 	return -1;
 }
 
+/* The medians over the runs, and each rejection against the recording of
+ * its own event (only: the one case asked for, or -1). */
+static void fb_report(double *v, unsigned runs, int only)
+{
+	double med[C_COUNT];
+	for (int k = 0; k < C_COUNT; k++)
+		med[k] = bench_median(&v[k * runs], runs);
+	if (only >= 0) {
+		printf("%s: %.2f ns\n", fb_cases[only].name, med[only]);
+		return;
+	}
+	for (int k = 0; k < C_COUNT; k++)
+		printf("%s: %.2f ns\n", fb_cases[k].name, med[k]);
+	printf("filter rejected / recorded: %.2f\n", med[C_REJECTED] / med[C_RECORDED]);
+	printf("filter passed / recorded: %.2f\n", med[C_PASSED] / med[C_RECORDED]);
+	for (int k = 0; k < C_COUNT; k++) {
+		if (fb_cases[k].want || k == C_REJECTED)
+			continue;
+		const char *ev = fb_cases[k].event;
+		int base = strcmp(ev, "bench_named") == 0  ? C_NRECORDED
+			   : strcmp(ev, "bench_real") == 0 ? C_RRECORDED
+							   : C_RECORDED;
+		printf("%s / recorded: %.2f\n", fb_cases[k].name, med[k] / med[base]);
+	}
+}
+
 #define usage_error(fmt, arg) bench_usage_error("filter", fmt, arg)
 
 enum { OPT_RUNS = 256, OPT_ITERATIONS, OPT_CPU, OPT_CASE };
@@ -367,8 +393,10 @@ int filter_bench_main(int argc, char **argv)
 			const struct fb_case *fc = &fb_cases[k];
 			if (only >= 0 && k != only)
 				continue;
-			if (set_filter(fc->event, fc->filter))
+			if (set_filter(fc->event, fc->filter)) {
+				free(v);
 				return BENCH_EXIT_FAIL;
+			}
 			v[k * runs + r] = run_case(rb, fc, iterations);
 		}
 	}
@@ -377,28 +405,7 @@ int filter_bench_main(int argc, char **argv)
 	set_filter("bench_real", NULL);
 	ringtrace_events_set_buffer(NULL);
 	ringtrace_rb_destroy(rb);
-	double med[C_COUNT];
-	for (int k = 0; k < C_COUNT; k++)
-		med[k] = bench_median(&v[k * runs], runs);
-	if (only >= 0) {
-		printf("%s: %.2f ns\n", fb_cases[only].name, med[only]);
-		free(v);
-		return fb_failed ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
-	}
-	for (int k = 0; k < C_COUNT; k++)
-		printf("%s: %.2f ns\n", fb_cases[k].name, med[k]);
-	printf("filter rejected / recorded: %.2f\n", med[C_REJECTED] / med[C_RECORDED]);
-	printf("filter passed / recorded: %.2f\n", med[C_PASSED] / med[C_RECORDED]);
-	/* each rejection against the recording of its own event */
-	for (int k = 0; k < C_COUNT; k++) {
-		if (fb_cases[k].want || k == C_REJECTED)
-			continue;
-		const char *ev = fb_cases[k].event;
-		int base = strcmp(ev, "bench_named") == 0  ? C_NRECORDED
-			   : strcmp(ev, "bench_real") == 0 ? C_RRECORDED
-							   : C_RECORDED;
-		printf("%s / recorded: %.2f\n", fb_cases[k].name, med[k] / med[base]);
-	}
+	fb_report(v, runs, only);
 	free(v);
 	return fb_failed ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
 }
