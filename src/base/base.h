@@ -183,6 +183,12 @@ RT_HIDDEN int rt_parse_size(const char *s, uint64_t *out);
 /* write() all of buf, retrying on EINTR and short writes: 0 or -errno. */
 RT_HIDDEN int rt_write_all(int fd, const void *buf, size_t len);
 
+/* openat(dirfd, name, flags, mode), tried again after 1, 2, 4 ... 64 ms
+ * while the process is out of descriptors (EMFILE, ENFILE): an fd, or -1
+ * with errno. For the files the recorder makes in the traced program
+ * (io.c says why). */
+RT_HIDDEN int rt_openat_wait(int dirfd, const char *name, int flags, unsigned mode);
+
 /* Decimal digits of v at p (no NUL); returns the end. */
 RT_HIDDEN char *rt_put_u64(char *p, uint64_t v);
 

@@ -1,5 +1,7 @@
 /* Small I/O helpers shared by the recorder, the reader and the tools' library code. */
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -18,6 +20,37 @@ int rt_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+/*
+ * Why wait at all: the recorder's files are opened inside the traced
+ * program, under its RLIMIT_NOFILE. A program run near its limit has a
+ * descriptor taken for a moment by things that come and go: a connection
+ * to its listener (`ringtrace ps`, an attach; the first one calibrates the
+ * clock, tens of milliseconds), a /proc file another thread reads, the
+ * program's own opendir. A file opened just then would fail, and its
+ * pages be lost, although a descriptor is free again a few milliseconds
+ * later. The wait is bounded (1 + 2 + ... + 64 = 127 ms) so that a
+ * program that keeps every descriptor is never held up for long: it gets
+ * the error, which the caller reports (and the recorder then retries a
+ * failing disk only every 100 ms, not for each page).
+ */
+#define RT_OPEN_WAIT_TRIES 8
+
+int rt_openat_wait(int dirfd, const char *name, int flags, unsigned mode)
+{
+	long ms = 1;
+	for (int i = 0;; i++) {
+		int fd = openat(dirfd, name, flags, (mode_t)mode);
+		if (fd >= 0 || (errno != EMFILE && errno != ENFILE) || i == RT_OPEN_WAIT_TRIES - 1)
+			return fd;
+		int e = errno;
+		struct timespec d = {0, ms * 1000000L};
+		while (nanosleep(&d, &d) < 0 && errno == EINTR)
+			;
+		errno = e;
+		ms *= 2;
+	}
 }
 
 const char rt_digits2[200] = "00010203040506070809"

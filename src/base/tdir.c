@@ -540,8 +540,8 @@ static const char *rt_what_is(const struct rt_tdir *d, const char *name)
 
 int rt_tdir_create_file(const struct rt_tdir *d, const char *name)
 {
-	int fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			d->file_mode);
+	int fd = rt_openat_wait(d->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				d->file_mode);
 	if (fd < 0) {
 		if (errno == EEXIST)
 			return rt_error(RINGTRACE_EINVAL,
@@ -562,9 +562,9 @@ int rt_tdir_create_file(const struct rt_tdir *d, const char *name)
 
 int rt_tdir_append_file(const struct rt_tdir *d, const char *name)
 {
-	int fd = openat(d->fd, name,
-			O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			d->file_mode);
+	int fd = rt_openat_wait(d->fd, name,
+				O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				d->file_mode);
 	if (fd >= 0) {
 		int err = rt_tdir_own(d, fd, name);
 		if (err < 0) {

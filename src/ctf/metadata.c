@@ -45,7 +45,9 @@ static void rt_live_process(struct rt_live *l)
 	struct rt_ctf_meta *m = &l->m;
 	m->has_process = 1;
 	m->process.pid = (uint32_t)getpid();
-	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	/* (waits out a descriptor taken for a moment: an empty name would
+	 * stay in the trace) */
+	int fd = rt_openat_wait(AT_FDCWD, "/proc/self/comm", O_RDONLY | O_CLOEXEC, 0);
 	ssize_t k = fd >= 0 ? read(fd, l->procname, sizeof(l->procname) - 1) : -1;
 	if (fd >= 0)
 		close(fd);

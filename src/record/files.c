@@ -58,6 +58,13 @@ int rt_stream_fd(const struct rt_tdir *d, struct rt_file *files, uint64_t *clock
 	victim->fd = fd < 0 ? -1 : fd;
 	victim->stream = stream;
 	victim->last_use = ++*clock;
+	/* The reserve given up for this open taken again where a descriptor
+	 * is free by now: the next time the program has taken the rest, it is
+	 * there to give up again. (After the open, not before: taken first,
+	 * it would make the open wait whenever the program holds the rest.) */
+	if (fd >= 0 && files[RT_FILE_RESERVE].fd == -1 &&
+	    files[RT_FILE_RESERVE].stream == UINT64_MAX)
+		files[RT_FILE_RESERVE].fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return fd;
 }
 
@@ -124,8 +131,8 @@ void rt_close_all(struct rt_file *files)
 int rt_reserve_make(const struct rt_tdir *d, uint64_t size)
 {
 	unlinkat(d->fd, RT_CTF_RESERVE, 0);
-	int fd = openat(d->fd, RT_CTF_RESERVE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			0600);
+	int fd = rt_openat_wait(d->fd, RT_CTF_RESERVE,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	int e = posix_fallocate(fd, 0, (off_t)size);

@@ -77,6 +77,7 @@ static struct {
 	int uw_dirty;                        /* counted since the live metadata said so */
 	uint64_t uw_meta_ns;                 /* the next live metadata that says so, not before */
 	uint64_t reserve_size, reserve_want; /* the room kept for the metadata */
+	uint64_t reserve_retry_ns;           /* not made again before (out of descriptors) */
 	int from_env;
 	pid_t pid; /* the process the session records in */
 	int stopping;
@@ -210,7 +211,14 @@ static void rt_unwritten_add(const struct ringtrace_page_header *p, int e)
  * room for it (then no page is written either: the metadata first). */
 static int rt_reserve_restore(void)
 {
+	if (rt_now_ns() < S.reserve_retry_ns)
+		return 0;
 	int e = rt_reserve_make(&S.out, S.reserve_want);
+	if (e == -EMFILE || e == -ENFILE) {
+		/* out of descriptors (the program's): ours go first */
+		rt_close_all(S.files);
+		e = rt_reserve_make(&S.out, S.reserve_want);
+	}
 	if (e == 0) {
 		S.reserve_size = S.reserve_want;
 		return 0;
@@ -218,6 +226,18 @@ static int rt_reserve_restore(void)
 	S.reserve_size = 0;
 	if (e == -ENOSPC || e == -EDQUOT)
 		return -1;
+	if (e == -EMFILE || e == -ENFILE) {
+		/* The program holds every descriptor for now: not a file
+		 * system that cannot keep the room. The pages go on; the room
+		 * is made at a page RT_RETRY_NS later. */
+		S.reserve_retry_ns = rt_now_ns() + RT_RETRY_NS;
+		if (S.nmsg++ < RT_MAX_DISK_MSGS)
+			fprintf(stderr,
+				"ringtrace: cannot keep room for the metadata in %s now: %s (tried "
+				"again every %u ms)\n",
+				S.dir, strerror(-e), (unsigned)(RT_RETRY_NS / 1000000));
+		return 0;
+	}
 	/* a directory or file system where it cannot be kept at all: the
 	 * pages go on without it */
 	fprintf(stderr,
@@ -386,7 +406,14 @@ static int rt_meta_write(const struct ringtrace_trace_stats *st)
 				.stream = S.uw[i].stream,
 				.dropped = S.uw_more[i].discarded,
 				.tid = S.uw[i].tid};
+	errno = 0;
 	int err = rt_ctf_write_live(S.rb, d, st, &x);
+	if (err < 0 && (errno == EMFILE || errno == ENFILE)) {
+		/* out of descriptors (the program's): ours go first, and the
+		 * stream files are opened again at their next page */
+		rt_close_all(S.files);
+		err = rt_ctf_write_live(S.rb, d, st, &x);
+	}
 	if (err < 0 && S.reserve_size) {
 		rt_reserve_release(d);
 		S.reserve_size = 0;
@@ -720,6 +747,7 @@ static int rt_session_begin(const struct ringtrace_session_config *cfg, int cfg_
 	S.uw_dirty = 0;
 	S.reserve_size = 0;
 	S.reserve_want = RT_RESERVE_MIN; /* (made by the consumer thread) */
+	S.reserve_retry_ns = 0;
 	S.stop = 0;
 	S.nsnap = 0;
 	S.meta_events = S.meta_sites = UINT32_MAX;
