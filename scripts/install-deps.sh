@@ -6,9 +6,11 @@
 #           babeltrace2 (the reference CTF reader the demo compares with),
 #           libcurl (ringtrace load)
 #   check   (the default) that and what `make check` needs besides: clang,
-#           clang-format, the sanitizer runtimes, libFuzzer, python3, and
+#           clang-format, the sanitizer runtimes, libFuzzer, python3,
 #           ClickHouse's server and client (the fleet loader's tests start
 #           their own servers on free ports: none of ours uses the system's)
+#           and ZooKeeper's jar with a headless JRE (the ON CLUSTER tests
+#           start their own: no service is installed)
 set -e
 what=${1:-check}
 case $what in
@@ -44,6 +46,11 @@ if [ "$what" = check ]; then
 	# ClickHouse, the fleet loader's tests' servers (tests/clickhouse.sh)
 	command -v clickhouse-server >/dev/null 2>&1 || need="$need clickhouse-server"
 	command -v clickhouse-client >/dev/null 2>&1 || need="$need clickhouse-client"
+	# ZooKeeper, the ON CLUSTER tests' (tests/zookeeper.sh): the jar and a
+	# JRE without a desktop's libraries (the zookeeper package's default-jre
+	# brings them)
+	[ -r /usr/share/java/zookeeper.jar ] || need="$need libzookeeper-java"
+	command -v java >/dev/null 2>&1 || need="$need default-jre-headless"
 	# libFuzzer for clang (make check-fuzz)
 	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
 		need="$need libclang-rt-14-dev"

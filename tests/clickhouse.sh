@@ -39,8 +39,19 @@
 #   ch_port KIND I  server I's port: KIND http, tcp or https
 #   ch_url I [https]  http://127.0.0.1:PORT (or https://localhost:PORT)
 #
+# With CH_ZK=1 set before ch_start (and tests/zookeeper.sh sourced), a
+# ZooKeeper of the test's own (ZK_PORT, ZK_DDL) is started first, in CH_DIR, and
+# every server has it and a distributed DDL queue in it, so that ON
+# CLUSTER runs on the cluster's shards; ch_start waits until each server
+# reads it (system.zookeeper); ch_stop stops it after the servers. An ON
+# CLUSTER statement waits 10 s at most for the servers (the profile's
+# distributed_ddl_task_timeout), then fails naming them. Without
+# it (the default) the servers have no ZooKeeper, as a cluster set up
+# without one: 18.16 then refuses ON CLUSTER.
+#
 # Needs clickhouse-server, curl and openssl (CH_TLS=1); ch_start
-# exits 77 (a skipped test) when clickhouse-server is not installed.
+# exits 77 (a skipped test) when clickhouse-server is not installed (or
+# with CH_ZK=1 ZooKeeper).
 
 ch_fail() {
 	echo "clickhouse.sh: $*" >&2
@@ -135,13 +146,19 @@ ch_config() {
 			ch_j=$((ch_j + 1))
 		done
 		echo '  </rt_two></remote_servers>'
+		[ "${CH_ZK:-0}" != 1 ] || zk_config
 		echo '</yandex>'
 	} >"$ch_d/config.xml"
 	{
 		echo '<?xml version="1.0"?>'
 		echo '<yandex>'
 		echo '  <profiles><default><max_memory_usage>1000000000</max_memory_usage>'
-		echo '    <background_pool_size>4</background_pool_size></default>'
+		echo '    <background_pool_size>4</background_pool_size>'
+		# (an ON CLUSTER statement waits this long for every server of the
+		# cluster: 180 s by default; a test's servers answer in well under 1)
+		[ "${CH_ZK:-0}" != 1 ] ||
+			echo '    <distributed_ddl_task_timeout>10</distributed_ddl_task_timeout>'
+		echo '    </default>'
 		echo '    <readonly><readonly>2</readonly></readonly></profiles>'
 		echo "  <users><default><password>$CH_PASSWORD</password>"
 		echo '    <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>'
@@ -214,6 +231,7 @@ ch_start() {
 		printf 'header = "X-ClickHouse-User: default"\nheader = "X-ClickHouse-Key: %s"\n' \
 			"$CH_PASSWORD" >"$CH_DIR/curl.cfg") || ch_fail "cannot write in $CH_DIR"
 	[ "${CH_TLS:-0}" != 1 ] || ch_tls_files
+	[ "${CH_ZK:-0}" != 1 ] || zk_start
 	ch_try=1
 	while :; do
 		set -- $(ch_free_ports $((CH_N * 3)))
@@ -249,7 +267,28 @@ ch_start() {
 		rm -rf "$CH_DIR"/s[1-9]
 		ch_try=$((ch_try + 1))
 	done
+	[ "${CH_ZK:-0}" != 1 ] || ch_zk_wait
 	export CH_DIR CH_N CH_PASSWORD CH_PASSWORD_FILE
+}
+
+# ch_zk_wait: until every server reads the ZooKeeper (its session made),
+# 60 s at most
+ch_zk_wait() {
+	ch_i=1
+	while [ $ch_i -le "$CH_N" ]; do
+		ch_z_i=0
+		while ! ch_sql $ch_i "SELECT count() FROM system.zookeeper WHERE path = '/'" \
+			>/dev/null 2>"$CH_DIR/zk.err"; do
+			[ $ch_z_i -lt 600 ] || {
+				ch_msg="server $ch_i does not read ZooKeeper (port $ZK_PORT): $(cat "$CH_DIR/zk.err")"
+				ch_stop
+				ch_fail "$ch_msg"
+			}
+			sleep 0.1
+			ch_z_i=$((ch_z_i + 1))
+		done
+		ch_i=$((ch_i + 1))
+	done
 }
 
 # ch_end PID: SIGTERM, then SIGKILL after 10 s; reaped.
@@ -284,6 +323,7 @@ ch_stop_servers() {
 ch_stop() {
 	[ -n "${CH_DIR:-}" ] || return 0
 	ch_stop_servers
+	[ "${CH_ZK:-0}" != 1 ] || zk_stop
 	rm -rf "$CH_DIR"
 	CH_DIR=
 }

@@ -221,13 +221,21 @@ static void sql_add(struct sql *q, const char *fmt, ...)
 	}
 }
 
-/* Whether a server's answer to ON CLUSTER says it has no distributed DDL
- * (18.16 without ZooKeeper, and later releases' words for it). */
+/*
+ * Whether a server's answer to ON CLUSTER says it has no distributed DDL:
+ * 18.16 without ZooKeeper, and later releases' words for a server without
+ * ZooKeeper or without <distributed_ddl>. Only these: a cluster that has
+ * distributed DDL answers errors of its own that name ZooKeeper or the
+ * distributed_ddl_task_timeout setting (a shard's server down: "Watching
+ * task ... is executing longer than distributed_ddl_task_timeout"), and
+ * running the statement on the servers given instead would hide them
+ * behind "add --clickhouse URL for a server of that shard".
+ */
 static int no_ddl_queue(const char *msg)
 {
 	return strstr(msg, "DDL background thread is not initialized") ||
-	       strstr(msg, "DistributedDDL") || strstr(msg, "distributed_ddl") ||
-	       strstr(msg, "ZooKeeper");
+	       strstr(msg, "no DistributedDDL configuration") ||
+	       strstr(msg, "no Zookeeper configuration");
 }
 
 /* Run sql on one server (its errors name the server: ch.c). */
