@@ -463,14 +463,21 @@ record_p_refuses_a_program_recorded_already() { # case
 }
 
 record_p_ends_when_the_program_exits() { # case
-	"$prog" 1 1 >"$tmp/prog.out" 2>"$tmp/prog.err" &
-	pid=$!
-	kids="$kids $pid"
-	rt_wait_socket "$(rt_own_dir)/$pid.sock"
-	"$rt" record -p "$pid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err" || fail "record -p failed: $(cat "$tmp/rec.err")"
+	start_prog 1
+	"$rt" record -p "$pid" -o "$tmp/t-$rt_c" 2>"$tmp/rec.err" &
+	rpid=$!
+	kids="$kids $rpid"
+	# (the program ends once its events are on disk: a program that ran
+	# for a fixed time could end before a slow attach had begun)
+	rt_wait_for 300 test -s "$tmp/t-$rt_c/test_attach_pro-$pid/stream_1"
+	[ -s "$tmp/t-$rt_c/test_attach_pro-$pid/stream_1" ] ||
+		fail "nothing recorded in 30 s: $(cat "$tmp/rec.err")"
+	stop_prog
+	rst=0
+	wait "$rpid" || rst=$?
+	[ "$rst" = 0 ] || fail "record -p failed ($rst): $(cat "$tmp/rec.err")"
 	grep -q "pid $pid (test_attach_pro) exited; its trace is complete" "$tmp/rec.err" ||
 		fail "no exit line: $(cat "$tmp/rec.err")"
-	wait "$pid" || fail "the program failed: $(cat "$tmp/prog.err")"
 	check_trace "$tmp/t-$rt_c/test_attach_pro-$pid"
 }
 
