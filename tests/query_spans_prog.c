@@ -17,6 +17,11 @@
  *     300 span_begin(i) nested, then 300 span_end(299 - i): deeper than
  *     the import's 256 levels.
  *
+ *   test_query_spans_prog minval
+ *     Three span_flags(bits, low, ratio), in this order:
+ *       (2^63, INT64_MIN, 0.5), (2^63 + 1, INT64_MIN + 1, 1.5), (4, -3, 2.5)
+ *     the values the SQL layer's NULL (INT64_MIN) could be taken for.
+ *
  * A span_end's level is its span_begin's, so that a test can check each
  * slice's end. Exit status 0, 2 on a usage error.
  */
@@ -48,6 +53,13 @@ RINGTRACE_EVENT_KIND(RINGTRACE_KIND_COUNTER, span_count, RINGTRACE_PROTO(int64_t
 		     RINGTRACE_FIELDS(ringtrace_integer(int64_t, n, n)
 					      ringtrace_float(double, half, half)),
 		     RINGTRACE_PRINT("n=%lld half=%g"))
+
+RINGTRACE_EVENT(span_flags, RINGTRACE_PROTO(uint64_t bits, int64_t low, double ratio),
+		RINGTRACE_ARGS(bits, low, ratio),
+		RINGTRACE_FIELDS(ringtrace_integer(uint64_t, bits, bits)
+					 ringtrace_integer(int64_t, low, low)
+						 ringtrace_float(double, ratio, ratio)),
+		RINGTRACE_PRINT("bits=%llu low=%lld ratio=%g"))
 
 static int rounds = 20;
 
@@ -84,8 +96,14 @@ int main(int argc, char **argv)
 			trace_span_end(299 - i);
 		return 0;
 	}
+	if (argc > 1 && strcmp(argv[1], "minval") == 0) {
+		trace_span_flags(UINT64_C(1) << 63, INT64_MIN, 0.5);
+		trace_span_flags((UINT64_C(1) << 63) + 1, INT64_MIN + 1, 1.5);
+		trace_span_flags(4, -3, 2.5);
+		return 0;
+	}
 	if (argc > 1 && (rounds = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "usage: test_query_spans_prog [ROUNDS] | deep\n");
+		fprintf(stderr, "usage: test_query_spans_prog [ROUNDS] | deep | minval\n");
 		return 2;
 	}
 	pthread_t t;

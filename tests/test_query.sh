@@ -7,7 +7,9 @@
 # written; --db FILE written, reopened by `ringtrace query --db`, the
 # sqlite3 shell and Python's sqlite3 (same counts); --db refusing a file
 # that is not its own database and a symbolic link; the counts per event
-# equal to `ringtrace stat`'s; a damaged trace (exit 1, answered).
+# equal to `ringtrace stat`'s; a damaged trace (exit 1, answered); a
+# uint64 field of 2^63 and an int64 field of INT64_MIN read as values, not
+# as the NULL the store keeps as INT64_MIN.
 # Each is a case (tests/cases.sh).
 #   usage: test_query.sh BIN_DIR [CASE...] | --list
 set -eu
@@ -358,6 +360,58 @@ query_damaged_trace_exits_1_and_answers() { # case
 	# a wrong statement is still 2
 	q "$tmp/d" "SELECT nosuch"
 	[ "$st" = 2 ] || fail "wrong statement on a damaged trace: status $st"
+}
+
+# test_query_spans_prog minval recorded into $tmp/m (once per run): span_flags
+# (bits, low, ratio) = (2^63, INT64_MIN, 0.5), (2^63 + 1, INT64_MIN + 1, 1.5), (4, -3, 2.5).
+minval_trace() {
+	if [ ! -d "$tmp/m" ]; then
+		"$rt" record -q -o "$tmp/m" -- "$bin/test_query_spans_prog" minval >/dev/null
+		[ -f "$tmp/m/metadata" ] || fail "record wrote no metadata"
+	fi
+}
+
+# qcsv SQL EXPECTED: the CSV answer (rows joined by spaces, CRLF dropped) on $tmp/m.
+qcsv() {
+	q "$tmp/m" --format csv "$1"
+	[ "$st" = 0 ] || fail "$1: status $st: $(cat "$tmp/err")"
+	got=$(tr -d '\r' <"$tmp/out" | tr '\n' ' ')
+	[ "$got" = "$2 " ] || fail "$1: got '$got', want '$2'"
+}
+
+query_uint64_2p63_and_int64_min_read_as_values() { # case
+	minval_trace
+	# the uint64 as its two's complement, as every value above INT64_MAX
+	qcsv "SELECT bits, typeof(bits), low, typeof(low) FROM span_flags ORDER BY id" \
+		"bits,typeof(bits),low,typeof(low) -9223372036854775808,integer,-9223372036854775808,integer -9223372036854775807,integer,-9223372036854775807,integer 4,integer,-3,integer"
+	qcsv "SELECT count(*) FROM span_flags WHERE bits IS NULL OR low IS NULL" "count(*) 0"
+	qcsv "SELECT count(bits), count(low) FROM span_flags" "count(bits),count(low) 3,3"
+}
+
+query_args_int64_min_is_value_not_null() { # case
+	minval_trace
+	qcsv "SELECT key, int_value, int_value IS NULL FROM args WHERE arg_set_id = (SELECT min(id) FROM span_flags)" \
+		"key,int_value,int_value IS NULL bits,-9223372036854775808,0 low,-9223372036854775808,0 ratio,,1"
+}
+
+query_order_by_puts_nulls_first_then_int64_min() { # case
+	minval_trace
+	# args: the ratios' NULLs, then the two INT64_MINs, then the values
+	qcsv "SELECT coalesce(int_value, 'NULL') AS v FROM args WHERE arg_set_id IN (SELECT id FROM span_flags) ORDER BY int_value, key" \
+		"v NULL NULL NULL -9223372036854775808 -9223372036854775808 -9223372036854775807 -9223372036854775807 -3 4"
+	qcsv "SELECT low FROM span_flags ORDER BY low DESC" "low -3 -9223372036854775807 -9223372036854775808"
+}
+
+query_equality_and_ranges_find_int64_min() { # case
+	minval_trace
+	qcsv "SELECT count(*) FROM span_flags WHERE bits = -9223372036854775808" "count(*) 1"
+	qcsv "SELECT count(*) FROM span_flags WHERE low = -9223372036854775808" "count(*) 1"
+	qcsv "SELECT count(*) FROM span_flags WHERE low <= -9223372036854775808" "count(*) 1"
+	qcsv "SELECT count(*) FROM span_flags WHERE low < -9223372036854775807" "count(*) 1"
+	qcsv "SELECT count(*) FROM span_flags WHERE bits < 0" "count(*) 2"
+	qcsv "SELECT count(*) FROM span_flags WHERE low BETWEEN -9223372036854775808 AND -4" "count(*) 2"
+	qcsv "SELECT count(*) FROM span_flags WHERE low > -9223372036854775808" "count(*) 2"
+	qcsv "SELECT count(*) FROM args WHERE int_value = -9223372036854775808" "count(*) 2"
 }
 
 query_usage() { # case

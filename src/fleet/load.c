@@ -180,15 +180,17 @@ static int rb_strz(struct fl_buf *b, const char *s)
 /*
  * A store value (raw: the int64, the double's bits or the string id; qtype
  * 0: the store has no such column) as a column of spec sp: NULL where the
- * store holds NULL and the column is Nullable, else the type's zero.
+ * store holds NULL and the column is Nullable, else the type's zero. An
+ * INT's QY_NULL_INT is NULL unless minval (the store marked it a value,
+ * qy_int_null).
  */
 static int enc_value(struct fl_buf *b, const struct qy_store *s, struct ld_spec sp, uint8_t qtype,
-		     uint64_t raw)
+		     uint64_t raw, int minval)
 {
 	double d = 0;
 	int isnull = 1;
 	if (qtype == QY_INT) {
-		isnull = (int64_t)raw == QY_NULL_INT;
+		isnull = (int64_t)raw == QY_NULL_INT && !minval;
 	} else if (qtype == QY_REAL) {
 		memcpy(&d, &raw, sizeof(d));
 		isnull = isnan(d);
@@ -229,6 +231,12 @@ static uint64_t raw_at(const struct qy_col *c, uint64_t row)
 	uint64_t v;
 	memcpy(&v, (const char *)c->v + row * 8, 8);
 	return v;
+}
+
+/* A store column's value at row as enc_value's minval. */
+static int minval_at(const struct qy_col *c, uint64_t row)
+{
+	return c->type == QY_INT && c->nvmin && qy_col_min_at(c, row);
 }
 
 static int send_batch(struct ld *l, struct ld_tab *t);
@@ -448,7 +456,8 @@ static int enc_stored(struct ld *l, struct ld_tab *t, struct qy_store *s, struct
 			return FL_ENOMEM;
 		for (uint32_t c = LD_LEAD; c < d->ncols; c++)
 			if (enc_value(&t->b, s, t->spec[c], col[c] ? col[c]->type : 0,
-				      col[c] ? raw_at(col[c], r) : 0) < 0)
+				      col[c] ? raw_at(col[c], r) : 0,
+				      col[c] ? minval_at(col[c], r) : 0) < 0)
 				return FL_ENOMEM;
 		if (stats && col[LD_LEAD] && col[LD_LEAD + 4]) {
 			/* the events lost, for the loads row: stats' name and value */
@@ -472,7 +481,7 @@ static int enc_slice(struct ld *l, const struct qy_store *s, const int64_t *v)
 	if (row_start(l, t) < 0)
 		return FL_ENOMEM;
 	for (uint32_t c = 0; c < SL_N; c++)
-		if (enc_value(&t->b, s, t->spec[LD_LEAD + c], qt[c], (uint64_t)v[c]) < 0)
+		if (enc_value(&t->b, s, t->spec[LD_LEAD + c], qt[c], (uint64_t)v[c], 0) < 0)
 			return FL_ENOMEM;
 	return 0;
 }
@@ -540,9 +549,9 @@ static int enc_events(struct ld *l, struct qy_store *s, struct qy_table *st, uin
 			return FL_ENOMEM;
 		for (uint32_t c = 0; c < 4; c++)
 			if (enc_value(&t->b, s, t->spec[LD_LEAD + c], st->cols[c].type,
-				      raw_at(&st->cols[c], r)) < 0)
+				      raw_at(&st->cols[c], r), minval_at(&st->cols[c], r)) < 0)
 				return FL_ENOMEM;
-		if (enc_value(&t->b, s, t->spec[LD_LEAD + 4], QY_TEXT, name) < 0)
+		if (enc_value(&t->b, s, t->spec[LD_LEAD + 4], QY_TEXT, name, 0) < 0)
 			return FL_ENOMEM;
 	}
 	return 0;
@@ -560,12 +569,12 @@ static int enc_args(struct ld *l, struct qy_store *s, const struct qy_table *st)
 		uint64_t real;
 		memcpy(&real, &r.real_value, 8);
 		if (row_start(l, t) < 0 ||
-		    enc_value(&t->b, s, sp[0], QY_INT, (uint64_t)r.arg_set_id) ||
-		    enc_value(&t->b, s, sp[1], QY_TEXT, r.key) ||
-		    enc_value(&t->b, s, sp[2], QY_INT, (uint64_t)r.int_value) ||
-		    enc_value(&t->b, s, sp[3], QY_TEXT, r.string_value) ||
-		    enc_value(&t->b, s, sp[4], QY_REAL, real) ||
-		    enc_value(&t->b, s, sp[5], QY_TEXT, r.value_type))
+		    enc_value(&t->b, s, sp[0], QY_INT, (uint64_t)r.arg_set_id, 0) ||
+		    enc_value(&t->b, s, sp[1], QY_TEXT, r.key, 0) ||
+		    enc_value(&t->b, s, sp[2], QY_INT, (uint64_t)r.int_value, !r.int_null) ||
+		    enc_value(&t->b, s, sp[3], QY_TEXT, r.string_value, 0) ||
+		    enc_value(&t->b, s, sp[4], QY_REAL, real, 0) ||
+		    enc_value(&t->b, s, sp[5], QY_TEXT, r.value_type, 0))
 			return FL_ENOMEM;
 	}
 	return 0;

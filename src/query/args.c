@@ -235,16 +235,19 @@ int qy_args_iter_next(struct qy_args_iter *it, struct qy_args_row *r)
 		r->key = f->key;
 		r->value_type = f->vtype;
 		r->int_value = QY_NULL_INT;
+		r->int_null = 1;
 		r->real_value = NAN;
 		r->string_value = 0;
 		if (f->en >= 0) {
 			if (row < src->enum_rows) {
 				uint64_t at = row * src->nenum + (uint32_t)f->en;
 				r->int_value = src->enum_num[at];
+				r->int_null = 0;
 				r->string_value = src->enum_sid[at];
 			}
 		} else if (tc->type == QY_INT) {
 			r->int_value = ((const int64_t *)tc->v)[row];
+			r->int_null = qy_int_null(tc, row, r->int_value);
 		} else if (tc->type == QY_REAL) {
 			r->real_value = ((const double *)tc->v)[row];
 		} else if (tc->type == QY_TEXT) {
@@ -492,7 +495,7 @@ static int qa_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 			qa_text(ctx, a->s, src->enum_sid[at]);
 	} else if (col == QA_INT && tc->type == QY_INT) {
 		int64_t v = ((const int64_t *)tc->v)[row];
-		if (v != QY_NULL_INT)
+		if (!qy_int_null(tc, row, v))
 			sqlite3_result_int64(ctx, v);
 	} else if (col == QA_REAL && tc->type == QY_REAL) {
 		double v = ((const double *)tc->v)[row];

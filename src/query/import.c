@@ -1135,6 +1135,13 @@ static void qy_say(struct qy_imp *im, const char *fmt, ...)
 	im->o->on_error(im->o->arg, msg);
 }
 
+/* Whether the field's value is an integer (qy_value sets i from it). */
+static int qy_int_field(const struct ringtrace_field_desc *fd)
+{
+	return fd->type == RINGTRACE_FT_INT || fd->type == RINGTRACE_FT_BOOL ||
+	       fd->type == RINGTRACE_FT_POINTER || fd->type == RINGTRACE_FT_ENUM;
+}
+
 /* A numeric field's value as a counter's. */
 static double qy_number(const struct ringtrace_field_desc *fd, const struct qy_val *v)
 {
@@ -1160,6 +1167,11 @@ static int qy_fields(struct qy_imp *im, struct qy_tr *tr, const struct qy_ev *ev
 		switch (t->cols[c].type) {
 		case QY_INT:
 			qy_i64(t, c)[row] = v.i;
+			/* an integer field's INT64_MIN is its value, not NULL (a
+			 * field of another type in this column leaves NULL there) */
+			if (__builtin_expect(v.i == QY_NULL_INT, 0) && qy_int_field(f->fd) &&
+			    qy_i64_min(t, c, (uint64_t)row))
+				return -1;
 			break;
 		case QY_REAL:
 			qy_f64(t, c)[row] = v.r;

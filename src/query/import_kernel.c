@@ -90,6 +90,7 @@ struct qk_thread {
 	uint32_t state;    /* the thread_state letters of the current state */
 	int64_t waker;     /* its waker's utid (runnable after a wake-up), or NULL */
 	int64_t cpu, prio; /* of its switch-in (running) */
+	uint8_t prio_min;  /* prio's INT64_MIN is the field's value, not NULL */
 	uint64_t unknown;  /* the model's unknown time already given rows */
 };
 
@@ -278,6 +279,8 @@ static void qk_slice_row(struct qy_kernel *k, const struct qk_thread *q, uint32_
 	qy_i64(k->ss, SS_UTID)[r] = q->utid;
 	qy_sid(k->ss, SS_END_STATE)[r] = end_state;
 	qy_i64(k->ss, SS_PRIORITY)[r] = q->prio;
+	if (q->prio_min && qy_i64_min(k->ss, SS_PRIORITY, (uint64_t)r))
+		k->oom = 1;
 }
 
 /* The model ended an interval of running, runnable or blocked. */
@@ -382,7 +385,8 @@ static void qk_switch(struct qy_kernel *k, const struct qk_evinfo *e,
 		sm_kernel_record(k->m, rec); /* (counted as undecodable there) */
 		return;
 	}
-	if (qk_int(vals, n, e->next_prio, &prio) < 0)
+	int have_prio = qk_int(vals, n, e->next_prio, &prio) == 0;
+	if (!have_prio)
 		prio = QY_NULL_INT;
 	/* (the names and the threads' time spans in `thread`) */
 	if ((prev && qk_utid(k, prev, qk_comm(vals, n, e->prev_comm, c1), rec->ns) < 0) ||
@@ -404,6 +408,7 @@ static void qk_switch(struct qy_kernel *k, const struct qk_evinfo *e,
 	if ((q = qk_thread(k, next, rec->ns))) {
 		q->cpu = rec->cpu == UINT32_MAX ? QY_NULL_INT : (int64_t)rec->cpu;
 		q->prio = prio;
+		q->prio_min = have_prio && prio == INT64_MIN;
 	}
 	qk_unknown_tid(k, prev);
 	qk_unknown_tid(k, next);

@@ -97,7 +97,7 @@ static struct qy_pv_key qy_pv_key_of(const struct qy_table *t, int c, uint64_t r
 	const struct qy_col *col = &t->cols[c];
 	if (col->type == QY_INT) {
 		int64_t x = ((const int64_t *)col->v)[row];
-		if (x != QY_NULL_INT)
+		if (!qy_int_null(col, row, x))
 			k = (struct qy_pv_key){(uint64_t)x, 1};
 	} else if (col->type == QY_REAL) {
 		double x = ((const double *)col->v)[row];
@@ -508,7 +508,7 @@ static void qy_pv_value(const struct qy_pv_cursor *c, sqlite3_context *ctx, uint
 	const struct qy_col *cd = &x->t->cols[ci];
 	if (cd->type == QY_INT) {
 		int64_t v = ((const int64_t *)cd->v)[row];
-		if (v != QY_NULL_INT)
+		if (!qy_int_null(cd, row, v))
 			sqlite3_result_int64(ctx, v);
 	} else if (cd->type == QY_REAL) {
 		double v = ((const double *)cd->v)[row];

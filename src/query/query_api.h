@@ -85,7 +85,7 @@
 /* ---- the store (store.c) ---- */
 
 enum qy_type {
-	QY_INT = 1,  /* int64_t; QY_NULL_INT is NULL */
+	QY_INT = 1,  /* int64_t; QY_NULL_INT is NULL unless marked a value (qy_col.vmin) */
 	QY_REAL = 2, /* double; a NaN is NULL */
 	QY_TEXT = 3, /* uint32_t string id (qy_str); 0 is NULL */
 };
@@ -100,6 +100,15 @@ struct qy_col {
 	char *name;
 	uint8_t type;
 	void *v; /* int64_t[], double[] or uint32_t[] of cap rows */
+	/*
+	 * An INT column: the rows, ascending, whose INT64_MIN is a value, not
+	 * NULL (NULL while there are none). A trace's field may hold it (a
+	 * uint64 of 2^63, a flag bit; an int64's minimum), rarely: a list
+	 * looked at only when a row holds INT64_MIN keeps the common path a
+	 * plain array (no second array, no wider type, no flag per row).
+	 */
+	uint32_t *vmin;
+	uint32_t nvmin, capvmin;
 	/* made on first use by the virtual table, freed with the table */
 	int8_t sorted;    /* -1 not known yet, 0 no, 1 ascending */
 	uint32_t *perm;   /* rows in ascending order of this column (NULL: not made) */
@@ -163,6 +172,21 @@ static inline double *qy_f64(struct qy_table *t, uint32_t c)
 static inline uint32_t *qy_sid(struct qy_table *t, uint32_t c)
 {
 	return (uint32_t *)t->cols[c].v;
+}
+/*
+ * Row r of INT column c holds the value INT64_MIN, not NULL (it was stored
+ * there): for the importer of a trace's values, which marks each row once,
+ * in any order. 0, or -1 out of memory.
+ */
+int qy_i64_min(struct qy_table *t, uint32_t c, uint64_t r);
+/* Whether row r of an INT column is marked by qy_i64_min (its value
+ * then INT64_MIN): a binary search in the marked rows. */
+int qy_col_min_at(const struct qy_col *col, uint64_t r);
+/* Whether value v of row r of INT column col is NULL: every reader of an
+ * INT column asks this, not v == QY_NULL_INT. */
+static inline int qy_int_null(const struct qy_col *col, uint64_t r, int64_t v)
+{
+	return v == QY_NULL_INT && (!col->nvmin || !qy_col_min_at(col, r));
 }
 /* Drop every row (their rowids are not reused: base grows), and the
  * indexes. For `--db FILE` imports copied out a chunk at a time. */
@@ -253,7 +277,8 @@ uint32_t qy_event_name(const struct qy_table *t);
 struct qy_args_row {
 	int64_t arg_set_id;
 	uint32_t key, string_value, value_type;
-	int64_t int_value; /* QY_NULL_INT: NULL */
+	int64_t int_value; /* QY_NULL_INT when int_null */
+	int int_null;      /* int_value is NULL (INT64_MIN may be a value) */
 	double real_value; /* NaN: NULL */
 };
 struct qy_args_iter {

@@ -70,6 +70,7 @@ static void qy_table_free(struct qy_table *t)
 		free(t->cols[c].name);
 		free(t->cols[c].v);
 		free(t->cols[c].perm);
+		free(t->cols[c].vmin);
 	}
 	free(t->cols);
 	free(t->name);
@@ -362,6 +363,53 @@ int64_t qy_row(struct qy_table *t)
 	return (int64_t)r;
 }
 
+int qy_i64_min(struct qy_table *t, uint32_t c, uint64_t r)
+{
+	struct qy_col *col = &t->cols[c];
+	uint32_t n = col->nvmin, at = n;
+	((int64_t *)col->v)[r] = INT64_MIN;
+	/* rows come in ascending order from the import: appended; else
+	 * inserted in place, once */
+	if (n && col->vmin[n - 1] >= r) {
+		uint32_t lo = 0, hi = n;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (col->vmin[mid] < r)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (col->vmin[lo] == r)
+			return 0;
+		at = lo;
+	}
+	if (n == col->capvmin) {
+		uint32_t cap = n ? n * 2 : 16;
+		uint32_t *p = cap > n ? realloc(col->vmin, cap * sizeof(*p)) : NULL;
+		if (!p)
+			return -1;
+		col->vmin = p;
+		col->capvmin = cap;
+	}
+	memmove(col->vmin + at + 1, col->vmin + at, (n - at) * sizeof(*col->vmin));
+	col->vmin[at] = (uint32_t)r;
+	col->nvmin = n + 1;
+	return 0;
+}
+
+int qy_col_min_at(const struct qy_col *col, uint64_t r)
+{
+	uint32_t lo = 0, hi = col->nvmin;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (col->vmin[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < col->nvmin && col->vmin[lo] == r;
+}
+
 void qy_table_changed(struct qy_table *t)
 {
 	for (uint32_t c = 0; c < t->ncols; c++) {
@@ -375,6 +423,8 @@ void qy_table_clear(struct qy_table *t)
 {
 	t->base += t->nrows;
 	t->nrows = 0;
+	for (uint32_t c = 0; c < t->ncols; c++)
+		t->cols[c].nvmin = 0;
 	qy_table_changed(t);
 	if (t->ops && t->ops->clear)
 		t->ops->clear(t);
@@ -496,6 +546,7 @@ uint64_t qy_store_bytes(const struct qy_store *s)
 			n += t->cap * qy_elem(t->cols[c].type);
 			if (t->cols[c].perm)
 				n += t->nrows * sizeof(uint32_t);
+			n += (uint64_t)t->cols[c].capvmin * sizeof(uint32_t);
 		}
 	}
 	return n;

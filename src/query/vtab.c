@@ -27,7 +27,10 @@
  * The order walked is announced to SQLite (orderByConsumed), forwards or
  * backwards, so that an ORDER BY or GROUP BY on such a column needs no
  * sorter. NULL is INT64_MIN in an INT column: it sorts first, as SQLite
- * sorts NULL, and every range starts above it.
+ * sorts NULL, and every range starts above it. A row whose INT64_MIN is a
+ * value (qy_col.vmin) sorts after the NULLs, as the smallest value, and
+ * ranges and equalities find it: the searches tell the two apart, and
+ * the index puts the NULLs first among its rows of INT64_MIN.
  *
  * The plan travels as idxNum (the bounds given and their kinds, QP_*) and
  * idxStr "<order> <primary> <secondary> <rows> <base> <used>": the column whose
@@ -122,6 +125,15 @@ static int qy_col_sorted(struct qy_table *t, int c)
 				min = x < min ? x : min;
 				max = x > max ? x : max;
 			}
+		}
+		if (sorted && col->nvmin) {
+			/* ascending only if the NULLs come before the values
+			 * INT64_MIN: the marked rows end the leading INT64_MINs */
+			uint64_t p = 0;
+			while (p < t->nrows && v[p] == INT64_MIN)
+				p++;
+			sorted = col->vmin[col->nvmin - 1] + 1 == p &&
+				 col->vmin[0] + (uint64_t)col->nvmin == p;
 		}
 		col->min = min;
 		col->max = max;
@@ -239,6 +251,27 @@ out:
 	return rc;
 }
 
+/*
+ * The index's first rows are those holding INT64_MIN (key 0), in natural
+ * order: the NULLs put before the rows where it is a value, as SQL sorts
+ * them (the order stays natural within each).
+ */
+static void qy_perm_nulls_first(const struct qy_col *col, uint64_t n, uint32_t *perm)
+{
+	const int64_t *v = col->v;
+	uint64_t p = 0, j = 0;
+	if (!col->nvmin)
+		return;
+	while (p < n && v[perm[p]] == INT64_MIN)
+		p++;
+	for (uint64_t i = 0; i < p; i++)
+		if (!qy_col_min_at(col, perm[i]))
+			perm[j++] = perm[i];
+	for (uint32_t m = 0; m < col->nvmin && j < p; m++)
+		if (col->vmin[m] < n && v[col->vmin[m]] == INT64_MIN)
+			perm[j++] = col->vmin[m];
+}
+
 static int qy_perm_make(struct qy_table *t, int c)
 {
 	struct qy_col *col = &t->cols[c];
@@ -263,6 +296,7 @@ static int qy_perm_make(struct qy_table *t, int c)
 		free(perm);
 		return -1;
 	}
+	qy_perm_nulls_first(col, n, perm);
 	col->perm = perm;
 	return 0;
 }
@@ -336,16 +370,18 @@ int qy_bound(sqlite3_value *v, int op, int64_t *a, int64_t *b)
 	return *a <= *b;
 }
 
-/* The first position in [lo, hi) whose key is >= x (or > x when after). */
+/* The first position in [lo, hi) whose key is >= x (or > x when after);
+ * NULL is below every x. */
 static int64_t qy_search(const struct qy_table *t, int kc, const uint32_t *perm, int64_t lo,
 			 int64_t hi, int64_t x, int after)
 {
-	const int64_t *v = kc >= 0 ? t->cols[kc].v : NULL;
+	const struct qy_col *col = kc >= 0 ? &t->cols[kc] : NULL;
+	const int64_t *v = col ? col->v : NULL;
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo) / 2;
 		uint64_t row = perm ? perm[mid] : (uint64_t)mid;
 		int64_t k = v ? v[row] : (int64_t)(t->base + row);
-		if (after ? k <= x : k < x)
+		if ((v && qy_int_null(col, row, k)) || (after ? k <= x : k < x))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -490,13 +526,13 @@ static int qy_filter(sqlite3_vtab_cursor *cur, int plan, const char *idx, int ar
 		c->perm = t->cols[oc].perm;
 	}
 	int64_t lo = 0, hi = (int64_t)t->nrows;
-	int64_t a = INT64_MIN + 1, b = INT64_MAX; /* above NULL */
+	int64_t a = INT64_MIN, b = INT64_MAX; /* every value (NULL is below) */
 	if (plan & QP_EQ) {
 		if (k >= argc || !qy_bound(argv[k++], SQLITE_INDEX_CONSTRAINT_EQ, &a, &b))
 			goto empty;
 		lo = qy_search(t, pk, c->perm, lo, hi, a, 0);
 		hi = qy_search(t, pk, c->perm, lo, hi, b, 1);
-		a = INT64_MIN + 1;
+		a = INT64_MIN;
 		b = INT64_MAX;
 	}
 	if (plan & (QP_LO | QP_HI)) {
@@ -571,7 +607,7 @@ static int qy_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 	switch (col->type) {
 	case QY_INT: {
 		int64_t x = ((const int64_t *)col->v)[c->row];
-		if (x != QY_NULL_INT)
+		if (!qy_int_null(col, c->row, x))
 			sqlite3_result_int64(ctx, x);
 		break;
 	}
