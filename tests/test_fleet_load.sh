@@ -7,7 +7,8 @@
 # clear errors; two snapshots of one flight recorder are two loads of one
 # trace; a collection with its kernel events loads its kernel tables; and
 # the rows of every table equal `ringtrace query`'s (counts and per-column
-# sums), loaded in small batches so that slices span chunks.
+# sums), loaded in small batches so that slices span chunks; a field's
+# INT64_MIN (a uint64 of 2^63) loads as a value, not NULL.
 # Each is a case (tests/cases.sh).
 #   usage: test_fleet_load.sh BIN_DIR [CASE...] | --list
 set -eu
@@ -88,6 +89,18 @@ load_creates_tables_and_loads_rows() { # case
 	d=$(ch_sql 1 "SELECT toRelativeDayNum(toDate(argMax(started, version))) FROM lc.loads WHERE load_id = $id")
 	dd=$(ch_sql 1 "SELECT toRelativeDayNum(any(day)) FROM lc.slice WHERE load_id = $id")
 	[ $((d - dd)) -ge 0 ] && [ $((d - dd)) -le 1 ] || fail "the rows' day $dd, the load's $d"
+	# a uint64 field of 2^63 and an int64 field of INT64_MIN land as values,
+	# not as NULL (the query layer's NULL is INT64_MIN)
+	"$rt" record -q -o "$tmp/m" -- "$bin/test_query_spans_prog" minval >/dev/null
+	load --database lc "$tmp/m"
+	[ "$st" = 0 ] || fail "minval: status $st: $(cat "$tmp/err")"
+	loaded_ids
+	got=$(ch_sql 1 "SELECT groupArray(concat(key, '=', ifNull(toString(int_value), 'NULL')))
+		FROM (SELECT key, int_value FROM lc.args WHERE load_id = $id
+		AND arg_set_id = (SELECT min(arg_set_id) FROM lc.args WHERE load_id = $id AND key = 'bits')
+		ORDER BY key)")
+	[ "$got" = "['bits=-9223372036854775808','low=-9223372036854775808','ratio=NULL']" ] ||
+		fail "minval: the args of the first span_flags: $got"
 }
 
 load_same_trace_twice_skipped() { # case
