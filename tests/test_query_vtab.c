@@ -770,8 +770,7 @@ static void test_int64_min_lookups(void)
 		"SELECT id FROM @minv WHERE mix = -9223372036854775808 AND id < 500 ORDER BY id",
 		"SELECT id FROM @minv WHERE low = -9223372036854775808 ORDER BY id DESC",
 		"SELECT id, low FROM @minv ORDER BY low, id",
-		"SELECT a.id, b.id FROM @minv a JOIN @minv b ON a.mix = b.low WHERE a.id < 40 "
-		"ORDER BY a.id, b.id",
+		"SELECT x.id, y.id FROM @minv x, @minv y WHERE x.mix = y.low AND x.id < 40 ORDER BY 1, 2",
 	};
 	struct qy_store *s = make_minval_store(NROWS / 10);
 	sqlite3 *db = open_db(s, 1);
