@@ -155,9 +155,15 @@ ch_config() {
 		echo '  <profiles><default><max_memory_usage>1000000000</max_memory_usage>'
 		echo '    <background_pool_size>4</background_pool_size>'
 		# (an ON CLUSTER statement waits this long for every server of the
-		# cluster: 180 s by default; a test's servers answer in well under 1)
-		[ "${CH_ZK:-0}" != 1 ] ||
+		# cluster: 180 s by default; a test's servers answer in well under 1.
+		# A server that stops waits for its connections' handlers, which
+		# look for the stop every poll_interval, 10 s by default: after ON
+		# CLUSTER statements each server holds one to the other, and two
+		# servers stopping at once wait for each other's)
+		[ "${CH_ZK:-0}" != 1 ] || {
 			echo '    <distributed_ddl_task_timeout>10</distributed_ddl_task_timeout>'
+			echo '    <poll_interval>1</poll_interval>'
+		}
 		echo '    </default>'
 		echo '    <readonly><readonly>2</readonly></readonly></profiles>'
 		echo "  <users><default><password>$CH_PASSWORD</password>"
