@@ -2,7 +2,8 @@
 # tests/clickhouse.sh, the fleet tests' servers: two started as the
 # cluster rt_two (each answers, each is its own shard, a Distributed table
 # over them reaches both), a killed one restarted on its ports, and none
-# left running or on disk when the script exits, even by a failure.
+# left running or on disk when the script exits, even by a failure; with
+# CH_ZK=1 the same of their ZooKeeper (tests/zookeeper.sh).
 # Each is a case (tests/cases.sh).
 #   usage: test_clickhouse.sh [CASE...] | --list
 set -eu
@@ -70,6 +71,27 @@ ch_servers_and_dir_gone_after_a_failing_script() { # case
 	[ -n "$dir" ] && [ ! -e "$dir" ] || fail "$dir is left"
 	for p in $p1 $p2; do
 		! kill -0 "$p" 2>/dev/null || fail "server pid $p is still running"
+	done
+}
+
+ch_zookeeper_and_servers_gone_after_a_failing_script() { # case
+	# with CH_ZK=1 (tests/zookeeper.sh): the servers read their ZooKeeper,
+	# and a script that fails after ch_start leaves no ZooKeeper either
+	out=$(mktemp)
+	st=0
+	sh -c '. "$1/cases.sh"; . "$1/clickhouse.sh"; . "$1/zookeeper.sh"; CH_ZK=1; ch_start 2
+		echo "$CH_DIR $CH_PID_1 $CH_PID_2 $ZK_PID $(ch_sql 2 "SELECT count() > 0 FROM system.zookeeper
+			WHERE path = '\''/'\''")"; false' \
+		sh "$(dirname "$0")" >"$out" 2>&1 || st=$?
+	[ "$st" != 77 ] || { cat "$out"; rm -f "$out"; exit 77; }
+	read -r dir p1 p2 pz zk <"$out" || true
+	msg=$(cat "$out")
+	rm -f "$out"
+	[ "$st" = 1 ] || fail "the failing script exited $st: $msg"
+	[ "$zk" = 1 ] || fail "server 2 does not read ZooKeeper: $msg"
+	[ -n "$dir" ] && [ ! -e "$dir" ] || fail "$dir is left"
+	for p in $p1 $p2 $pz; do
+		! kill -0 "$p" 2>/dev/null || fail "pid $p (servers $p1 $p2, ZooKeeper $pz) is still running"
 	done
 }
 
