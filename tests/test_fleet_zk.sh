@@ -105,8 +105,9 @@ $got
 $want"
 	done
 	# made by ON CLUSTER: each statement in the DDL queue, run by both
-	# servers (the fallback runs them on the servers given: only server 1
-	# here, which without distributed DDL it refuses)
+	# servers (without distributed DDL the loader would run them on the
+	# servers given, server 1 alone here, and refuses that: shard 2 has
+	# none)
 	ddl_queue >"$tmp/queue"
 	for t in $tables loads; do
 		for n in ${t}_local $t; do
