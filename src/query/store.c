@@ -363,6 +363,20 @@ int64_t qy_row(struct qy_table *t)
 	return (int64_t)r;
 }
 
+/* The first index of col's marked rows that is >= r (nvmin: none). */
+static uint32_t qy_vmin_lower(const struct qy_col *col, uint64_t r)
+{
+	uint32_t lo = 0, hi = col->nvmin;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (col->vmin[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int qy_i64_min(struct qy_table *t, uint32_t c, uint64_t r)
 {
 	struct qy_col *col = &t->cols[c];
@@ -371,17 +385,9 @@ int qy_i64_min(struct qy_table *t, uint32_t c, uint64_t r)
 	/* rows come in ascending order from the import: appended; else
 	 * inserted in place, once */
 	if (n && col->vmin[n - 1] >= r) {
-		uint32_t lo = 0, hi = n;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (col->vmin[mid] < r)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (col->vmin[lo] == r)
+		at = qy_vmin_lower(col, r);
+		if (col->vmin[at] == r)
 			return 0;
-		at = lo;
 	}
 	if (n == col->capvmin) {
 		uint32_t cap = n ? n * 2 : 16;
@@ -399,14 +405,7 @@ int qy_i64_min(struct qy_table *t, uint32_t c, uint64_t r)
 
 int qy_col_min_at(const struct qy_col *col, uint64_t r)
 {
-	uint32_t lo = 0, hi = col->nvmin;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (col->vmin[mid] < r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = qy_vmin_lower(col, r);
 	return lo < col->nvmin && col->vmin[lo] == r;
 }
 
