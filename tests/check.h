@@ -151,6 +151,23 @@ static CHECK_UNUSED void check_print_stats(const char *what, const struct ringtr
 
 /* ---- cases ---------------------------------------------------------------- */
 
+/* Repeatable pseudo-random numbers for the differential tests: xorshift64
+ * over a state each file seeds with a value of its own (a failure is then
+ * the same in every run). */
+static CHECK_UNUSED uint64_t check_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* One of 0 .. n-1 from check_rnd. */
+static CHECK_UNUSED unsigned check_rndn(uint64_t *s, unsigned n)
+{
+	return (unsigned)(check_rnd(s) % n);
+}
+
 struct check_case {
 	const char *name;
 	void (*fn)(void);

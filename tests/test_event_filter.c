@@ -353,15 +353,12 @@ static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return check_rnd(&rnd_state);
 }
 
 static unsigned rndn(unsigned n)
 {
-	return (unsigned)(rnd() % n);
+	return check_rndn(&rnd_state, n);
 }
 
 static const int64_t rpool[] = {0,         1,         -1,        2,        5,    42,

@@ -522,15 +522,12 @@ static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return check_rnd(&rnd_state);
 }
 
 static unsigned rndn(unsigned n)
 {
-	return (unsigned)(rnd() % n);
+	return check_rndn(&rnd_state, n);
 }
 
 static const uint64_t int_pool[] = {0,
